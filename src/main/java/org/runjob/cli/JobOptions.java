@@ -1,0 +1,23 @@
+package org.runjob.cli;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import picocli.CommandLine.Option;
+
+/** Options every command that reads a job file takes. */
+final class JobOptions {
+
+    @Option(names = "--set", paramLabel = "PATH=VALUE",
+            description = "Override a job-file value before validation, e.g. --set nodes[1].gpus=[0,1] or --set logs.dir=/tmp/runs. Repeatable.")
+    List<String> sets = new ArrayList<>();
+
+    @Option(names = "--output", paramLabel = "FORMAT", defaultValue = "text",
+            description = "text or json (default: ${DEFAULT-VALUE}).")
+    Output output = Output.text;
+
+    @Option(names = "--verbose", description = "Show diagnostics and stack traces on stderr.")
+    boolean verbose;
+
+    enum Output { text, json }
+}

@@ -1,0 +1,40 @@
+package org.runjob.cli;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.OptionalInt;
+
+import org.runjob.plan.Inventory;
+import org.runjob.plan.LaunchPlan;
+import org.runjob.plan.Planner;
+import org.runjob.plan.PlanningException;
+import org.runjob.plan.RunId;
+import org.runjob.spec.InvalidSpecException;
+import org.runjob.spec.Problem;
+import org.runjob.spec.SpecLoader;
+
+/** Loading and planning as the commands share them, with problems printed the one way. */
+final class Jobs {
+
+    private Jobs() {
+    }
+
+    /** Loads and plans {@code file} with nothing probed (a dry run); prints problems and returns null on failure. */
+    static LaunchPlan dryRunPlan(Io io, String file, List<String> sets) throws PlanningException {
+        SpecLoader.Loaded loaded;
+        try {
+            loaded = new SpecLoader(io.env()).load(Path.of(file), file, sets);
+        } catch (InvalidSpecException e) {
+            printProblems(io, file, e.problems());
+            return null;
+        }
+        String runId = RunId.of(io.clock().instant(), io.random().getAsInt());
+        return Planner.plan(loaded.spec(), Inventory.unprobed(), runId, OptionalInt.empty());
+    }
+
+    static void printProblems(Io io, String file, List<Problem> problems) {
+        problems.forEach(p -> io.err().println(p));
+        io.err().printf("%s: %d problem%s%n", file, problems.size(), problems.size() == 1 ? "" : "s");
+        io.err().flush();
+    }
+}

@@ -1,0 +1,59 @@
+package org.runjob.cli;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+import org.runjob.plan.LaunchPlan;
+import org.runjob.plan.PlanningException;
+import org.runjob.report.PlanJson;
+import org.runjob.report.PlanText;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+import tools.jackson.databind.json.JsonMapper;
+
+/** {@code runjob plan FILE}: the same plan as {@code runjob --dry-run FILE}. */
+@Command(name = "plan", mixinStandardHelpOptions = true,
+        description = "Validate FILE and print which process runs on which machine with which environment; contacts no machine.")
+final class PlanCommand implements Callable<Integer> {
+
+    private final Io io;
+
+    @Parameters(index = "0", paramLabel = "FILE", description = "The job file.")
+    String file;
+
+    @Mixin
+    JobOptions options;
+
+    PlanCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() {
+        return printPlan(io, file, options);
+    }
+
+    static int printPlan(Io io, String file, JobOptions options) {
+        LaunchPlan plan;
+        try {
+            plan = Jobs.dryRunPlan(io, file, options.sets);
+        } catch (PlanningException e) {
+            io.err().println("runjob: " + file + ": " + e.getMessage());
+            io.err().flush();
+            return ExitCode.INVALID;
+        }
+        if (plan == null) {
+            return ExitCode.INVALID;
+        }
+        if (options.output == JobOptions.Output.json) {
+            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter()
+                    .writeValueAsString(PlanJson.of(plan)));
+            io.out().flush();
+        } else {
+            PlanText.print(plan, Path.of(""), io.out());
+        }
+        return ExitCode.OK;
+    }
+}

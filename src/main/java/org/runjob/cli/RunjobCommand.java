@@ -1,0 +1,57 @@
+package org.runjob.cli;
+
+import java.util.concurrent.Callable;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code runjob [--dry-run] FILE}: run a job, or with --dry-run print the plan that would run. */
+@Command(name = "runjob", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
+        sortOptions = false, usageHelpAutoWidth = true,
+        description = {"Launch a distributed training job on several machines from one YAML job file.", ""},
+        exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
+            "0:success; or the dry run / validation found nothing wrong",
+            "1:the job ran and a worker failed",
+            "2:usage error or invalid job file",
+            "3:preflight failed; nothing was started",
+            "4:internal error",
+            "130:interrupted; all workers were stopped first"})
+final class RunjobCommand implements Callable<Integer> {
+
+    private final Io io;
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", arity = "0..1", paramLabel = "FILE", description = "The job file.")
+    String file;
+
+    @Option(names = "--dry-run", description = "Validate and print the plan; contact no machine, start nothing.")
+    boolean dryRun;
+
+    @Mixin
+    JobOptions options;
+
+    RunjobCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (file == null) {
+            spec.commandLine().usage(io.err());
+            return ExitCode.INVALID;
+        }
+        if (dryRun) {
+            return PlanCommand.printPlan(io, file, options);
+        }
+        io.err().println("runjob: launching jobs is not in this version yet; `runjob --dry-run " + file
+                + "` shows the plan it would run");
+        io.err().flush();
+        return ExitCode.INVALID;
+    }
+}

@@ -1,0 +1,134 @@
+package org.runjob.plan;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.stream.Collectors;
+
+import org.runjob.spec.EntrypointSpec;
+import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeSpec;
+
+/**
+ * Turns a {@link JobSpec} into a {@link LaunchPlan}. Pure: it reads no clock, environment, file or
+ * network; the run id and the probed {@link Inventory} are inputs.
+ *
+ * <p>Rank rules:
+ * <ol>
+ *   <li>Nodes keep their order in the job file: the k-th node has node rank k.</li>
+ *   <li>A node runs {@code workers} processes, else one per GPU (listed, or found when {@code all}).</li>
+ *   <li>Global ranks are contiguous in node order: 2 + 3 workers give ranks 0-1 and 2-4, WORLD_SIZE 5.</li>
+ *   <li>LOCAL_RANK is the position within the node; LOCAL_WORLD_SIZE the node's worker count.</li>
+ * </ol>
+ *
+ * <p>Environment of each worker, in this order: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
+ * NODE_RANK, GROUP_RANK, GROUP_WORLD_SIZE, ROLE_RANK, ROLE_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+ * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER=PCI_BUS_ID, TORCHELASTIC_RUN_ID, RUNJOB_JOB, RUNJOB_RUN_ID,
+ * RUNJOB_NODE, OMP_NUM_THREADS=1 when the node runs several workers and the job does not set it (as
+ * torchrun does); then the job's env, then the node's env on top.
+ */
+public final class Planner {
+
+    /** Shown for MASTER_PORT in a plan whose port is chosen at launch. */
+    public static final String PORT_CHOSEN_AT_LAUNCH = "<auto: chosen at launch>";
+
+    private Planner() {
+    }
+
+    /**
+     * @param masterPort the port chosen at launch for {@code port: auto}; empty in a dry run
+     */
+    public static LaunchPlan plan(JobSpec spec, Inventory inventory, String runId, OptionalInt masterPort)
+            throws PlanningException {
+        NodeSpec master = spec.masterNode();
+        String masterAddr = spec.rendezvous().addr().orElse(master.host().orElse("127.0.0.1"));
+        OptionalInt port = spec.rendezvous().port() instanceof JobSpec.MasterPort.Fixed f
+                ? OptionalInt.of(f.port()) : masterPort;
+        String portText = port.isPresent() ? Integer.toString(port.getAsInt()) : PORT_CHOSEN_AT_LAUNCH;
+
+        List<List<Integer>> devices = new ArrayList<>();
+        List<Integer> counts = new ArrayList<>();
+        for (NodeSpec node : spec.nodes()) {
+            List<Integer> gpus = gpusOf(node, inventory);
+            devices.add(gpus);
+            if (node.workers().isPresent()) {
+                counts.add(node.workers().getAsInt());
+            } else if (gpus != null && !gpus.isEmpty()) {
+                counts.add(gpus.size());
+            } else if (gpus == null) {
+                throw new PlanningException("node '" + node.name() + "' uses gpus: all without workers: its worker count"
+                        + " is known only when its GPUs are found at launch; set workers: N to plan it ahead");
+            } else {
+                throw new PlanningException("node '" + node.name() + "' has no GPUs and no workers");
+            }
+        }
+        int worldSize = counts.stream().mapToInt(Integer::intValue).sum();
+
+        List<NodePlan> nodes = new ArrayList<>();
+        int rank = 0;
+        for (int nodeRank = 0; nodeRank < spec.nodes().size(); nodeRank++) {
+            NodeSpec node = spec.nodes().get(nodeRank);
+            int local = counts.get(nodeRank);
+            String visible = devices.get(nodeRank) == null ? NodePlan.ALL_FOUND_AT_LAUNCH
+                    : devices.get(nodeRank).stream().map(String::valueOf).collect(Collectors.joining(","));
+            List<WorkerLaunch> workers = new ArrayList<>();
+            for (int localRank = 0; localRank < local; localRank++, rank++) {
+                Map<String, String> env = new LinkedHashMap<>();
+                env.put("RANK", Integer.toString(rank));
+                env.put("LOCAL_RANK", Integer.toString(localRank));
+                env.put("WORLD_SIZE", Integer.toString(worldSize));
+                env.put("LOCAL_WORLD_SIZE", Integer.toString(local));
+                env.put("NODE_RANK", Integer.toString(nodeRank));
+                env.put("GROUP_RANK", Integer.toString(nodeRank));
+                env.put("GROUP_WORLD_SIZE", Integer.toString(spec.nodes().size()));
+                env.put("ROLE_RANK", Integer.toString(rank));
+                env.put("ROLE_WORLD_SIZE", Integer.toString(worldSize));
+                env.put("MASTER_ADDR", masterAddr);
+                env.put("MASTER_PORT", portText);
+                env.put("CUDA_VISIBLE_DEVICES", visible);
+                env.put("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+                env.put("TORCHELASTIC_RUN_ID", runId);
+                env.put("RUNJOB_JOB", spec.name());
+                env.put("RUNJOB_RUN_ID", runId);
+                env.put("RUNJOB_NODE", node.name());
+                if (local > 1 && !spec.env().containsKey("OMP_NUM_THREADS") && !node.env().containsKey("OMP_NUM_THREADS")) {
+                    env.put("OMP_NUM_THREADS", "1");
+                }
+                env.putAll(spec.env());
+                env.putAll(node.env());
+                workers.add(new WorkerLaunch(rank, localRank, node.name(), nodeRank, argv(spec.entrypoint(), localRank), env));
+            }
+            nodes.add(new NodePlan(node.name(), nodeRank, node.local(), node.host(), node.port(), node.user(),
+                    visible, node.workdir().orElse(spec.workdir()), spec.files(), workers));
+        }
+        return new LaunchPlan(spec.name(), runId, worldSize, master.name(), masterAddr, port, nodes, spec);
+    }
+
+    /** The node's GPU indices; null for {@code all} on a node that has not been probed. */
+    private static List<Integer> gpusOf(NodeSpec node, Inventory inventory) {
+        if (node.gpus() instanceof NodeSpec.GpuRequest.Listed listed) {
+            return listed.indices();
+        }
+        return inventory.gpus(node.name()).orElse(null);
+    }
+
+    static List<String> argv(EntrypointSpec entrypoint, int localRank) {
+        List<String> argv = new ArrayList<>();
+        if (entrypoint instanceof EntrypointSpec.Command c) {
+            argv.addAll(c.argv());
+        } else if (entrypoint instanceof EntrypointSpec.Jar j) {
+            argv.add("java");
+            argv.addAll(j.jvmArgs());
+            argv.add("-cp");
+            argv.add(j.jarInWorkdir());
+            argv.add(j.main());
+            argv.addAll(j.args());
+        }
+        if (entrypoint.localRankArg()) {
+            argv.add("--local_rank=" + localRank);
+        }
+        return argv;
+    }
+}

@@ -1,0 +1,74 @@
+package org.runjob.report;
+
+import org.runjob.plan.LaunchPlan;
+import org.runjob.plan.NodePlan;
+import org.runjob.plan.WorkerLaunch;
+import org.runjob.spec.JobSpec;
+
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The plan as JSON: {@code {"job", "run_id", "world_size", "master_addr", "master_port", "nodes": [...],
+ * "workers": [...]}}. Ranks are numbers, env values strings; {@code master_port} is a number, or
+ * {@code "auto"} before launch; a node's {@code port} is null when the ssh config decides.
+ */
+public final class PlanJson {
+
+    private PlanJson() {
+    }
+
+    public static ObjectNode of(LaunchPlan plan) {
+        JsonNodeFactory f = JsonNodeFactory.instance;
+        ObjectNode root = f.objectNode();
+        root.put("job", plan.job());
+        root.put("run_id", plan.runId());
+        root.put("world_size", plan.worldSize());
+        root.put("master_node", plan.masterNode());
+        root.put("master_addr", plan.masterAddr());
+        if (plan.masterPort().isPresent()) {
+            root.put("master_port", plan.masterPort().getAsInt());
+        } else {
+            root.put("master_port", "auto");
+        }
+        ArrayNode nodes = root.putArray("nodes");
+        for (NodePlan n : plan.nodes()) {
+            ObjectNode node = nodes.addObject();
+            node.put("name", n.name());
+            if (n.host().isPresent()) {
+                node.put("host", n.host().get());
+            } else {
+                node.putNull("host");
+            }
+            if (n.sshPort().isPresent()) {
+                node.put("port", n.sshPort().getAsInt());
+            } else {
+                node.putNull("port");
+            }
+            node.put("local", n.local());
+            node.put("node_rank", n.nodeRank());
+            ArrayNode ranks = node.putArray("ranks");
+            n.ranks().forEach(ranks::add);
+            node.put("cuda_visible_devices", n.visibleDevices());
+            node.put("workdir", n.workdir());
+            ArrayNode files = node.putArray("files");
+            for (JobSpec.ShippedFile file : n.files()) {
+                files.addObject().put("source", file.source().toString()).put("destination", file.destination());
+            }
+        }
+        ArrayNode workers = root.putArray("workers");
+        for (WorkerLaunch w : plan.workers()) {
+            ObjectNode worker = workers.addObject();
+            worker.put("rank", w.rank());
+            worker.put("local_rank", w.localRank());
+            worker.put("node", w.node());
+            worker.put("node_rank", w.nodeRank());
+            ArrayNode argv = worker.putArray("argv");
+            w.argv().forEach(argv::add);
+            ObjectNode env = worker.putObject("env");
+            w.env().forEach(env::put);
+        }
+        return root;
+    }
+}

@@ -1,0 +1,99 @@
+package org.runjob.report;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.runjob.plan.LaunchPlan;
+import org.runjob.plan.NodePlan;
+import org.runjob.plan.ShellWords;
+import org.runjob.plan.WorkerLaunch;
+import org.runjob.spec.JobSpec;
+
+/**
+ * The plan as a person reads it: a header with the world size and rendezvous, then one block per
+ * node (address, node rank, ranks, CUDA_VISIBLE_DEVICES, workdir, files, the environment its
+ * workers share) and the exact command line of each worker with the variables that differ per worker.
+ */
+public final class PlanText {
+
+    private PlanText() {
+    }
+
+    public static void print(LaunchPlan plan, Path workingDir, PrintWriter out) {
+        out.printf("job %s  run %s  %d node%s  world size %d%n", plan.job(), plan.runId(), plan.nodes().size(),
+                plan.nodes().size() == 1 ? "" : "s", plan.worldSize());
+        out.printf("rendezvous %s:%s on node %s%n", plan.masterAddr(),
+                plan.masterPort().isPresent() ? Integer.toString(plan.masterPort().getAsInt()) : "auto (a free port chosen at launch)",
+                plan.masterNode());
+        for (NodePlan node : plan.nodes()) {
+            out.println();
+            out.printf("node %s  node rank %d  %s%n", node.name(), node.nodeRank(), address(node));
+            out.printf("  ranks                 %s (%d worker%s)%n", span(node.ranks()), node.workers().size(),
+                    node.workers().size() == 1 ? "" : "s");
+            out.printf("  CUDA_VISIBLE_DEVICES  %s%n", node.visibleDevices().isEmpty() ? "(none: CPU only)" : node.visibleDevices());
+            out.printf("  workdir               %s%n", node.workdir());
+            for (JobSpec.ShippedFile f : node.files()) {
+                out.printf("  file                  %s <- %s%n", f.destination(), shown(f.source(), workingDir));
+            }
+            Map<String, String> shared = shared(node.workers());
+            out.printf("  env                   %s%n", assignments(shared));
+            for (WorkerLaunch w : node.workers()) {
+                Map<String, String> own = new LinkedHashMap<>(w.env());
+                own.keySet().removeAll(shared.keySet());
+                out.printf("  rank %-3d local %-3d   %s%s%n", w.rank(), w.localRank(),
+                        own.isEmpty() ? "" : assignments(own) + " ", ShellWords.join(w.argv()));
+            }
+        }
+        out.println();
+        out.println("dry run: no machine was contacted and nothing was started.");
+        out.flush();
+    }
+
+    private static String address(NodePlan node) {
+        if (node.local() && node.host().isEmpty()) {
+            return "local (this machine)";
+        }
+        String user = node.user().map(u -> u + "@").orElse("");
+        String port = node.sshPort().isPresent() ? ":" + node.sshPort().getAsInt() : "";
+        return (node.local() ? "local, as " : "ssh ") + user + node.host().orElse("") + port;
+    }
+
+    /** Variables whose value is the same for every worker of the node. */
+    private static Map<String, String> shared(List<WorkerLaunch> workers) {
+        Map<String, String> shared = new LinkedHashMap<>(workers.get(0).env());
+        for (WorkerLaunch w : workers) {
+            shared.entrySet().removeIf(e -> !e.getValue().equals(w.env().get(e.getKey())));
+        }
+        if (workers.size() == 1) {
+            shared.remove("RANK");
+            shared.remove("LOCAL_RANK");
+            shared.remove("ROLE_RANK");
+        }
+        return shared;
+    }
+
+    private static String assignments(Map<String, String> env) {
+        StringBuilder out = new StringBuilder();
+        env.forEach((k, v) -> out.append(out.length() == 0 ? "" : " ").append(k).append('=').append(ShellWords.quote(v)));
+        return out.toString();
+    }
+
+    static String span(List<Integer> ranks) {
+        if (ranks.size() == 1) {
+            return Integer.toString(ranks.get(0));
+        }
+        return ranks.get(0) + "-" + ranks.get(ranks.size() - 1);
+    }
+
+    private static String shown(Path source, Path workingDir) {
+        try {
+            Path rel = workingDir.toAbsolutePath().relativize(source);
+            return rel.startsWith("..") ? source.toString() : rel.toString();
+        } catch (IllegalArgumentException e) {
+            return source.toString();
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package org.runjob.spec;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+/**
+ * Replaces {@code ${env:NAME}} and {@code ${env:NAME:-default}} in string values.
+ *
+ * <p>Rules:
+ * <ol>
+ *   <li>Only string scalars are touched, never keys.</li>
+ *   <li>{@code $${} stands for a literal {@code ${}.</li>
+ *   <li>A variable that is unset and has no default is a problem naming the variable and its place.</li>
+ *   <li>An unquoted value that is exactly one reference takes YAML's type of the result, so
+ *       {@code port: ${env:PORT:-29500}} is a number; a quoted one stays a string.</li>
+ * </ol>
+ * The environment is passed in: interpolation reads nothing else.
+ */
+final class Interpolator {
+
+    private static final Pattern REF = Pattern.compile("\\$\\$\\{|\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?}");
+    private static final Pattern WHOLE = Pattern.compile("\\$\\{env:[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?}");
+
+    private final Map<String, String> env;
+    private final List<Problem> problems = new ArrayList<>();
+
+    Interpolator(Map<String, String> env) {
+        this.env = Map.copyOf(env);
+    }
+
+    List<Problem> problems() {
+        return problems;
+    }
+
+    SourceNode apply(SourceNode node, String pointer) {
+        if (node instanceof SourceNode.Mapping m) {
+            Map<String, SourceNode.Entry> out = new LinkedHashMap<>();
+            m.entries().forEach((k, e) ->
+                    out.put(k, new SourceNode.Entry(e.keyAt(), apply(e.value(), LocatedJson.child(pointer, k)))));
+            return new SourceNode.Mapping(m.at(), out);
+        }
+        if (node instanceof SourceNode.Sequence s) {
+            List<SourceNode> out = new ArrayList<>();
+            for (int i = 0; i < s.items().size(); i++) {
+                out.add(apply(s.items().get(i), LocatedJson.child(pointer, i)));
+            }
+            return new SourceNode.Sequence(s.at(), out);
+        }
+        SourceNode.Scalar scalar = (SourceNode.Scalar) node;
+        if (!(scalar.value() instanceof String text) || !text.contains("${")) {
+            return scalar;
+        }
+        Matcher m = REF.matcher(text);
+        StringBuilder out = new StringBuilder();
+        boolean ok = true;
+        while (m.find()) {
+            String replacement;
+            if (m.group().equals("$${")) {
+                replacement = "${";
+            } else {
+                String name = m.group(1);
+                String value = env.get(name);
+                if (value == null) {
+                    value = m.group(2);
+                }
+                if (value == null) {
+                    problems.add(new Problem(scalar.at(), pointer, "environment variable " + name
+                            + " is not set (write ${env:" + name + ":-DEFAULT} to give a default)"));
+                    ok = false;
+                    value = "";
+                }
+                replacement = value;
+            }
+            m.appendReplacement(out, Matcher.quoteReplacement(replacement));
+        }
+        m.appendTail(out);
+        if (!ok) {
+            return scalar;
+        }
+        String result = out.toString();
+        if (scalar.plain() && WHOLE.matcher(text).matches()) {
+            return new SourceNode.Scalar(scalar.at(), typed(result), true);
+        }
+        return new SourceNode.Scalar(scalar.at(), result, false);
+    }
+
+    /** YAML's implicit type of a plain scalar: "29500" is a number, "true" a boolean. */
+    private static Object typed(String text) {
+        if (text.isEmpty() || text.contains("\n")) {
+            return text;
+        }
+        try {
+            Object v = new Yaml(new SafeConstructor(new LoaderOptions())).load(text);
+            if (v == null || v instanceof String || v instanceof Number || v instanceof Boolean) {
+                return v == null ? text : v;
+            }
+        } catch (RuntimeException e) {
+            // not a scalar YAML reads as a typed value: keep the text
+        }
+        return text;
+    }
+}

@@ -1,0 +1,137 @@
+package org.runjob.spec;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A job as the user asked for it (the blueprint): valid, composed, interpolated and overridden,
+ * with defaults filled in. Ranks are not assigned here; that is the planner's job.
+ *
+ * @param source the job file this spec was loaded from
+ */
+public record JobSpec(
+        String name,
+        List<NodeSpec> nodes,
+        RendezvousSpec rendezvous,
+        EntrypointSpec entrypoint,
+        String workdir,
+        List<ShippedFile> files,
+        Map<String, String> env,
+        SshSpec ssh,
+        FailureSpec failure,
+        String logsDir,
+        Path source) {
+
+    /** The default rendezvous port, as torchrun's. */
+    public static final int DEFAULT_MASTER_PORT = 29500;
+
+    public JobSpec {
+        Objects.requireNonNull(name, "name");
+        nodes = List.copyOf(nodes);
+        if (nodes.isEmpty()) {
+            throw new IllegalArgumentException("a job has at least one node");
+        }
+        Objects.requireNonNull(rendezvous, "rendezvous");
+        Objects.requireNonNull(entrypoint, "entrypoint");
+        Objects.requireNonNull(workdir, "workdir");
+        files = List.copyOf(files);
+        env = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(env));
+        Objects.requireNonNull(ssh, "ssh");
+        Objects.requireNonNull(failure, "failure");
+        Objects.requireNonNull(logsDir, "logsDir");
+        if (nodes.stream().noneMatch(n -> n.name().equals(rendezvous.master()))) {
+            throw new IllegalArgumentException("rendezvous master '" + rendezvous.master() + "' is not a node");
+        }
+    }
+
+    /** The node that hosts the rendezvous (rank 0's side of MASTER_ADDR). */
+    public NodeSpec masterNode() {
+        return nodes.stream().filter(n -> n.name().equals(rendezvous.master())).findFirst().orElseThrow();
+    }
+
+    /** Where workers rendezvous: {@code master} is a node name; {@code addr} overrides its host. */
+    public record RendezvousSpec(String master, Optional<String> addr, MasterPort port) {
+        public RendezvousSpec {
+            Objects.requireNonNull(master, "master");
+            Objects.requireNonNull(addr, "addr");
+            Objects.requireNonNull(port, "port");
+        }
+    }
+
+    /** The rendezvous port: a number, or chosen free on the master at launch. */
+    public sealed interface MasterPort {
+        record Fixed(int port) implements MasterPort {
+            public Fixed {
+                if (port < 1 || port > 65535) {
+                    throw new IllegalArgumentException("port out of range: " + port);
+                }
+            }
+
+            @Override
+            public String toString() {
+                return Integer.toString(port);
+            }
+        }
+
+        record Auto() implements MasterPort {
+            @Override
+            public String toString() {
+                return "auto";
+            }
+        }
+    }
+
+    /** A file or directory shipped into each node's workdir as {@code destination}. */
+    public record ShippedFile(Path source, String destination) {
+        public ShippedFile {
+            Objects.requireNonNull(source, "source");
+            Objects.requireNonNull(destination, "destination");
+        }
+    }
+
+    /** How runjob logs in to nodes. */
+    public record SshSpec(Optional<String> identity, String knownHosts, HostKeyPolicy hostKeyPolicy,
+                          int connectTimeoutSeconds, Optional<String> passwordEnv) {
+        public static final int DEFAULT_CONNECT_TIMEOUT_S = 10;
+        public static final String DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts";
+    }
+
+    /** What to do with unknown and changed host keys. */
+    public enum HostKeyPolicy {
+        STRICT("strict"), ACCEPT_NEW("accept-new");
+
+        private final String yaml;
+
+        HostKeyPolicy(String yaml) {
+            this.yaml = yaml;
+        }
+
+        public String yaml() {
+            return yaml;
+        }
+
+        static HostKeyPolicy of(String yaml) {
+            for (HostKeyPolicy p : values()) {
+                if (p.yaml.equals(yaml)) {
+                    return p;
+                }
+            }
+            throw new IllegalArgumentException("unknown host key policy " + yaml);
+        }
+    }
+
+    /** Supervision settings: seconds from SIGTERM to SIGKILL, and whole-group restarts. */
+    public record FailureSpec(double gracePeriodSeconds, int maxRestarts) {
+        public static final double DEFAULT_GRACE_S = 10;
+
+        public FailureSpec {
+            if (gracePeriodSeconds < 0 || maxRestarts < 0) {
+                throw new IllegalArgumentException("grace period and restarts are >= 0");
+            }
+        }
+    }
+}

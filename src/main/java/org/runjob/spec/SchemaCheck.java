@@ -1,0 +1,122 @@
+package org.runjob.spec;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+import com.networknt.schema.Error;
+import com.networknt.schema.InputFormat;
+import com.networknt.schema.Schema;
+import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.SchemaRegistryConfig;
+import com.networknt.schema.SpecificationVersion;
+import com.networknt.schema.path.NodePath;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Validates a composed job against {@code schemas/job.schema.json} (bundled in the jar) and turns
+ * each schema error into a {@link Problem} at the place the offending value, or key, was written.
+ *
+ * <p>Unknown keys are reported at the key, with the closest allowed key as "did you mean"; a missing
+ * required key is reported at the map that lacks it. Messages written in the schema's
+ * {@code errorMessage} keyword are used as they are.
+ */
+public final class SchemaCheck {
+
+    /** Where the schema lives inside the jar. */
+    public static final String RESOURCE = "/schemas/job.schema.json";
+
+    private final JsonNode schemaJson;
+    private final Schema schema;
+
+    public SchemaCheck() {
+        try (InputStream in = SchemaCheck.class.getResourceAsStream(RESOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException("schema " + RESOURCE + " is not on the classpath");
+            }
+            String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            this.schemaJson = JsonMapper.builder().build().readTree(text);
+            SchemaRegistryConfig config = SchemaRegistryConfig.builder().errorMessageKeyword("errorMessage").build();
+            SchemaRegistry registry = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12,
+                    b -> b.schemaRegistryConfig(config));
+            this.schema = registry.getSchema(text, InputFormat.JSON);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The schema as JSON (for documentation checks). */
+    public JsonNode schemaJson() {
+        return schemaJson;
+    }
+
+    public List<Problem> check(LocatedJson doc) {
+        List<Problem> problems = new ArrayList<>();
+        for (Error e : schema.validate(doc.json())) {
+            problems.add(toProblem(e, doc));
+        }
+        return problems;
+    }
+
+    private Problem toProblem(Error e, LocatedJson doc) {
+        String at = pointer(e.getInstanceLocation());
+        String property = e.getProperty();
+        switch (e.getKeyword()) {
+            case "additionalProperties" -> {
+                String p = LocatedJson.child(at, property);
+                String hint = Suggestions.closest(property, allowedKeys(e))
+                        .map(s -> "; did you mean '" + s + "'?")
+                        .orElse("; allowed here: " + String.join(", ", allowedKeys(e)));
+                return new Problem(doc.keyAt(p), p, "unknown key '" + property + "'" + hint);
+            }
+            case "propertyNames" -> {
+                String p = LocatedJson.child(at, property);
+                return new Problem(doc.keyAt(p), p, "'" + property
+                        + "' is not a valid variable name: use letters, digits and '_', not starting with a digit");
+            }
+            case "required" -> {
+                return new Problem(doc.valueAt(at), at, "missing required key '" + property + "'");
+            }
+            case "enum", "const" -> {
+                return new Problem(doc.valueAt(at), at, e.getMessage() + found(e.getInstanceNode()));
+            }
+            default -> {
+                return new Problem(doc.valueAt(at), at, e.getMessage());
+            }
+        }
+    }
+
+    /** What was found instead, with YAML's boolean trap spelt out. */
+    private static String found(JsonNode instance) {
+        if (instance == null) {
+            return "";
+        }
+        if (instance.isBoolean()) {
+            return " (found " + instance + ": unquoted yes, no, on and off are YAML booleans; quote the word)";
+        }
+        return " (found " + instance + ")";
+    }
+
+    /** The property names the schema object owning an additionalProperties error allows. */
+    private Collection<String> allowedKeys(Error e) {
+        NodePath fragment = e.getSchemaLocation().getFragment();
+        String owner = pointer(fragment.getParent());
+        JsonNode props = schemaJson.at(owner).get("properties");
+        return props == null ? List.of() : props.propertyNames();
+    }
+
+    static String pointer(NodePath path) {
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < path.getNameCount(); i++) {
+            Object element = path.getElement(i);
+            out.append('/').append(String.valueOf(element).replace("~", "~0").replace("/", "~1"));
+        }
+        return out.toString();
+    }
+
+}

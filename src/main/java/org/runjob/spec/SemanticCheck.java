@@ -1,0 +1,220 @@
+package org.runjob.spec;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Rules JSON Schema cannot say well, checked on the composed document. Each rule reads only values of
+ * the right type, so it runs even when the schema found problems elsewhere: every mistake is reported
+ * in one go.
+ *
+ * <p>Rules: unique node names; a GPU index at most once per node; a node without GPUs says
+ * {@code workers}; a node has a {@code host} unless it is {@code local}; {@code rendezvous.master}
+ * names a node, and a local master without a host needs {@code rendezvous.addr} when other nodes are
+ * remote; the entrypoint is either {@code command} or {@code jar} with {@code main}; shipped files and
+ * the jar exist (relative to the file that names them) and land under distinct names; job and node
+ * env do not set runjob's reserved variables.
+ */
+final class SemanticCheck {
+
+    private final LocatedJson doc;
+    private final List<Problem> problems = new ArrayList<>();
+
+    private SemanticCheck(LocatedJson doc) {
+        this.doc = doc;
+    }
+
+    static List<Problem> check(LocatedJson doc) {
+        SemanticCheck c = new SemanticCheck(doc);
+        c.run();
+        return c.problems;
+    }
+
+    private void problem(String pointer, String message) {
+        problems.add(new Problem(doc.valueAt(pointer), pointer, message));
+    }
+
+    private void keyProblem(String pointer, String message) {
+        problems.add(new Problem(doc.keyAt(pointer), pointer, message));
+    }
+
+    private void run() {
+        JsonNode root = doc.json();
+        List<String> nodeNames = nodes(root.get("nodes"));
+        rendezvous(root, nodeNames);
+        entrypoint(root.get("entrypoint"));
+        files(root.get("files"));
+        env(root.get("env"), "/env");
+    }
+
+    private List<String> nodes(JsonNode nodes) {
+        List<String> names = new ArrayList<>();
+        if (nodes == null || !nodes.isArray()) {
+            return names;
+        }
+        Map<String, Integer> firstLine = new HashMap<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            JsonNode node = nodes.get(i);
+            String p = LocatedJson.child("/nodes", i);
+            if (!node.isObject()) {
+                continue;
+            }
+            JsonNode name = node.get("name");
+            String label = "node " + (i + 1);
+            if (name != null && name.isString()) {
+                label = "node '" + name.stringValue() + "'";
+                names.add(name.stringValue());
+                Integer earlier = firstLine.putIfAbsent(name.stringValue(), doc.valueAt(p + "/name").line());
+                if (earlier != null) {
+                    problem(p + "/name", "duplicate node name '" + name.stringValue() + "' (first at line " + earlier + ")");
+                }
+            }
+            boolean local = node.has("local") && node.get("local").isBoolean() && node.get("local").booleanValue();
+            if (!node.has("host") && !local) {
+                problem(p, label + " needs a host (an address or ssh-config alias), or local: true");
+            }
+            JsonNode gpus = node.get("gpus");
+            if (gpus != null && gpus.isArray()) {
+                Map<Integer, Integer> seen = new HashMap<>();
+                for (int g = 0; g < gpus.size(); g++) {
+                    if (gpus.get(g).isIntegralNumber() && seen.putIfAbsent(gpus.get(g).intValue(), g) != null) {
+                        problem(LocatedJson.child(p + "/gpus", g), "GPU " + gpus.get(g).intValue()
+                                + " is listed twice on " + label);
+                    }
+                }
+            }
+            boolean noGpus = gpus == null || (gpus.isArray() && gpus.isEmpty());
+            if (noGpus && !node.has("workers")) {
+                problem(gpus == null ? p : p + "/gpus", label
+                        + " uses no GPUs, so say how many processes to start there with workers: N");
+            }
+            env(node.get("env"), p + "/env");
+        }
+        return names;
+    }
+
+    private void rendezvous(JsonNode root, List<String> nodeNames) {
+        JsonNode rdzv = root.get("rendezvous");
+        JsonNode master = rdzv == null ? null : rdzv.get("master");
+        JsonNode nodes = root.get("nodes");
+        JsonNode masterNode = null;
+        if (master != null && master.isString()) {
+            int index = nodeNames.indexOf(master.stringValue());
+            if (index < 0 && !nodeNames.isEmpty()) {
+                String hint = Suggestions.closest(master.stringValue(), nodeNames)
+                        .map(s -> "; did you mean '" + s + "'?")
+                        .orElse("; nodes are: " + String.join(", ", new java.util.LinkedHashSet<>(nodeNames)));
+                problem("/rendezvous/master", "no node is named '" + master.stringValue() + "'" + hint);
+            } else if (index >= 0) {
+                masterNode = findNode(nodes, master.stringValue());
+            }
+        } else if (nodes != null && nodes.isArray() && !nodes.isEmpty()) {
+            masterNode = nodes.get(0);
+        }
+        boolean addrGiven = rdzv != null && rdzv.has("addr");
+        if (masterNode != null && masterNode.isObject() && !masterNode.has("host") && !addrGiven && hasRemote(nodes)) {
+            String where = master != null ? "/rendezvous/master" : "/nodes/0";
+            problem(where, "the master is a local node without a host, which remote nodes cannot reach:"
+                    + " set its host or rendezvous.addr");
+        }
+    }
+
+    private static JsonNode findNode(JsonNode nodes, String name) {
+        for (JsonNode n : nodes) {
+            if (n.isObject() && n.has("name") && name.equals(n.get("name").asString())) {
+                return n;
+            }
+        }
+        return null;
+    }
+
+    private static boolean hasRemote(JsonNode nodes) {
+        for (JsonNode n : nodes) {
+            if (n.isObject() && !(n.has("local") && n.get("local").asBoolean())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void entrypoint(JsonNode ep) {
+        if (ep == null || !ep.isObject()) {
+            return;
+        }
+        boolean command = ep.has("command");
+        boolean jar = ep.has("jar");
+        boolean main = ep.has("main");
+        if (command && jar) {
+            keyProblem("/entrypoint/jar", "give either command or jar (with main), not both");
+        } else if (!command && !jar) {
+            problem("/entrypoint", "missing command (an argv list such as [python3, train.py]) or jar with main");
+        }
+        if (jar && !main) {
+            problem("/entrypoint", "jar needs main: the class to run");
+        }
+        if (main && !jar) {
+            keyProblem("/entrypoint/main", "main goes with jar: name the jar to run it from");
+        }
+        for (String key : new String[] {"args", "jvm_args"}) {
+            if (ep.has(key) && !jar) {
+                keyProblem("/entrypoint/" + key, key + " goes with jar; with command, put arguments in the command list");
+            }
+        }
+        JsonNode cmd = ep.get("command");
+        if (cmd != null && cmd.isArray() && !cmd.isEmpty() && cmd.get(0).isString() && cmd.get(0).stringValue().isBlank()) {
+            problem("/entrypoint/command/0", "the program name is empty");
+        }
+        if (jar && ep.get("jar").isString()) {
+            mustExist("/entrypoint/jar", ep.get("jar").stringValue());
+        }
+    }
+
+    private void files(JsonNode files) {
+        if (files == null || !files.isArray()) {
+            return;
+        }
+        Map<String, Integer> landed = new HashMap<>();
+        for (int i = 0; i < files.size(); i++) {
+            JsonNode f = files.get(i);
+            String p = LocatedJson.child("/files", i);
+            if (!f.isString() || f.stringValue().isEmpty()) {
+                continue;
+            }
+            Path source = mustExist(p, f.stringValue());
+            if (source == null) {
+                continue;
+            }
+            String dest = Destinations.of(source);
+            Integer earlier = landed.putIfAbsent(dest, i);
+            if (earlier != null) {
+                problem(p, "lands in the workdir as '" + dest + "', like files[" + earlier + "]");
+            }
+        }
+    }
+
+    /** The resolved path when it exists, else a problem and null. */
+    private Path mustExist(String pointer, String value) {
+        Path resolved = Destinations.resolve(doc.valueAt(pointer), value);
+        if (!Files.exists(resolved)) {
+            problem(pointer, "no such file: " + resolved);
+            return null;
+        }
+        return resolved;
+    }
+
+    private void env(JsonNode env, String pointer) {
+        if (env == null || !env.isObject()) {
+            return;
+        }
+        for (String name : env.propertyNames()) {
+            ReservedEnv.why(name).ifPresent(why ->
+                    keyProblem(LocatedJson.child(pointer, name), name + " is set by runjob for each worker (" + why + ")"));
+        }
+    }
+}

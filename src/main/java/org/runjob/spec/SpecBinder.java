@@ -1,0 +1,145 @@
+package org.runjob.spec;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Turns a document that passed the schema and the semantic checks into a {@link JobSpec}, filling
+ * in defaults. It assumes validity: bad input must have been rejected before.
+ */
+final class SpecBinder {
+
+    private final LocatedJson doc;
+
+    private SpecBinder(LocatedJson doc) {
+        this.doc = doc;
+    }
+
+    static JobSpec bind(LocatedJson doc, Path source) {
+        return new SpecBinder(doc).job(source);
+    }
+
+    private JobSpec job(Path source) {
+        JsonNode root = doc.json();
+        String name = root.get("name").stringValue();
+        List<NodeSpec> nodes = new ArrayList<>();
+        for (JsonNode n : root.get("nodes")) {
+            nodes.add(node(n));
+        }
+        JsonNode r = object(root, "rendezvous");
+        JobSpec.RendezvousSpec rendezvous = new JobSpec.RendezvousSpec(
+                text(r, "master").orElse(nodes.get(0).name()),
+                text(r, "addr"),
+                port(r.get("port")));
+        List<JobSpec.ShippedFile> files = new ArrayList<>();
+        JsonNode f = root.get("files");
+        if (f != null) {
+            for (int i = 0; i < f.size(); i++) {
+                files.add(shipped(LocatedJson.child("/files", i), f.get(i).stringValue()));
+            }
+        }
+        JsonNode ep = root.get("entrypoint");
+        boolean localRankArg = ep.has("local_rank_arg") && ep.get("local_rank_arg").booleanValue();
+        EntrypointSpec entrypoint;
+        if (ep.has("command")) {
+            entrypoint = new EntrypointSpec.Command(strings(ep.get("command")), localRankArg);
+        } else {
+            JobSpec.ShippedFile jar = shipped("/entrypoint/jar", ep.get("jar").stringValue());
+            files.add(jar);
+            entrypoint = new EntrypointSpec.Jar(jar.destination(), ep.get("main").stringValue(),
+                    strings(ep.get("args")), strings(ep.get("jvm_args")), localRankArg);
+        }
+        JsonNode ssh = object(root, "ssh");
+        JobSpec.SshSpec sshSpec = new JobSpec.SshSpec(
+                text(ssh, "identity"),
+                text(ssh, "known_hosts").orElse(JobSpec.SshSpec.DEFAULT_KNOWN_HOSTS),
+                JobSpec.HostKeyPolicy.of(text(ssh, "host_key_policy").orElse("strict")),
+                integer(ssh, "connect_timeout_s").orElse(JobSpec.SshSpec.DEFAULT_CONNECT_TIMEOUT_S),
+                text(ssh, "password_env"));
+        JsonNode failure = object(root, "failure");
+        JobSpec.FailureSpec failureSpec = new JobSpec.FailureSpec(
+                failure.has("grace_period_s") ? failure.get("grace_period_s").doubleValue() : JobSpec.FailureSpec.DEFAULT_GRACE_S,
+                integer(failure, "max_restarts").orElse(0));
+        return new JobSpec(name, nodes, rendezvous, entrypoint,
+                text(root, "workdir").orElse("~/.runjob/" + name),
+                files, env(root.get("env")), sshSpec, failureSpec,
+                text(object(root, "logs"), "dir").orElse("runs"), source);
+    }
+
+    private NodeSpec node(JsonNode n) {
+        JsonNode gpus = n.get("gpus");
+        NodeSpec.GpuRequest request;
+        if (gpus == null) {
+            request = new NodeSpec.GpuRequest.Listed(List.of());
+        } else if (gpus.isString()) {
+            request = new NodeSpec.GpuRequest.All();
+        } else {
+            List<Integer> indices = new ArrayList<>();
+            gpus.forEach(g -> indices.add(g.intValue()));
+            request = new NodeSpec.GpuRequest.Listed(indices);
+        }
+        Optional<Integer> port = integer(n, "port");
+        Optional<Integer> workers = integer(n, "workers");
+        return new NodeSpec(
+                n.get("name").stringValue(),
+                text(n, "host"),
+                port.map(OptionalInt::of).orElse(OptionalInt.empty()),
+                text(n, "user"),
+                request,
+                workers.map(OptionalInt::of).orElse(OptionalInt.empty()),
+                n.has("local") && n.get("local").booleanValue(),
+                text(n, "workdir"),
+                env(n.get("env")));
+    }
+
+    private JobSpec.ShippedFile shipped(String pointer, String value) {
+        Path source = Destinations.resolve(doc.valueAt(pointer), value);
+        return new JobSpec.ShippedFile(source, Destinations.of(source));
+    }
+
+    private static JobSpec.MasterPort port(JsonNode p) {
+        if (p == null) {
+            return new JobSpec.MasterPort.Fixed(JobSpec.DEFAULT_MASTER_PORT);
+        }
+        return p.isString() ? new JobSpec.MasterPort.Auto() : new JobSpec.MasterPort.Fixed(p.intValue());
+    }
+
+    private static JsonNode object(JsonNode parent, String key) {
+        JsonNode v = parent.get(key);
+        return v == null ? tools.jackson.databind.node.JsonNodeFactory.instance.objectNode() : v;
+    }
+
+    private static Optional<String> text(JsonNode parent, String key) {
+        JsonNode v = parent.get(key);
+        return v == null ? Optional.empty() : Optional.of(v.stringValue());
+    }
+
+    private static Optional<Integer> integer(JsonNode parent, String key) {
+        JsonNode v = parent.get(key);
+        return v == null ? Optional.empty() : Optional.of(v.intValue());
+    }
+
+    /** Argv items: strings as written, numbers and booleans as their YAML text. */
+    private static List<String> strings(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        if (array != null) {
+            array.forEach(v -> out.add(v.asString()));
+        }
+        return out;
+    }
+
+    private static Map<String, String> env(JsonNode env) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (env != null) {
+            env.properties().forEach(e -> out.put(e.getKey(), e.getValue().asString()));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,70 @@
+package org.runjob.spec;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Loads a job file in layers and reports every problem at once.
+ *
+ * <ol>
+ *   <li>YAML, safely ({@link YamlReader}); a syntax error stops here.</li>
+ *   <li>{@code extends} chains are merged ({@link Composer}).</li>
+ *   <li>{@code ${env:...}} references are replaced from the given environment ({@link Interpolator}).</li>
+ *   <li>{@code --set} overrides are applied ({@link Overrides}).</li>
+ *   <li>The JSON Schema ({@link SchemaCheck}) and the semantic rules ({@link SemanticCheck}) run
+ *       together, so both kinds of problem come in one report.</li>
+ *   <li>With no problem left, the document becomes a {@link JobSpec}.</li>
+ * </ol>
+ * Nothing here prints, exits or reads the process environment.
+ */
+public final class SpecLoader {
+
+    private final YamlReader reader = new YamlReader();
+    private final SchemaCheck schema;
+    private final Map<String, String> env;
+
+    /** @param env the environment {@code ${env:NAME}} reads */
+    public SpecLoader(Map<String, String> env) {
+        this(env, new SchemaCheck());
+    }
+
+    public SpecLoader(Map<String, String> env, SchemaCheck schema) {
+        this.env = Map.copyOf(env);
+        this.schema = schema;
+    }
+
+    /** A loaded job: the spec, and the composed document it came from (what runs, as JSON). */
+    public record Loaded(JobSpec spec, LocatedJson document) {
+    }
+
+    /**
+     * @param file    the job file
+     * @param display how messages name the file (as the user typed it)
+     * @param sets    {@code --set PATH=VALUE} overrides, applied in order
+     */
+    public Loaded load(Path file, String display, List<String> sets) throws InvalidSpecException {
+        Composer composer = new Composer(reader);
+        SourceNode tree = composer.compose(file, display);
+        fail(composer.problems());
+        Interpolator interpolator = new Interpolator(env);
+        tree = interpolator.apply(tree, "");
+        Overrides overrides = new Overrides(reader);
+        tree = overrides.apply(tree, sets);
+        List<Problem> problems = new ArrayList<>(interpolator.problems());
+        problems.addAll(overrides.problems());
+        fail(problems);
+        LocatedJson doc = LocatedJson.of(tree);
+        problems.addAll(schema.check(doc));
+        problems.addAll(SemanticCheck.check(doc));
+        fail(problems);
+        return new Loaded(SpecBinder.bind(doc, file), doc);
+    }
+
+    private static void fail(List<Problem> problems) throws InvalidSpecException {
+        if (!problems.isEmpty()) {
+            throw new InvalidSpecException(problems);
+        }
+    }
+}
