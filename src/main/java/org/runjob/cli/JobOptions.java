@@ -9,7 +9,7 @@ import picocli.CommandLine.Option;
 final class JobOptions {
 
     @Option(names = "--set", paramLabel = "PATH=VALUE",
-            description = "Override a job-file value before validation, e.g. --set nodes[1].gpus=[0,1] or --set logs.dir=/tmp/runs. Repeatable.")
+            description = "Override a job-file value before validation, e.g. --set nodes[1].gpus=[0,1] (YAML flow syntax; repeatable).")
     List<String> sets = new ArrayList<>();
 
     @Option(names = "--output", paramLabel = "FORMAT", defaultValue = "text",

@@ -39,7 +39,10 @@ public final class PlanText {
                 out.printf("  file                  %s <- %s%n", f.destination(), shown(f.source(), workingDir));
             }
             Map<String, String> shared = shared(node.workers());
-            out.printf("  env                   %s%n", assignments(shared));
+            List<String> lines = wrap(assignments(shared), 76);
+            for (int i = 0; i < lines.size(); i++) {
+                out.printf("  %-22s%s%n", i == 0 ? "env" : "", lines.get(i));
+            }
             for (WorkerLaunch w : node.workers()) {
                 Map<String, String> own = new LinkedHashMap<>(w.env());
                 own.keySet().removeAll(shared.keySet());
@@ -73,6 +76,21 @@ public final class PlanText {
             shared.remove("ROLE_RANK");
         }
         return shared;
+    }
+
+    /** Breaks text at spaces into lines of at most {@code width} characters (longer words stay whole). */
+    static List<String> wrap(String text, int width) {
+        List<String> lines = new java.util.ArrayList<>();
+        StringBuilder line = new StringBuilder();
+        for (String word : text.split(" ")) {
+            if (line.length() > 0 && line.length() + 1 + word.length() > width) {
+                lines.add(line.toString());
+                line.setLength(0);
+            }
+            line.append(line.length() == 0 ? "" : " ").append(word);
+        }
+        lines.add(line.toString());
+        return lines;
     }
 
     private static String assignments(Map<String, String> env) {

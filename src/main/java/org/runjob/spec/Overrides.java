@@ -73,7 +73,8 @@ final class Overrides {
             }
             value = read.root();
         }
-        return put(root, steps, 0, value, whole, "");
+        Location pathAt = new Location(display, null, 1, "--set ".length() + 1);
+        return put(root, steps, 0, value, pathAt, "");
     }
 
     /** Path steps: map keys as themselves, list steps as "[...]"; null when malformed. */

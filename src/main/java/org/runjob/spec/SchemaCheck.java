@@ -31,6 +31,9 @@ public final class SchemaCheck {
     /** Where the schema lives inside the jar. */
     public static final String RESOURCE = "/schemas/job.schema.json";
 
+    private static final java.util.regex.Pattern SECRET_KEY =
+            java.util.regex.Pattern.compile("(?i)pass(word|wd)?$|secret|token|passphrase");
+
     private final JsonNode schemaJson;
     private final Schema schema;
 
@@ -69,6 +72,10 @@ public final class SchemaCheck {
         switch (e.getKeyword()) {
             case "additionalProperties" -> {
                 String p = LocatedJson.child(at, property);
+                if (SECRET_KEY.matcher(property).find()) {
+                    return new Problem(doc.keyAt(p), p, "unknown key '" + property + "': secrets never go in a job file;"
+                            + " put the password in an environment variable and name it with ssh.password_env");
+                }
                 String hint = Suggestions.closest(property, allowedKeys(e))
                         .map(s -> "; did you mean '" + s + "'?")
                         .orElse("; allowed here: " + String.join(", ", allowedKeys(e)));
@@ -82,11 +89,15 @@ public final class SchemaCheck {
             case "required" -> {
                 return new Problem(doc.valueAt(at), at, "missing required key '" + property + "'");
             }
-            case "enum", "const" -> {
-                return new Problem(doc.valueAt(at), at, e.getMessage() + found(e.getInstanceNode()));
+            case "type", "minItems", "maxItems" -> {
+                // the library's own type message already says what was found
+                String found = e.isCustomMessage() ? found(e.getInstanceNode()) : "";
+                return new Problem(doc.valueAt(at), at, e.getMessage() + found);
             }
             default -> {
-                return new Problem(doc.valueAt(at), at, e.getMessage());
+                // a value that was meant to name a secret's variable may be the secret itself: never echo it
+                String found = at.endsWith("/password_env") ? "" : found(e.getInstanceNode());
+                return new Problem(doc.valueAt(at), at, e.getMessage() + found);
             }
         }
     }
@@ -95,11 +106,17 @@ public final class SchemaCheck {
     private static String found(JsonNode instance) {
         if (instance == null) {
             return "";
-        }
-        if (instance.isBoolean()) {
+        } else if (instance.isBoolean()) {
             return " (found " + instance + ": unquoted yes, no, on and off are YAML booleans; quote the word)";
+        } else if (instance.isString()) {
+            String text = instance.stringValue();
+            return " (found \"" + (text.length() > 40 ? text.substring(0, 40) + "..." : text) + "\")";
+        } else if (instance.isNumber()) {
+            return " (found " + instance + ")";
+        } else if (instance.isNull()) {
+            return " (found an empty value)";
         }
-        return " (found " + instance + ")";
+        return instance.isArray() ? " (found a list)" : " (found a map)";
     }
 
     /** The property names the schema object owning an additionalProperties error allows. */

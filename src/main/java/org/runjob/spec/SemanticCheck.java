@@ -75,7 +75,7 @@ final class SemanticCheck {
                     problem(p + "/name", "duplicate node name '" + name.stringValue() + "' (first at line " + earlier + ")");
                 }
             }
-            boolean local = node.has("local") && node.get("local").isBoolean() && node.get("local").booleanValue();
+            boolean local = isLocal(node);
             if (!node.has("host") && !local) {
                 problem(p, label + " needs a host (an address or ssh-config alias), or local: true");
             }
@@ -118,7 +118,8 @@ final class SemanticCheck {
             masterNode = nodes.get(0);
         }
         boolean addrGiven = rdzv != null && rdzv.has("addr");
-        if (masterNode != null && masterNode.isObject() && !masterNode.has("host") && !addrGiven && hasRemote(nodes)) {
+        if (masterNode != null && masterNode.isObject() && isLocal(masterNode) && !masterNode.has("host")
+                && !addrGiven && hasRemote(nodes)) {
             String where = master != null ? "/rendezvous/master" : "/nodes/0";
             problem(where, "the master is a local node without a host, which remote nodes cannot reach:"
                     + " set its host or rendezvous.addr");
@@ -127,16 +128,21 @@ final class SemanticCheck {
 
     private static JsonNode findNode(JsonNode nodes, String name) {
         for (JsonNode n : nodes) {
-            if (n.isObject() && n.has("name") && name.equals(n.get("name").asString())) {
+            if (n.isObject() && n.has("name") && n.get("name").isString() && name.equals(n.get("name").stringValue())) {
                 return n;
             }
         }
         return null;
     }
 
+    private static boolean isLocal(JsonNode node) {
+        JsonNode local = node.get("local");
+        return local != null && local.isBoolean() && local.booleanValue();
+    }
+
     private static boolean hasRemote(JsonNode nodes) {
         for (JsonNode n : nodes) {
-            if (n.isObject() && !(n.has("local") && n.get("local").asBoolean())) {
+            if (n.isObject() && !isLocal(n)) {
                 return true;
             }
         }

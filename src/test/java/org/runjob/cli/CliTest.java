@@ -1,0 +1,178 @@
+package org.runjob.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** The CLI through its entry point: captured output and exit codes. */
+class CliTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void dryRunOfTheSeedJobPrintsThePlanExactly() throws IOException {
+        Cli r = Cli.run("--dry-run", "jobs/two-node.yaml");
+        assertThat(r.err()).isEmpty();
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).isEqualTo(Files.readString(Path.of("src/test/resources/golden/two-node.plan.txt")));
+        assertThat(r.out()).contains("  rank 0   local 0     RANK=0 LOCAL_RANK=0 ROLE_RANK=0 python3 train.py\n")
+                .contains("  CUDA_VISIBLE_DEVICES  1,2\n").contains("  CUDA_VISIBLE_DEVICES  2,4\n")
+                .contains("world size 4").contains("no machine was contacted");
+    }
+
+    @Test
+    void planSubcommandPrintsTheSamePlanAsDryRun() {
+        assertThat(Cli.run("plan", "jobs/two-node.yaml").out()).isEqualTo(Cli.run("--dry-run", "jobs/two-node.yaml").out());
+    }
+
+    @Test
+    void jsonPlanHasTheDocumentedShape() {
+        Cli r = Cli.run("--dry-run", "--output", "json", "jobs/hetero.yaml");
+        assertThat(r.code()).isZero();
+        JsonNode plan = JsonMapper.builder().build().readTree(r.out());
+        assertThat(plan.get("job").stringValue()).isEqualTo("hetero");
+        assertThat(plan.get("run_id").stringValue()).isEqualTo(Cli.RUN_ID);
+        assertThat(plan.get("world_size").intValue()).isEqualTo(6);
+        assertThat(plan.get("master_addr").stringValue()).isEqualTo("gpu2.example.org");
+        assertThat(plan.get("master_port").intValue()).isEqualTo(29500);
+        JsonNode nodes = plan.get("nodes");
+        assertThat(nodes.size()).isEqualTo(3);
+        assertThat(nodes.get(1).get("name").stringValue()).isEqualTo("gpu3");
+        assertThat(nodes.get(1).get("host").stringValue()).isEqualTo("gpu3.example.org");
+        assertThat(nodes.get(1).get("port").isNull()).isTrue();
+        assertThat(nodes.get(1).get("node_rank").intValue()).isEqualTo(1);
+        assertThat(nodes.get(1).get("ranks").toString()).isEqualTo("[2,3,4]");
+        assertThat(nodes.get(2).get("ranks").toString()).isEqualTo("[5]");
+        JsonNode workers = plan.get("workers");
+        assertThat(workers.size()).isEqualTo(6);
+        JsonNode w4 = workers.get(4);
+        assertThat(w4.get("rank").intValue()).isEqualTo(4);
+        assertThat(w4.get("local_rank").intValue()).isEqualTo(2);
+        assertThat(w4.get("node").stringValue()).isEqualTo("gpu3");
+        assertThat(w4.get("node_rank").intValue()).isEqualTo(1);
+        assertThat(w4.get("argv").toString()).isEqualTo("[\"python3\",\"train.py\"]");
+        assertThat(w4.get("env").get("RANK").isString()).isTrue();
+        assertThat(w4.get("env").get("RANK").stringValue()).isEqualTo("4");
+        assertThat(w4.get("env").get("CUDA_VISIBLE_DEVICES").stringValue()).isEqualTo("0,1,2");
+        JsonNode cpu = workers.get(5).get("env");
+        assertThat(cpu.get("CUDA_VISIBLE_DEVICES").stringValue()).isEmpty();
+        assertThat(cpu.get("GLOO_SOCKET_IFNAME").stringValue()).isEqualTo("eth0");
+    }
+
+    @Test
+    void everyExampleJobValidates() throws IOException {
+        List<String> files;
+        try (Stream<Path> s = Files.walk(Path.of("jobs"))) {
+            files = s.filter(p -> p.toString().endsWith(".yaml")).map(Path::toString).sorted().toList();
+        }
+        assertThat(files).contains("jobs/two-node.yaml", "jobs/hetero.yaml");
+        Cli r = Cli.run(Stream.concat(Stream.of("validate"), files.stream()).toArray(String[]::new));
+        assertThat(r.err()).isEmpty();
+        assertThat(r.code()).isZero();
+        assertThat(r.out().lines()).containsExactlyElementsOf(files.stream().map(f -> f + ": ok").toList());
+    }
+
+    @Test
+    void brokenFileExitsTwoWithLineAndColumnAndNoStackTrace() throws IOException {
+        Path bad = dir.resolve("bad.yaml");
+        Files.writeString(bad, "name: bad\nnodes:\n  - name: a\n    hots: h\n    gpus: [0]\nentrypoint: {command: [python3]}\n");
+        Cli r = Cli.run("validate", "jobs/two-node.yaml", bad.toString());
+        assertThat(r.code()).isEqualTo(ExitCode.INVALID);
+        assertThat(r.out()).isEqualTo("jobs/two-node.yaml: ok\n");
+        assertThat(r.err()).isEqualTo(bad + ":3:5: /nodes/0: node 'a' needs a host (an address or ssh-config alias), or local: true\n"
+                + bad + ":4:5: /nodes/0/hots: unknown key 'hots'; did you mean 'host'?\n"
+                + bad + ": 2 problems\n");
+        Cli dry = Cli.run("--dry-run", bad.toString());
+        assertThat(dry.code()).isEqualTo(ExitCode.INVALID);
+        assertThat(dry.out()).isEmpty();
+        assertThat(dry.err()).doesNotContain("Exception").doesNotContain("\tat ");
+    }
+
+    @Test
+    void validateJsonListsProblemsWithPositions() throws IOException {
+        Path bad = dir.resolve("bad.yaml");
+        Files.writeString(bad, "name: bad\nnodes: [{name: a, host: h, gpus: [0]}]\nentrypoint: {command: [python3]}\nfailure: {max_restarts: -1}\n");
+        Cli r = Cli.run("validate", "--output", "json", bad.toString());
+        assertThat(r.code()).isEqualTo(2);
+        JsonNode result = JsonMapper.builder().build().readTree(r.out());
+        JsonNode problem = result.get(0).get("problems").get(0);
+        assertThat(result.get(0).get("valid").booleanValue()).isFalse();
+        assertThat(problem.get("line").intValue()).isEqualTo(4);
+        assertThat(problem.get("column").intValue()).isEqualTo(25);
+        assertThat(problem.get("pointer").stringValue()).isEqualTo("/failure/max_restarts");
+        assertThat(problem.get("message").stringValue()).isEqualTo("must have a minimum value of 0 (found -1)");
+    }
+
+    @Test
+    void setAndEnvInterpolationReachThePlan() {
+        Cli r = Cli.run(Map.of("LR", "0.02"), "--dry-run", "--set", "nodes[a30].gpus=[0]", "--set", "rendezvous.port=29999",
+                "jobs/lab-experiment.yaml");
+        assertThat(r.err()).isEmpty();
+        assertThat(r.out()).contains("world size 3").contains("rendezvous 202.201.252.102:29999 on node v100")
+                .contains("  rank 2   local 0     RANK=2 LOCAL_RANK=0 ROLE_RANK=2 python3 train.py --lr 0.02\n");
+    }
+
+    @Test
+    void aBadOverrideIsNamedInTheMessage() {
+        Cli r = Cli.run("--dry-run", "--set", "nodes[0].port=99999", "jobs/two-node.yaml");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).startsWith("--set nodes[0].port=99999:1:21: /nodes/0/port: a port is between 1 and 65535 (found 99999)\n");
+    }
+
+    @Test
+    void gpusAllWithoutWorkersCannotBePlannedAheadAndSaysWhy() throws IOException {
+        Path f = dir.resolve("all.yaml");
+        Files.writeString(f, "name: all\nnodes: [{name: box, host: h, gpus: all}]\nentrypoint: {command: [python3]}\n");
+        Cli r = Cli.run("--dry-run", f.toString());
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).isEqualTo("runjob: " + f + ": node 'box' uses gpus: all without workers: its worker count is known"
+                + " only when its GPUs are found at launch; set workers: N to plan it ahead\n");
+    }
+
+    @Test
+    void missingFileIsAProblemNotACrash() {
+        Cli r = Cli.run("--dry-run", "jobs/nope.yaml");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).isEqualTo("jobs/nope.yaml:1:1: no such file\njobs/nope.yaml: 1 problem\n");
+    }
+
+    @Test
+    void helpListsCommandsAndExitCodes() {
+        Cli r = Cli.run("--help");
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("--dry-run").contains("validate").contains("plan").contains("--set")
+                .contains("Exit codes:").contains("  130   interrupted; all workers were stopped first\n")
+                .contains("  3     preflight failed; nothing was started\n");
+    }
+
+    @Test
+    void versionAndUsageErrors() {
+        assertThat(Cli.run("--version").out()).startsWith("runjob ");
+        Cli unknown = Cli.run("--no-such-flag", "jobs/two-node.yaml");
+        assertThat(unknown.code()).isEqualTo(2);
+        assertThat(unknown.err()).contains("Unknown option: '--no-such-flag'");
+        Cli badOutput = Cli.run("--dry-run", "--output", "yaml", "jobs/two-node.yaml");
+        assertThat(badOutput.code()).isEqualTo(2);
+        assertThat(Cli.run().code()).isEqualTo(2);
+    }
+
+    @Test
+    void aRealRunIsRefusedClearlyUntilLaunchingExists() {
+        Cli r = Cli.run("jobs/two-node.yaml");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err()).contains("--dry-run");
+    }
+}

@@ -1,0 +1,209 @@
+package org.runjob.plan;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+import org.junit.jupiter.api.Test;
+import org.runjob.spec.EntrypointSpec;
+import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeSpec;
+
+/** The planner at argv and env level: exact values per rank. */
+class PlannerTest {
+
+    private static final String RUN = "20261201-070000-00aa";
+
+    static NodeSpec node(String name, String host, List<Integer> gpus, Integer workers) {
+        return new NodeSpec(name, Optional.ofNullable(host), OptionalInt.empty(), Optional.empty(),
+                new NodeSpec.GpuRequest.Listed(gpus), workers == null ? OptionalInt.empty() : OptionalInt.of(workers),
+                host == null, Optional.empty(), Map.of());
+    }
+
+    static JobSpec job(List<NodeSpec> nodes, EntrypointSpec entrypoint, JobSpec.MasterPort port, Map<String, String> env) {
+        return new JobSpec("job", nodes, new JobSpec.RendezvousSpec(nodes.get(0).name(), Optional.empty(), port),
+                entrypoint, "~/.runjob/job", List.of(), env,
+                new JobSpec.SshSpec(Optional.empty(), "~/.ssh/known_hosts", JobSpec.HostKeyPolicy.STRICT, 10, Optional.empty()),
+                new JobSpec.FailureSpec(10, 0), "runs", Path.of("job.yaml"));
+    }
+
+    static final EntrypointSpec PY = new EntrypointSpec.Command(List.of("python3", "train.py"), false);
+
+    @Test
+    void seedTopologyGivesRanksZeroOneOnV100AndTwoThreeOnA30() throws Exception {
+        NodeSpec v100 = new NodeSpec("v100", Optional.of("202.201.252.102"), OptionalInt.of(30430), Optional.of("root"),
+                new NodeSpec.GpuRequest.Listed(List.of(1, 2)), OptionalInt.empty(), false, Optional.empty(), Map.of());
+        NodeSpec a30 = new NodeSpec("a30", Optional.of("202.201.252.101"), OptionalInt.empty(), Optional.of("root"),
+                new NodeSpec.GpuRequest.Listed(List.of(2, 4)), OptionalInt.empty(), false, Optional.empty(), Map.of());
+        LaunchPlan plan = Planner.plan(job(List.of(v100, a30), PY, new JobSpec.MasterPort.Fixed(29522),
+                Map.of("NCCL_DEBUG", "WARN")), Inventory.unprobed(), RUN, OptionalInt.empty());
+
+        assertThat(plan.worldSize()).isEqualTo(4);
+        assertThat(plan.nodes()).extracting(NodePlan::ranks).containsExactly(List.of(0, 1), List.of(2, 3));
+        assertThat(plan.nodes()).extracting(NodePlan::visibleDevices).containsExactly("1,2", "2,4");
+        WorkerLaunch rank2 = plan.workers().get(2);
+        assertThat(rank2.argv()).containsExactly("python3", "train.py");
+        Map<String, String> expected = new LinkedHashMap<>();
+        expected.put("RANK", "2");
+        expected.put("LOCAL_RANK", "0");
+        expected.put("WORLD_SIZE", "4");
+        expected.put("LOCAL_WORLD_SIZE", "2");
+        expected.put("NODE_RANK", "1");
+        expected.put("GROUP_RANK", "1");
+        expected.put("GROUP_WORLD_SIZE", "2");
+        expected.put("ROLE_RANK", "2");
+        expected.put("ROLE_WORLD_SIZE", "4");
+        expected.put("MASTER_ADDR", "202.201.252.102");
+        expected.put("MASTER_PORT", "29522");
+        expected.put("CUDA_VISIBLE_DEVICES", "2,4");
+        expected.put("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+        expected.put("TORCHELASTIC_RUN_ID", RUN);
+        expected.put("RUNJOB_JOB", "job");
+        expected.put("RUNJOB_RUN_ID", RUN);
+        expected.put("RUNJOB_NODE", "a30");
+        expected.put("OMP_NUM_THREADS", "1");
+        expected.put("NCCL_DEBUG", "WARN");
+        assertThat(rank2.env()).containsExactlyEntriesOf(expected);
+    }
+
+    @Test
+    void fiveNodesOfFourWorkersGiveWorldSizeTwenty() throws Exception {
+        List<NodeSpec> nodes = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            nodes.add(node("n" + i, "10.0.0." + (i + 1), List.of(0, 1, 2, 3, 4, 5, 6, 7), 4));
+        }
+        LaunchPlan plan = Planner.plan(job(nodes, PY, new JobSpec.MasterPort.Fixed(29500), Map.of()),
+                Inventory.unprobed(), RUN, OptionalInt.empty());
+        assertThat(plan.worldSize()).isEqualTo(20);
+        assertThat(plan.workers()).extracting(WorkerLaunch::rank).containsExactlyElementsOf(
+                java.util.stream.IntStream.range(0, 20).boxed().toList());
+        WorkerLaunch last = plan.workers().get(19);
+        assertThat(last.env()).containsEntry("RANK", "19").containsEntry("LOCAL_RANK", "3").containsEntry("NODE_RANK", "4")
+                .containsEntry("WORLD_SIZE", "20").containsEntry("LOCAL_WORLD_SIZE", "4").containsEntry("GROUP_WORLD_SIZE", "5")
+                .containsEntry("MASTER_ADDR", "10.0.0.1").containsEntry("MASTER_PORT", "29500")
+                .containsEntry("CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7");
+    }
+
+    @Test
+    void unequalCountsAndACpuNodeGetContiguousRanks() throws Exception {
+        LaunchPlan plan = Planner.plan(job(List.of(node("g2", "h1", List.of(0, 1), null), node("g3", "h2", List.of(0, 1, 2), null),
+                node("cpu", "h3", List.of(), 1)), PY, new JobSpec.MasterPort.Fixed(29500), Map.of()),
+                Inventory.unprobed(), RUN, OptionalInt.empty());
+        assertThat(plan.worldSize()).isEqualTo(6);
+        assertThat(plan.nodes()).extracting(NodePlan::ranks)
+                .containsExactly(List.of(0, 1), List.of(2, 3, 4), List.of(5));
+        assertThat(plan.workers()).extracting(w -> w.env().get("LOCAL_RANK"))
+                .containsExactly("0", "1", "0", "1", "2", "0");
+        assertThat(plan.workers()).extracting(w -> w.env().get("LOCAL_WORLD_SIZE"))
+                .containsExactly("2", "2", "3", "3", "3", "1");
+        WorkerLaunch cpu = plan.workers().get(5);
+        assertThat(cpu.env()).containsEntry("CUDA_VISIBLE_DEVICES", "").containsEntry("NODE_RANK", "2")
+                .doesNotContainKey("OMP_NUM_THREADS");
+    }
+
+    @Test
+    void ompNumThreadsIsLeftToTheUserWhenSet() throws Exception {
+        LaunchPlan plan = Planner.plan(job(List.of(node("a", "h", List.of(0, 1), null)), PY,
+                new JobSpec.MasterPort.Fixed(29500), Map.of("OMP_NUM_THREADS", "8")), Inventory.unprobed(), RUN, OptionalInt.empty());
+        assertThat(plan.workers()).extracting(w -> w.env().get("OMP_NUM_THREADS")).containsExactly("8", "8");
+    }
+
+    @Test
+    void nodeEnvOverridesJobEnv() throws Exception {
+        NodeSpec a = new NodeSpec("a", Optional.of("h"), OptionalInt.empty(), Optional.empty(),
+                new NodeSpec.GpuRequest.Listed(List.of(0)), OptionalInt.empty(), false, Optional.empty(),
+                Map.of("GLOO_SOCKET_IFNAME", "ib0"));
+        LaunchPlan plan = Planner.plan(job(List.of(a, node("b", "h2", List.of(0), null)), PY, new JobSpec.MasterPort.Fixed(1),
+                Map.of("GLOO_SOCKET_IFNAME", "eth0")), Inventory.unprobed(), RUN, OptionalInt.empty());
+        assertThat(plan.workers()).extracting(w -> w.env().get("GLOO_SOCKET_IFNAME")).containsExactly("ib0", "eth0");
+    }
+
+    @Test
+    void localRankArgIsAppendedPerWorker() throws Exception {
+        EntrypointSpec ep = new EntrypointSpec.Command(List.of("python3", "-u", "train.py", "--epochs", "3"), true);
+        LaunchPlan plan = Planner.plan(job(List.of(node("a", "h", List.of(3, 5), null)), ep,
+                new JobSpec.MasterPort.Fixed(29500), Map.of()), Inventory.unprobed(), RUN, OptionalInt.empty());
+        assertThat(plan.workers()).extracting(WorkerLaunch::argv).containsExactly(
+                List.of("python3", "-u", "train.py", "--epochs", "3", "--local_rank=0"),
+                List.of("python3", "-u", "train.py", "--epochs", "3", "--local_rank=1"));
+    }
+
+    @Test
+    void jarEntrypointRunsJavaWithTheShippedJar() throws Exception {
+        EntrypointSpec ep = new EntrypointSpec.Jar("train.jar", "org.example.Train", List.of("--lr", "0.1"),
+                List.of("-Xmx2g"), false);
+        LaunchPlan plan = Planner.plan(job(List.of(node("a", "h", List.of(0), null)), ep,
+                new JobSpec.MasterPort.Fixed(29500), Map.of()), Inventory.unprobed(), RUN, OptionalInt.empty());
+        assertThat(plan.workers().get(0).argv())
+                .containsExactly("java", "-Xmx2g", "-cp", "train.jar", "org.example.Train", "--lr", "0.1");
+    }
+
+    @Test
+    void autoPortIsSymbolicUntilChosenAtLaunch() throws Exception {
+        JobSpec spec = job(List.of(node("a", "h", List.of(0), null)), PY, new JobSpec.MasterPort.Auto(), Map.of());
+        LaunchPlan dry = Planner.plan(spec, Inventory.unprobed(), RUN, OptionalInt.empty());
+        assertThat(dry.masterPort()).isEmpty();
+        assertThat(dry.workers().get(0).env()).containsEntry("MASTER_PORT", Planner.PORT_CHOSEN_AT_LAUNCH);
+        LaunchPlan real = Planner.plan(spec, Inventory.unprobed(), RUN, OptionalInt.of(41234));
+        assertThat(real.masterPort()).hasValue(41234);
+        assertThat(real.workers().get(0).env()).containsEntry("MASTER_PORT", "41234");
+    }
+
+    @Test
+    void rendezvousAddrOverridesTheMasterHostAndAnotherMasterCanBeChosen() throws Exception {
+        List<NodeSpec> nodes = List.of(node("a", "h1", List.of(0), null), node("b", "h2", List.of(0), null));
+        JobSpec base = job(nodes, PY, new JobSpec.MasterPort.Fixed(29500), Map.of());
+        JobSpec onB = new JobSpec(base.name(), nodes, new JobSpec.RendezvousSpec("b", Optional.empty(), base.rendezvous().port()),
+                PY, base.workdir(), List.of(), Map.of(), base.ssh(), base.failure(), "runs", base.source());
+        assertThat(Planner.plan(onB, Inventory.unprobed(), RUN, OptionalInt.empty()).masterAddr()).isEqualTo("h2");
+        JobSpec viaAddr = new JobSpec(base.name(), nodes, new JobSpec.RendezvousSpec("b", Optional.of("10.9.9.9"),
+                base.rendezvous().port()), PY, base.workdir(), List.of(), Map.of(), base.ssh(), base.failure(), "runs", base.source());
+        LaunchPlan plan = Planner.plan(viaAddr, Inventory.unprobed(), RUN, OptionalInt.empty());
+        assertThat(plan.masterAddr()).isEqualTo("10.9.9.9");
+        assertThat(plan.masterNode()).isEqualTo("b");
+        // rank 0 stays on the first node: node order decides ranks, the master only hosts the rendezvous
+        assertThat(plan.workers().get(0).node()).isEqualTo("a");
+    }
+
+    @Test
+    void allLocalJobRendezvousesOnLoopback() throws Exception {
+        LaunchPlan plan = Planner.plan(job(List.of(node("l1", null, List.of(), 2), node("l2", null, List.of(), 2)), PY,
+                new JobSpec.MasterPort.Fixed(29500), Map.of()), Inventory.unprobed(), RUN, OptionalInt.empty());
+        assertThat(plan.masterAddr()).isEqualTo("127.0.0.1");
+        assertThat(plan.worldSize()).isEqualTo(4);
+    }
+
+    @Test
+    void gpusAllUsesTheInventoryAndIsSymbolicInADryRun() throws Exception {
+        NodeSpec all = new NodeSpec("box", Optional.of("h"), OptionalInt.empty(), Optional.empty(),
+                new NodeSpec.GpuRequest.All(), OptionalInt.empty(), false, Optional.empty(), Map.of());
+        JobSpec spec = job(List.of(node("a", "h0", List.of(0), null), all), PY, new JobSpec.MasterPort.Fixed(29500), Map.of());
+        LaunchPlan probed = Planner.plan(spec, new Inventory(Map.of("box", List.of(0, 1, 2))), RUN, OptionalInt.empty());
+        assertThat(probed.nodes().get(1).ranks()).containsExactly(1, 2, 3);
+        assertThat(probed.nodes().get(1).visibleDevices()).isEqualTo("0,1,2");
+        assertThatThrownBy(() -> Planner.plan(spec, Inventory.unprobed(), RUN, OptionalInt.empty()))
+                .isInstanceOf(PlanningException.class)
+                .hasMessage("node 'box' uses gpus: all without workers: its worker count is known only when its GPUs"
+                        + " are found at launch; set workers: N to plan it ahead");
+
+        NodeSpec allTwo = new NodeSpec("box", Optional.of("h"), OptionalInt.empty(), Optional.empty(),
+                new NodeSpec.GpuRequest.All(), OptionalInt.of(2), false, Optional.empty(), Map.of());
+        LaunchPlan dry = Planner.plan(job(List.of(allTwo), PY, new JobSpec.MasterPort.Fixed(29500), Map.of()),
+                Inventory.unprobed(), RUN, OptionalInt.empty());
+        assertThat(dry.nodes().get(0).visibleDevices()).isEqualTo(NodePlan.ALL_FOUND_AT_LAUNCH);
+        assertThat(dry.worldSize()).isEqualTo(2);
+    }
+
+    @Test
+    void runIdsSortByTimeAndCarryFourHexDigits() {
+        assertThat(RunId.of(java.time.Instant.parse("2026-12-01T07:35:01Z"), 0x1a2b)).isEqualTo("20261201-073501-1a2b");
+        assertThat(RunId.of(java.time.Instant.parse("2026-12-01T07:35:01Z"), -1)).isEqualTo("20261201-073501-ffff");
+    }
+}
