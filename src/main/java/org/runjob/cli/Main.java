@@ -1,12 +1,17 @@
 package org.runjob.cli;
 
-import java.io.PrintWriter;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
 
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
+
+import org.runjob.agent.Agent;
+import org.runjob.launch.Interrupts;
 
 import picocli.CommandLine;
 
@@ -16,14 +21,22 @@ import picocli.CommandLine;
  */
 public final class Main {
 
+    /** The first argument that makes this process a node agent. */
+    public static final String AGENT = "agent";
+
     private Main() {
     }
 
     public static void main(String[] args) {
-        PrintWriter out = new PrintWriter(new java.io.OutputStreamWriter(System.out, StandardCharsets.UTF_8), true);
-        PrintWriter err = new PrintWriter(new java.io.OutputStreamWriter(System.err, StandardCharsets.UTF_8), true);
+        if (args.length > 0 && args[0].equals(AGENT)) {
+            // the node agent: no picocli, no Log4j start-up; it speaks frames on stdin/stdout
+            System.exit(Agent.main(System.in, System.out, System.getenv()));
+        }
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
         SecureRandom random = new SecureRandom();
-        Io io = new Io(out, err, System.getenv(), Clock.systemUTC(), random::nextInt);
+        Interrupts interrupts = Interrupts.installed();
+        Io io = new Io(out, err, System.getenv(), Clock.systemUTC(), random::nextInt, System.console() != null, interrupts);
         int code = run(io, args);
         out.flush();
         err.flush();
@@ -35,8 +48,8 @@ public final class Main {
         CommandLine cl = new CommandLine(new RunjobCommand(io));
         cl.addSubcommand("validate", new ValidateCommand(io));
         cl.addSubcommand("plan", new PlanCommand(io));
-        cl.setOut(io.out());
-        cl.setErr(io.err());
+        cl.setOut(new java.io.PrintWriter(io.out(), true));
+        cl.setErr(new java.io.PrintWriter(io.err(), true));
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setExecutionStrategy(parseResult -> {
             boolean verbose = parseResult.asCommandLineList().stream()

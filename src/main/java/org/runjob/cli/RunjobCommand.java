@@ -1,5 +1,8 @@
 package org.runjob.cli;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Command;
@@ -33,6 +36,10 @@ final class RunjobCommand implements Callable<Integer> {
     @Option(names = "--dry-run", description = "Validate and print the plan; contact no machine, start nothing.")
     boolean dryRun;
 
+    @Option(names = "--ranks", split = ",", paramLabel = "RANK",
+            description = "Show only these ranks' output on the console, e.g. --ranks 0,3 (every rank is still recorded).")
+    List<Integer> ranks = new ArrayList<>();
+
     @Mixin
     JobOptions options;
 
@@ -49,9 +56,7 @@ final class RunjobCommand implements Callable<Integer> {
         if (dryRun) {
             return PlanCommand.printPlan(io, file, options);
         }
-        io.err().println("runjob: launching jobs is not in this version yet; `runjob --dry-run " + file
-                + "` shows the plan it would run");
-        io.err().flush();
-        return ExitCode.INVALID;
+        return RunJob.run(io, file, options, Set.copyOf(ranks),
+                RunJob.command(spec.commandLine().getParseResult().originalArgs()));
     }
 }

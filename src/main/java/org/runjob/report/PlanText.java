@@ -1,6 +1,6 @@
 package org.runjob.report;
 
-import java.io.PrintWriter;
+import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,7 +22,7 @@ public final class PlanText {
     private PlanText() {
     }
 
-    public static void print(LaunchPlan plan, Path workingDir, PrintWriter out) {
+    public static void print(LaunchPlan plan, Path workingDir, PrintStream out) {
         out.printf("job %s  run %s  %d node%s  world size %d%n", plan.job(), plan.runId(), plan.nodes().size(),
                 plan.nodes().size() == 1 ? "" : "s", plan.worldSize());
         out.printf("rendezvous %s:%s on node %s%n", plan.masterAddr(),

@@ -1,7 +1,8 @@
 package org.runjob.cli;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -14,11 +15,12 @@ record Cli(int code, String out, String err) {
     static final String RUN_ID = "20261201-070000-ab12";
 
     static Cli run(Map<String, String> env, String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        Io io = new Io(new PrintWriter(out), new PrintWriter(err), env, Clock.fixed(NOW, ZoneOffset.UTC), () -> 0xab12);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        Io io = new Io(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                env, Clock.fixed(NOW, ZoneOffset.UTC), () -> 0xab12, false, org.runjob.launch.Interrupts.none());
         int code = Main.run(io, args);
-        return new Cli(code, out.toString(), err.toString());
+        return new Cli(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
     static Cli run(String... args) {

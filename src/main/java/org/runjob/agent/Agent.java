@@ -1,0 +1,215 @@
+package org.runjob.agent;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The node agent ({@code runjob agent}): runs on a node, started by the coordinator as a child
+ * process or over SSH, and speaks {@link Frame}s on its stdin and stdout.
+ *
+ * <p>Contract:
+ * <ol>
+ *   <li>On start it sends HELLO, then waits for one START naming this node's workers.</li>
+ *   <li>It starts every worker ({@link WorkerProcess}), sends STARTED with each pid, streams
+ *       output as STDOUT/STDERR frames through a {@link Spool} (memory, then a spill file: a slow
+ *       coordinator never blocks a worker), and EXITED with each worker's {@link Exit}.</li>
+ *   <li>PING is answered with PONG carrying the same payload.</li>
+ *   <li>STOP, or the end of its stdin (the coordinator died or the link dropped), makes it stop
+ *       every worker's process tree: SIGTERM, then SIGKILL after the grace period. KILL sends
+ *       SIGKILL at once.</li>
+ *   <li>When every worker has ended and nothing they started is left, it sends DONE, drains the
+ *       spool and exits 0.</li>
+ *   <li>SIGINT is ignored: only the coordinator decides when workers stop.</li>
+ * </ol>
+ */
+public final class Agent {
+
+    static final long SPOOL_MEMORY = 64L * 1024 * 1024;
+
+    private final DataInputStream in;
+    private final DataOutputStream out;
+    private final Map<String, String> env;
+    private final Spool spool;
+    private final List<WorkerProcess> workers = new ArrayList<>();
+    private final CountDownLatch started = new CountDownLatch(1);
+    private volatile CountDownLatch ended;
+    private volatile long graceMillis = 10_000;
+    private volatile boolean stopping;
+    private volatile boolean channelOpen = true;
+
+    Agent(InputStream in, OutputStream out, Map<String, String> env, Path spillDir) {
+        this.in = new DataInputStream(new BufferedInputStream(in, 65536));
+        this.out = new DataOutputStream(new BufferedOutputStream(out, 65536));
+        this.env = Map.copyOf(env);
+        this.spool = new Spool(SPOOL_MEMORY, spillDir);
+    }
+
+    /** Runs an agent on these streams until its workers are gone; returns the exit code. */
+    @SuppressWarnings("sunapi")
+    public static int main(InputStream in, OutputStream out, Map<String, String> env) {
+        try {
+            sun.misc.Signal.handle(new sun.misc.Signal("INT"), s -> { });
+        } catch (IllegalArgumentException e) {
+            // SIGINT already ignored or reserved: fine either way
+        }
+        Path spillDir = Path.of(System.getProperty("java.io.tmpdir"));
+        return new Agent(in, out, env, spillDir).run();
+    }
+
+    int run() {
+        Thread sender = new Thread(this::sendLoop, "agent-send");
+        sender.start();
+        Thread reader = new Thread(this::readLoop, "agent-read");
+        reader.setDaemon(true);
+        reader.start();
+        put(new Frame(Frame.Type.HELLO, -1, ("{\"pid\":" + ProcessHandle.current().pid() + "}").getBytes(StandardCharsets.UTF_8)));
+        awaitQuietly(started);
+        awaitQuietly(ended);
+        // every worker reported its exit; what they left behind (a daemonised child, say) goes too
+        if (!workers.stream().allMatch(WorkerProcess::gone)) {
+            workers.forEach(WorkerProcess::terminate);
+            if (!WorkerProcess.waitUntil(() -> workers.stream().allMatch(WorkerProcess::gone), graceMillis)) {
+                workers.forEach(WorkerProcess::kill);
+            }
+        }
+        put(Frame.of(Frame.Type.DONE));
+        try {
+            sender.join(TimeUnit.SECONDS.toMillis(30));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return 0;
+    }
+
+    private void readLoop() {
+        try {
+            Frame f;
+            while ((f = Frame.readFrom(in)) != null) {
+                switch (f.type()) {
+                    case START -> start(StartRequest.decode(f.payload()));
+                    case STOP -> stopAll();
+                    case KILL -> killAll();
+                    case PING -> put(new Frame(Frame.Type.PONG, -1, f.payload()));
+                    default -> { }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // a broken channel is handled like a closed one
+        }
+        channelOpen = false;
+        if (started.getCount() > 0) {
+            ended = new CountDownLatch(0);
+            started.countDown();
+        }
+        stopAll();
+    }
+
+    private synchronized void start(StartRequest request) {
+        if (started.getCount() == 0) {
+            return;
+        }
+        graceMillis = request.graceMillis();
+        ended = new CountDownLatch(request.workers().size());
+        for (WorkerSpec spec : request.workers()) {
+            workers.add(new WorkerProcess(spec, spool));
+        }
+        started.countDown();
+        for (WorkerProcess w : workers) {
+            w.start(env, ended::countDown);
+        }
+    }
+
+    /** TERM every worker tree, then KILL what is left after the grace period; once only. */
+    private void stopAll() {
+        List<WorkerProcess> snapshot;
+        synchronized (this) {
+            if (stopping) {
+                return;
+            }
+            stopping = true;
+            snapshot = List.copyOf(workers);
+        }
+        Thread t = new Thread(() -> {
+            snapshot.forEach(WorkerProcess::terminate);
+            if (!WorkerProcess.waitUntil(() -> snapshot.stream().allMatch(WorkerProcess::gone), graceMillis)) {
+                snapshot.forEach(WorkerProcess::kill);
+            }
+        }, "agent-stop");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private void killAll() {
+        List<WorkerProcess> snapshot;
+        synchronized (this) {
+            stopping = true;
+            snapshot = List.copyOf(workers);
+        }
+        snapshot.forEach(WorkerProcess::kill);
+    }
+
+    private void put(Frame f) {
+        try {
+            spool.put(f);
+        } catch (IOException e) {
+            // cannot queue: the channel is going away
+        }
+    }
+
+    private void sendLoop() {
+        try {
+            while (true) {
+                Frame f = spool.take(1000);
+                if (f == null) {
+                    if (spool.isEmpty()) {
+                        out.flush();
+                    }
+                    continue;
+                }
+                if (f.type() == Frame.Type.DONE) {
+                    f.writeTo(out);
+                    out.flush();
+                    return;
+                }
+                if (channelOpen) {
+                    f.writeTo(out);
+                    if (spool.isEmpty()) {
+                        out.flush();
+                    }
+                }
+            }
+        } catch (IOException | InterruptedException e) {
+            channelOpen = false;
+            stopAll();
+        } finally {
+            try {
+                spool.close();
+            } catch (IOException e) {
+                // best effort
+            }
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        while (latch != null) {
+            try {
+                latch.await();
+                return;
+            } catch (InterruptedException e) {
+                // keep waiting
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+package org.runjob.agent;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+
+/**
+ * A first-in first-out queue of frames that never blocks the producer and never drops: frames are
+ * kept in memory up to a byte limit, then appended to a spill file, and handed out in order.
+ *
+ * <p>Order rule: a frame goes to memory only while the spill file holds no unread frame, so every
+ * frame in memory is older than every frame in the file. {@link #take} empties memory first, then
+ * the file; once the file is read to its end it is truncated and memory is used again.
+ */
+final class Spool implements AutoCloseable {
+
+    private final long memoryLimit;
+    private final Path spillDir;
+    private final ArrayDeque<Frame> memory = new ArrayDeque<>();
+    private long memoryBytes;
+    private RandomAccessFile spill;
+    private Path spillPath;
+    private long readPos;
+    private long spilledFrames;
+    private long spilledBytesTotal;
+    private boolean closed;
+
+    Spool(long memoryLimit, Path spillDir) {
+        this.memoryLimit = memoryLimit;
+        this.spillDir = spillDir;
+    }
+
+    synchronized void put(Frame frame) throws IOException {
+        if (closed) {
+            return;
+        }
+        if (spilledFrames == 0 && memoryBytes + frame.payload().length <= memoryLimit) {
+            memory.add(frame);
+            memoryBytes += frame.payload().length;
+        } else {
+            if (spill == null) {
+                spillPath = Files.createTempFile(spillDir, "runjob-spool-", ".bin");
+                spill = new RandomAccessFile(spillPath.toFile(), "rw");
+            }
+            spill.seek(spill.length());
+            DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(new java.io.FileOutputStream(spill.getFD()), 65536));
+            frame.writeTo(out);
+            out.flush();
+            spilledFrames++;
+            spilledBytesTotal += frame.payload().length;
+        }
+        notifyAll();
+    }
+
+    /** The oldest frame, waiting up to {@code timeoutMs}; null when none came (or the spool closed). */
+    synchronized Frame take(long timeoutMs) throws IOException, InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        while (memory.isEmpty() && spilledFrames == 0 && !closed) {
+            long left = deadline - System.currentTimeMillis();
+            if (left <= 0) {
+                return null;
+            }
+            wait(left);
+        }
+        if (!memory.isEmpty()) {
+            Frame f = memory.poll();
+            memoryBytes -= f.payload().length;
+            return f;
+        }
+        if (spilledFrames == 0) {
+            return null;
+        }
+        spill.seek(readPos);
+        DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(new java.io.FileInputStream(spill.getFD()), 65536));
+        Frame f = Frame.readFrom(in);
+        readPos += 9 + f.payload().length;
+        if (--spilledFrames == 0) {
+            spill.setLength(0);
+            readPos = 0;
+        }
+        return f;
+    }
+
+    synchronized boolean isEmpty() {
+        return memory.isEmpty() && spilledFrames == 0;
+    }
+
+    /** Bytes of output that ever went through the spill file (for diagnostics and tests). */
+    synchronized long spilledBytesTotal() {
+        return spilledBytesTotal;
+    }
+
+    @Override
+    public synchronized void close() throws IOException {
+        closed = true;
+        notifyAll();
+        if (spill != null) {
+            spill.close();
+            Files.deleteIfExists(spillPath);
+        }
+    }
+}

@@ -1,0 +1,176 @@
+package org.runjob.agent;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.commons.exec.CommandLine;
+import org.apache.commons.exec.launcher.CommandLauncher;
+import org.apache.commons.exec.launcher.CommandLauncherFactory;
+
+/**
+ * One worker on this node, started by Commons Exec in a session (and process group) of its own via
+ * {@code setsid}, so that signals from the terminal never reach it and its whole tree can be found.
+ *
+ * <p>Lifecycle: {@link #start} launches it and two drain threads that read its stdout and stderr as
+ * they come (chunks of at most {@value #CHUNK} bytes, never waiting on the coordinator) into the
+ * spool; a waiter thread reports its {@link Exit} once it has exited and its pipes are drained (or
+ * {@value #DRAIN_WAIT_MS} ms later, when a grandchild still holds them open).
+ */
+final class WorkerProcess {
+
+    static final int CHUNK = 64 * 1024;
+    static final long DRAIN_WAIT_MS = 2000;
+    private static final Path SETSID = Path.of("/usr/bin/setsid");
+    private static final CommandLauncher LAUNCHER = CommandLauncherFactory.createVMLauncher();
+
+    private final WorkerSpec spec;
+    private final Spool spool;
+    private volatile Process process;
+    private volatile ProcessTree tree;
+    private volatile boolean stopRequested;
+
+    WorkerProcess(WorkerSpec spec, Spool spool) {
+        this.spec = spec;
+        this.spool = spool;
+    }
+
+    int rank() {
+        return spec.rank();
+    }
+
+    /** Starts the worker; a failure to start is reported as {@link Exit.NotStarted}, not thrown. */
+    void start(Map<String, String> agentEnv, Runnable onEnd) {
+        Map<String, String> env = new HashMap<>(agentEnv);
+        env.putAll(spec.env());
+        Path dir = Workdirs.resolve(spec.workdir(), agentEnv);
+        try {
+            Files.createDirectories(dir);
+            CommandLine cmd;
+            if (Files.isExecutable(SETSID)) {
+                cmd = new CommandLine(SETSID.toString());
+                for (String a : spec.argv()) {
+                    cmd.addArgument(a, false);
+                }
+            } else {
+                cmd = new CommandLine(spec.argv().get(0));
+                spec.argv().stream().skip(1).forEach(a -> cmd.addArgument(a, false));
+            }
+            process = LAUNCHER.exec(cmd, env, dir.toFile());
+        } catch (IOException | RuntimeException e) {
+            report(new Exit.NotStarted("cannot start " + spec.argv().get(0) + ": " + e.getMessage()));
+            onEnd.run();
+            return;
+        }
+        try {
+            process.getOutputStream().close(); // workers read EOF on stdin
+        } catch (IOException e) {
+            // already closed
+        }
+        tree = new ProcessTree(process.pid());
+        send(new Frame(Frame.Type.STARTED, spec.rank(), ByteBuffer.allocate(8).putLong(process.pid()).array()));
+        Thread out = drain(process.getInputStream(), Frame.Type.STDOUT, "out");
+        Thread err = drain(process.getErrorStream(), Frame.Type.STDERR, "err");
+        Thread waiter = new Thread(() -> {
+            int value = waitFor();
+            joinQuietly(out, DRAIN_WAIT_MS);
+            joinQuietly(err, DRAIN_WAIT_MS);
+            report(Exit.fromExitValue(value, stopRequested));
+            onEnd.run();
+        }, "wait-" + spec.rank());
+        waiter.setDaemon(true);
+        waiter.start();
+    }
+
+    private int waitFor() {
+        while (true) {
+            try {
+                return process.waitFor();
+            } catch (InterruptedException e) {
+                // keep waiting: the agent never abandons a worker
+            }
+        }
+    }
+
+    /** Marks the worker as being stopped by the agent (its exit is then expected) and sends SIGTERM to its tree. */
+    void terminate() {
+        stopRequested = true;
+        if (tree != null) {
+            tree.terminate();
+        }
+    }
+
+    void kill() {
+        stopRequested = true;
+        if (tree != null) {
+            tree.kill();
+        }
+    }
+
+    /** True when the worker has exited and nothing it started is left. */
+    boolean gone() {
+        return process == null || (!process.isAlive() && tree.isEmpty());
+    }
+
+    private Thread drain(InputStream in, Frame.Type type, String name) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[CHUNK];
+            try (in) {
+                int n;
+                while ((n = in.read(buf)) > 0) {
+                    send(new Frame(type, spec.rank(), Arrays.copyOf(buf, n)));
+                }
+            } catch (IOException e) {
+                // the pipe closed: nothing more to read
+            }
+        }, name + "-" + spec.rank());
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    private void report(Exit exit) {
+        send(new Frame(Frame.Type.EXITED, spec.rank(), exit.encode()));
+    }
+
+    private void send(Frame frame) {
+        try {
+            spool.put(frame);
+        } catch (IOException e) {
+            // spool disk full or closed: the agent is going down; output is lost only then
+        }
+    }
+
+    private static void joinQuietly(Thread t, long millis) {
+        try {
+            t.join(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+
+    static boolean waitUntil(java.util.function.BooleanSupplier done, long timeoutMs) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return done.getAsBoolean();
+            }
+        }
+        return true;
+    }
+
+}

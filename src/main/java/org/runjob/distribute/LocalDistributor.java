@@ -1,0 +1,86 @@
+package org.runjob.distribute;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+
+import org.runjob.agent.Workdirs;
+import org.runjob.plan.NodePlan;
+import org.runjob.spec.JobSpec;
+
+/**
+ * Ships a job's files into a local node's workdir: each file (or every file of a directory) is
+ * copied under its destination name unless a file with the same SHA-256 is already there, through a
+ * temporary name and an atomic rename, keeping the executable bit. Destinations never leave the workdir.
+ */
+public final class LocalDistributor {
+
+    /** Bytes copied and skipped for one node. */
+    public record Shipped(long bytesSent, long bytesSkipped, int filesSent, int filesSkipped) {
+    }
+
+    private final Set<Path> done = new HashSet<>();
+
+    /** Ships {@code node}'s files; a workdir already shipped to in this run (two nodes, one machine) is skipped. */
+    public Shipped ship(NodePlan node, Map<String, String> env) throws IOException {
+        Path workdir = Workdirs.resolve(node.workdir(), env);
+        Files.createDirectories(workdir);
+        long sent = 0;
+        long skipped = 0;
+        int filesSent = 0;
+        int filesSkipped = 0;
+        if (!done.add(workdir)) {
+            return new Shipped(0, 0, 0, 0);
+        }
+        for (JobSpec.ShippedFile f : node.files()) {
+            List<Path> sources;
+            try (Stream<Path> s = Files.isDirectory(f.source()) ? Files.walk(f.source()) : Stream.of(f.source())) {
+                sources = s.filter(Files::isRegularFile).toList();
+            }
+            for (Path source : sources) {
+                Path rel = Files.isDirectory(f.source())
+                        ? Path.of(f.destination()).resolve(f.source().relativize(source)) : Path.of(f.destination());
+                Path target = workdir.resolve(rel).normalize();
+                if (!target.startsWith(workdir)) {
+                    throw new IOException(source + " would land outside the workdir " + workdir);
+                }
+                long size = Files.size(source);
+                if (Files.isRegularFile(target) && sha256(target).equals(sha256(source))) {
+                    skipped += size;
+                    filesSkipped++;
+                    continue;
+                }
+                Files.createDirectories(target.getParent());
+                Path tmp = target.resolveSibling("." + target.getFileName() + ".runjob-tmp");
+                Files.copy(source, tmp, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.COPY_ATTRIBUTES);
+                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+                sent += size;
+                filesSent++;
+            }
+        }
+        return new Shipped(sent, skipped, filesSent, filesSkipped);
+    }
+
+    static String sha256(Path file) throws IOException {
+        try (InputStream in = Files.newInputStream(file)) {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            byte[] buf = new byte[1 << 16];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                md.update(buf, 0, n);
+            }
+            return java.util.HexFormat.of().formatHex(md.digest());
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

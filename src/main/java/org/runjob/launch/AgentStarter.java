@@ -1,0 +1,12 @@
+package org.runjob.launch;
+
+import java.io.IOException;
+import java.util.concurrent.BlockingQueue;
+
+import org.runjob.plan.NodePlan;
+
+/** Starts the agent of one node; its frames arrive on {@code events}. */
+@FunctionalInterface
+interface AgentStarter {
+    AgentChannel start(NodePlan node, BlockingQueue<Event> events) throws IOException;
+}

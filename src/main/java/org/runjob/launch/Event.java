@@ -1,0 +1,28 @@
+package org.runjob.launch;
+
+import org.runjob.agent.Exit;
+
+/** What agents report to the supervisor, in arrival order on one queue. */
+sealed interface Event {
+
+    record Started(String node, int rank, long pid) implements Event {
+    }
+
+    record Output(String node, int rank, boolean stderr, byte[] bytes) implements Event {
+    }
+
+    record Exited(String node, int rank, Exit exit) implements Event {
+    }
+
+    /** The agent finished cleanly: all its workers ended and nothing they started is left. */
+    record AgentDone(String node) implements Event {
+    }
+
+    /** The channel to the agent ended without DONE. */
+    record AgentLost(String node, String reason) implements Event {
+    }
+
+    /** A Ctrl-C or SIGTERM reached runjob. */
+    record Interrupted() implements Event {
+    }
+}

@@ -1,0 +1,295 @@
+package org.runjob.launch;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.runjob.agent.Exit;
+import org.runjob.agent.Frame;
+import org.runjob.agent.StartRequest;
+import org.runjob.agent.WorkerSpec;
+import org.runjob.logs.OutputRouter;
+import org.runjob.plan.LaunchPlan;
+import org.runjob.plan.NodePlan;
+import org.runjob.plan.WorkerLaunch;
+
+/**
+ * Runs one attempt of a plan and decides, alone, every worker's state. Policy: fail fast.
+ *
+ * <ol>
+ *   <li>Start one agent per node and send it its workers.</li>
+ *   <li>Events arrive on one queue and are handled on this thread, in order: STARTED makes a worker
+ *       running; output goes to the {@link OutputRouter}; an exit with code 0 makes it succeeded.</li>
+ *   <li>The first worker that exits non-zero, dies by a signal or cannot start, or whose node is
+ *       lost, is the root cause: every agent is told STOP (SIGTERM to each worker tree, SIGKILL after
+ *       the grace period). Workers the agents stopped end as stopped; others that fail meanwhile
+ *       as failed.</li>
+ *   <li>The first Ctrl-C / SIGTERM does the same stop and marks the attempt interrupted; the second
+ *       sends KILL now.</li>
+ *   <li>Backstops: agents that have not finished {@value #STOP_SLACK_MS} ms after the grace period
+ *       get KILL; {@value #KILL_SLACK_MS} ms later their channels are closed by force and their
+ *       workers killed by pid.</li>
+ *   <li>The attempt ends when every agent has finished or been lost.</li>
+ * </ol>
+ */
+final class Supervisor {
+
+    static final long STOP_SLACK_MS = 5000;
+    static final long KILL_SLACK_MS = 5000;
+    private static final Logger LOG = LogManager.getLogger(Supervisor.class);
+
+    private final LaunchPlan plan;
+    private final int attempt;
+    private final AgentStarter starter;
+    private final OutputRouter router;
+    private final Interrupts interrupts;
+    private final Clock clock;
+    private final long graceMillis;
+    private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
+    private final Map<Integer, Worker> workers = new LinkedHashMap<>();
+    private final Map<String, AgentChannel> agents = new LinkedHashMap<>();
+    private Worker rootCause;
+    private boolean interrupted;
+    private int interruptsSeen;
+    private long stopAt = -1;
+    private long killAt = -1;
+    private long forceAt = -1;
+
+    /** Mutable only here, on the supervisor's thread. */
+    private static final class Worker {
+        final WorkerLaunch launch;
+        WorkerState state = WorkerState.STARTING;
+        OptionalLong pid = OptionalLong.empty();
+        Instant start;
+        Instant end;
+        Outcome outcome;
+        List<String> tail = List.of();
+        long[] bytes = new long[2];
+
+        Worker(WorkerLaunch launch) {
+            this.launch = launch;
+        }
+    }
+
+    Supervisor(LaunchPlan plan, int attempt, AgentStarter starter, OutputRouter router, Interrupts interrupts,
+               Clock clock, long graceMillis) {
+        this.plan = plan;
+        this.attempt = attempt;
+        this.starter = starter;
+        this.router = router;
+        this.interrupts = interrupts;
+        this.clock = clock;
+        this.graceMillis = graceMillis;
+        plan.workers().forEach(w -> workers.put(w.rank(), new Worker(w)));
+    }
+
+    AttemptResult run() {
+        Instant begin = clock.instant();
+        interrupts.onRaise(() -> events.add(new Event.Interrupted()));
+        for (NodePlan node : plan.nodes()) {
+            startNode(node);
+        }
+        try {
+            while (!agents.isEmpty()) {
+                Event e = events.poll(100, TimeUnit.MILLISECONDS);
+                if (e != null) {
+                    handle(e);
+                }
+                checkInterrupts();
+                backstops();
+            }
+            // output that arrived before the agents' last frames
+            Event e;
+            while ((e = events.poll()) != null) {
+                handle(e);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            agents.values().forEach(AgentChannel::forceClose);
+        } finally {
+            interrupts.onRaise(() -> { });
+            agents.values().forEach(AgentChannel::close);
+        }
+        List<RankResult> results = new ArrayList<>();
+        for (Worker w : workers.values()) {
+            if (!w.state.ended()) {
+                end(w, WorkerState.LOST, new Outcome.Lost("no exit was reported"));
+            }
+            results.add(result(w));
+        }
+        Optional<RankResult> cause = rootCause == null ? Optional.empty()
+                : results.stream().filter(r -> r.rank() == rootCause.launch.rank()).findFirst();
+        return new AttemptResult(attempt, begin, clock.instant(), results, cause, interrupted);
+    }
+
+    private void startNode(NodePlan node) {
+        List<WorkerSpec> specs = new ArrayList<>();
+        for (WorkerLaunch w : node.workers()) {
+            Map<String, String> env = new LinkedHashMap<>(w.env());
+            env.put("RUNJOB_ATTEMPT", Integer.toString(attempt));
+            env.put("TORCHELASTIC_RESTART_COUNT", Integer.toString(attempt));
+            env.put("TORCHELASTIC_MAX_RESTARTS", Integer.toString(plan.spec().failure().maxRestarts()));
+            specs.add(new WorkerSpec(w.rank(), w.argv(), env, node.workdir()));
+        }
+        try {
+            AgentChannel channel = starter.start(node, events);
+            agents.put(node.name(), channel);
+            channel.send(new Frame(Frame.Type.START, -1, new StartRequest(specs, graceMillis).encode()));
+        } catch (IOException e) {
+            LOG.error("node {}: cannot start its agent: {}", node.name(), e.getMessage());
+            AgentChannel channel = agents.remove(node.name());
+            if (channel != null) {
+                channel.forceClose();
+            }
+            for (WorkerLaunch w : node.workers()) {
+                Worker worker = workers.get(w.rank());
+                end(worker, WorkerState.LOST, new Outcome.Lost("cannot start the node's agent: " + e.getMessage()));
+                failed(worker);
+            }
+        }
+    }
+
+    private void handle(Event event) {
+        if (event instanceof Event.Started s) {
+            Worker w = workers.get(s.rank());
+            w.pid = OptionalLong.of(s.pid());
+            w.start = clock.instant();
+            w.state = WorkerState.RUNNING;
+            LOG.debug("rank {} on {} started, pid {}", s.rank(), s.node(), s.pid());
+            try {
+                router.started(s.node(), s.rank());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        } else if (event instanceof Event.Output o) {
+            router.output(o.node(), o.rank(), o.stderr(), o.bytes());
+        } else if (event instanceof Event.Exited x) {
+            exited(workers.get(x.rank()), x.exit());
+        } else if (event instanceof Event.AgentDone d) {
+            agents.remove(d.node()).close();
+            LOG.debug("node {}: agent done", d.node());
+            lose(d.node(), "its agent finished without reporting this worker's exit");
+        } else if (event instanceof Event.AgentLost l) {
+            AgentChannel channel = agents.remove(l.node());
+            if (channel != null) {
+                channel.forceClose();
+            }
+            LOG.warn("node {} lost: {}", l.node(), l.reason());
+            lose(l.node(), "node " + l.node() + " lost (" + l.reason() + ")");
+        }
+    }
+
+    private void exited(Worker w, Exit exit) {
+        Outcome outcome = Outcome.of(exit);
+        WorkerState state = outcome.success() ? WorkerState.SUCCEEDED
+                : exit.stoppedByAgent() ? WorkerState.STOPPED : WorkerState.FAILED;
+        if (w.start == null) {
+            w.start = clock.instant();
+        }
+        end(w, state, outcome);
+        LOG.debug("rank {} {}: {}", w.launch.rank(), state.label(), outcome.describe());
+        if (state == WorkerState.FAILED) {
+            failed(w);
+        }
+    }
+
+    private void lose(String node, String reason) {
+        for (Worker w : workers.values()) {
+            if (w.launch.node().equals(node) && !w.state.ended()) {
+                end(w, WorkerState.LOST, new Outcome.Lost(reason));
+                failed(w);
+            }
+        }
+    }
+
+    private void end(Worker w, WorkerState state, Outcome outcome) {
+        w.state = state;
+        w.outcome = outcome;
+        w.end = clock.instant();
+        w.tail = router.stderrTail(w.launch.rank());
+        w.bytes = router.bytes(w.launch.rank());
+    }
+
+    private void failed(Worker w) {
+        if (rootCause == null && !interrupted) {
+            rootCause = w;
+        }
+        stop();
+    }
+
+    private void stop() {
+        if (stopAt >= 0) {
+            return;
+        }
+        stopAt = System.nanoTime();
+        killAt = stopAt + TimeUnit.MILLISECONDS.toNanos(graceMillis + STOP_SLACK_MS);
+        sendAll(Frame.of(Frame.Type.STOP));
+    }
+
+    private void checkInterrupts() {
+        int count = interrupts.count();
+        if (count == interruptsSeen) {
+            return;
+        }
+        interruptsSeen = count;
+        if (rootCause == null) {
+            interrupted = true;
+        }
+        if (stopAt < 0) {
+            LOG.warn("interrupted: stopping every worker (again to kill at once)");
+            stop();
+        } else if (count >= 2) {
+            LOG.warn("interrupted again: killing every worker now");
+            killNow();
+        }
+    }
+
+    private void killNow() {
+        if (forceAt < 0) {
+            forceAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(KILL_SLACK_MS);
+            sendAll(Frame.of(Frame.Type.KILL));
+        }
+    }
+
+    private void backstops() {
+        long now = System.nanoTime();
+        if (killAt >= 0 && now > killAt) {
+            killNow();
+        }
+        if (forceAt >= 0 && now > forceAt) {
+            for (AgentChannel channel : List.copyOf(agents.values())) {
+                LOG.warn("node {}: agent did not finish; closing it by force", channel.node());
+                channel.forceClose();
+                agents.remove(channel.node());
+                lose(channel.node(), "its agent did not answer after KILL");
+            }
+        }
+    }
+
+    private void sendAll(Frame frame) {
+        for (AgentChannel channel : agents.values()) {
+            try {
+                channel.send(frame);
+            } catch (IOException e) {
+                LOG.debug("node {}: cannot send {}: {}", channel.node(), frame.type(), e.getMessage());
+            }
+        }
+    }
+
+    private static RankResult result(Worker w) {
+        return new RankResult(w.launch.rank(), w.launch.localRank(), w.launch.node(), w.pid, w.start, w.end, w.state,
+                Optional.ofNullable(w.outcome), w.bytes[0], w.bytes[1], w.tail);
+    }
+}

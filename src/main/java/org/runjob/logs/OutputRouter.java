@@ -1,0 +1,159 @@
+package org.runjob.logs;
+
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Where worker output goes, from the supervisor's one thread, in arrival order:
+ * <ol>
+ *   <li>{@code rank-N.log} (attempts after the first: {@code rank-N.attempt-K.log}) gets the
+ *       rank's stdout and stderr bytes exactly as they came, interleaved in arrival order;</li>
+ *   <li>{@code all.log} gets every line, prefixed {@code [node/rank]} or {@code [node/rank:err]};
+ *       a line is written whole, so lines of different ranks never mix;</li>
+ *   <li>the {@link Console} gets the same lines (for the ranks it shows).</li>
+ * </ol>
+ * Lines longer than {@value #MAX_LINE} bytes are split in all.log and on the console, never in the
+ * rank files. The last {@value #TAIL} stderr lines of each rank are kept for the failure report.
+ */
+public final class OutputRouter implements AutoCloseable {
+
+    static final int MAX_LINE = 64 * 1024;
+    public static final int TAIL = 20;
+
+    private final Path folder;
+    private final Console console;
+    private final OutputStream all;
+    private final Map<Integer, OutputStream> rankFiles = new HashMap<>();
+    private final Map<String, LineSplitter> splitters = new HashMap<>();
+    private final Map<Integer, ArrayDeque<String>> stderrTail = new HashMap<>();
+    private final Map<Integer, long[]> bytes = new HashMap<>();
+    private final Map<Integer, String> nodes = new HashMap<>();
+    private int attempt;
+
+    public OutputRouter(Path folder, Console console) throws IOException {
+        this.folder = folder;
+        this.console = console;
+        this.all = new BufferedOutputStream(Files.newOutputStream(folder.resolve("all.log")), 1 << 16);
+    }
+
+    /** Starts a new attempt: later output goes to that attempt's rank files. */
+    public void attempt(int attempt) throws IOException {
+        flushPartials();
+        closeRankFiles();
+        this.attempt = attempt;
+        stderrTail.clear();
+        bytes.clear();
+    }
+
+    public static String rankFileName(int rank, int attempt) {
+        return attempt == 0 ? "rank-" + rank + ".log" : "rank-" + rank + ".attempt-" + attempt + ".log";
+    }
+
+    /** A worker started: its rank file exists from now on, even if it never prints. */
+    public void started(String node, int rank) throws IOException {
+        nodes.put(rank, node);
+        rankFile(rank);
+    }
+
+    public void output(String node, int rank, boolean stderr, byte[] data) {
+        try {
+            nodes.put(rank, node);
+            rankFile(rank).write(data);
+            bytes.computeIfAbsent(rank, r -> new long[2])[stderr ? 1 : 0] += data.length;
+            splitter(rank, stderr).feed(data, (line, ended) -> writeLine(node, rank, stderr, line));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void writeLine(String node, int rank, boolean stderr, byte[] line) {
+        byte[] prefix = ("[" + node + "/" + rank + (stderr ? ":err] " : "] ")).getBytes(StandardCharsets.UTF_8);
+        byte[] out = new byte[prefix.length + line.length + 1];
+        System.arraycopy(prefix, 0, out, 0, prefix.length);
+        System.arraycopy(line, 0, out, prefix.length, line.length);
+        out[out.length - 1] = '\n';
+        try {
+            all.write(out);
+            console.line(node, rank, stderr, out, prefix);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        if (stderr) {
+            ArrayDeque<String> tail = stderrTail.computeIfAbsent(rank, r -> new ArrayDeque<>());
+            tail.add(new String(line, StandardCharsets.UTF_8));
+            if (tail.size() > TAIL) {
+                tail.poll();
+            }
+        }
+    }
+
+    /** The last stderr lines of a rank in this attempt, oldest first. */
+    public List<String> stderrTail(int rank) {
+        flushPartial(rank, true);
+        return List.copyOf(stderrTail.getOrDefault(rank, new ArrayDeque<>()));
+    }
+
+    /** {stdout bytes, stderr bytes} of a rank in this attempt. */
+    public long[] bytes(int rank) {
+        return bytes.getOrDefault(rank, new long[2]).clone();
+    }
+
+    public void flush() throws IOException {
+        all.flush();
+        console.flush();
+        for (OutputStream o : rankFiles.values()) {
+            o.flush();
+        }
+    }
+
+    private OutputStream rankFile(int rank) throws IOException {
+        OutputStream o = rankFiles.get(rank);
+        if (o == null) {
+            o = new BufferedOutputStream(Files.newOutputStream(folder.resolve(rankFileName(rank, attempt))), 1 << 16);
+            rankFiles.put(rank, o);
+        }
+        return o;
+    }
+
+    private LineSplitter splitter(int rank, boolean stderr) {
+        return splitters.computeIfAbsent(rank + (stderr ? ":err" : ":out"), k -> new LineSplitter(MAX_LINE));
+    }
+
+    private void flushPartial(int rank, boolean stderr) {
+        LineSplitter s = splitters.get(rank + (stderr ? ":err" : ":out"));
+        if (s != null) {
+            s.finish((line, ended) -> writeLine(nodes.getOrDefault(rank, "?"), rank, stderr, line));
+        }
+    }
+
+    private void flushPartials() {
+        for (int rank : nodes.keySet()) {
+            flushPartial(rank, false);
+            flushPartial(rank, true);
+        }
+    }
+
+    private void closeRankFiles() throws IOException {
+        for (OutputStream o : rankFiles.values()) {
+            o.close();
+        }
+        rankFiles.clear();
+    }
+
+    @Override
+    public void close() throws IOException {
+        flushPartials();
+        closeRankFiles();
+        all.close();
+        console.flush();
+    }
+}

@@ -1,0 +1,59 @@
+package org.runjob.logs;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import org.yaml.snakeyaml.DumperOptions;
+import org.yaml.snakeyaml.Yaml;
+
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The record of one run: {@code LOGS_DIR/JOB/RUN_ID/} with {@code job.yaml} (the job after
+ * extends, interpolation and --set), {@code plan.json}, {@code command.txt}, the per-rank logs,
+ * {@code all.log}, {@code summary.json} and {@code runjob.log}.
+ */
+public final class RunFolder {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private final Path dir;
+
+    private RunFolder(Path dir) {
+        this.dir = dir;
+    }
+
+    public static RunFolder create(Path logsDir, String job, String runId) throws IOException {
+        Path dir = logsDir.resolve(job).resolve(runId);
+        Files.createDirectories(dir);
+        return new RunFolder(dir);
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    public void writeJob(JsonNode composed) throws IOException {
+        Map<String, Object> tree = JSON.convertValue(composed, new TypeReference<Map<String, Object>>() { });
+        DumperOptions options = new DumperOptions();
+        options.setDefaultFlowStyle(DumperOptions.FlowStyle.BLOCK);
+        options.setIndicatorIndent(2);
+        options.setIndentWithIndicator(true);
+        String text = "# the job as it ran: after extends, ${env:...} and --set\n" + new Yaml(options).dump(tree);
+        Files.writeString(dir.resolve("job.yaml"), text, StandardCharsets.UTF_8);
+    }
+
+    public void writeJson(String name, JsonNode node) throws IOException {
+        Files.writeString(dir.resolve(name), JSON.writerWithDefaultPrettyPrinter().writeValueAsString(node) + "\n");
+    }
+
+    public void writeCommand(List<String> argv) throws IOException {
+        Files.writeString(dir.resolve("command.txt"), String.join(" ", argv) + "\n");
+    }
+}

@@ -1,0 +1,62 @@
+package org.runjob.report;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.List;
+
+import org.runjob.launch.AttemptResult;
+import org.runjob.launch.Outcome;
+import org.runjob.launch.RankResult;
+import org.runjob.launch.RunResult;
+
+/**
+ * The end-of-run report: on failure a "root cause" block first (the first failure by time: node,
+ * rank and local rank, exit code or signal, pid, the last stderr lines), then one row per rank
+ * (node, rank, result, duration), then where the run folder is.
+ */
+public final class RunReport {
+
+    private RunReport() {
+    }
+
+    public static void print(RunResult run, PrintStream out) {
+        AttemptResult last = run.last();
+        out.println();
+        last.rootCause().ifPresent(cause -> rootCause(cause, out));
+        if (last.interrupted()) {
+            out.println("interrupted: every worker was stopped");
+        }
+        out.printf("%-16s %5s %6s  %-10s %-28s %9s%n", "node", "rank", "local", "result", "outcome", "duration");
+        for (RankResult r : last.ranks()) {
+            out.printf("%-16s %5d %6d  %-10s %-28s %9s%n", r.node(), r.rank(), r.localRank(), r.state().label(),
+                    r.outcome().map(Outcome::describe).map(RunReport::clip).orElse("-"), seconds(r.duration()));
+        }
+        String verdict = last.succeeded() ? "succeeded" : last.interrupted() ? "interrupted" : "failed";
+        String attempts = run.attempts().size() == 1 ? "" : " after " + run.attempts().size() + " attempts";
+        out.printf("job %s run %s %s%s in %s; logs in %s%n", run.job(), run.runId(), verdict, attempts,
+                seconds(Duration.between(run.attempts().get(0).start(), last.end())), run.folder());
+        out.flush();
+    }
+
+    private static void rootCause(RankResult cause, PrintStream out) {
+        out.println("root cause: rank " + cause.rank() + " (local rank " + cause.localRank() + ") on node " + cause.node()
+                + ": " + cause.outcome().map(Outcome::describe).orElse("?")
+                + (cause.pid().isPresent() ? ", pid " + cause.pid().getAsLong() : ""));
+        List<String> tail = cause.stderrTail();
+        if (tail.isEmpty()) {
+            out.println("  (no stderr)");
+        } else {
+            out.println("  last " + tail.size() + " stderr line" + (tail.size() == 1 ? "" : "s") + ":");
+            tail.forEach(line -> out.println("  | " + line));
+        }
+        out.println();
+    }
+
+    private static String clip(String s) {
+        return s.length() <= 28 ? s : s.substring(0, 25) + "...";
+    }
+
+    private static String seconds(Duration d) {
+        return String.format("%.1fs", d.toMillis() / 1000.0);
+    }
+}

@@ -1,0 +1,83 @@
+package org.runjob.report;
+
+import java.util.List;
+
+import org.runjob.launch.AttemptResult;
+import org.runjob.launch.Outcome;
+import org.runjob.launch.RankResult;
+import org.runjob.launch.RunResult;
+
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * {@code summary.json}: the run's result and exit code, the command line, the job file's git commit,
+ * and per attempt and rank: node, pid, start, end, state, outcome (exit code or signal), bytes.
+ */
+public final class SummaryJson {
+
+    private SummaryJson() {
+    }
+
+    /** @param git {@code {"commit", "dirty"}} of the repository holding the job file, or null */
+    public static ObjectNode of(RunResult run, int exitCode, List<String> command, ObjectNode git) {
+        JsonNodeFactory f = JsonNodeFactory.instance;
+        ObjectNode root = f.objectNode();
+        root.put("job", run.job());
+        root.put("run_id", run.runId());
+        root.put("result", run.succeeded() ? "succeeded" : run.interrupted() ? "interrupted" : "failed");
+        root.put("exit_code", exitCode);
+        ArrayNode cmd = root.putArray("command");
+        command.forEach(cmd::add);
+        if (git == null) {
+            root.putNull("git");
+        } else {
+            root.set("git", git);
+        }
+        root.put("start", run.attempts().get(0).start().toString());
+        root.put("end", run.last().end().toString());
+        ArrayNode attempts = root.putArray("attempts");
+        for (AttemptResult a : run.attempts()) {
+            ObjectNode attempt = attempts.addObject();
+            attempt.put("attempt", a.attempt());
+            attempt.put("result", a.succeeded() ? "succeeded" : a.interrupted() ? "interrupted" : "failed");
+            if (a.rootCause().isPresent()) {
+                attempt.put("root_cause_rank", a.rootCause().get().rank());
+            } else {
+                attempt.putNull("root_cause_rank");
+            }
+            ArrayNode ranks = attempt.putArray("ranks");
+            a.ranks().forEach(r -> rank(ranks.addObject(), r));
+        }
+        root.set("ranks", run.last().ranks().isEmpty() ? f.arrayNode() : attempts.get(attempts.size() - 1).get("ranks"));
+        return root;
+    }
+
+    private static void rank(ObjectNode o, RankResult r) {
+        o.put("rank", r.rank());
+        o.put("local_rank", r.localRank());
+        o.put("node", r.node());
+        if (r.pid().isPresent()) {
+            o.put("pid", r.pid().getAsLong());
+        } else {
+            o.putNull("pid");
+        }
+        o.put("start", r.start() == null ? null : r.start().toString());
+        o.put("end", r.end() == null ? null : r.end().toString());
+        o.put("state", r.state().label());
+        ObjectNode outcome = o.putObject("outcome");
+        Outcome out = r.outcome().orElse(null);
+        if (out instanceof Outcome.Exited e) {
+            outcome.put("type", "exited").put("exit_code", e.code());
+        } else if (out instanceof Outcome.Signalled s) {
+            outcome.put("type", "signalled").put("signal", s.signal()).put("signal_name", s.name());
+        } else if (out instanceof Outcome.NotStarted n) {
+            outcome.put("type", "not_started").put("reason", n.reason());
+        } else if (out instanceof Outcome.Lost l) {
+            outcome.put("type", "lost").put("reason", l.reason());
+        }
+        o.put("stdout_bytes", r.stdoutBytes());
+        o.put("stderr_bytes", r.stderrBytes());
+    }
+}
