@@ -49,11 +49,11 @@ public final class Agent {
     private volatile boolean stopping;
     private volatile boolean channelOpen = true;
 
-    Agent(InputStream in, OutputStream out, Map<String, String> env, Path spillDir) {
+    Agent(InputStream in, OutputStream out, Map<String, String> env, Path spillDir, long spoolMemory) {
         this.in = new DataInputStream(new BufferedInputStream(in, 65536));
         this.out = new DataOutputStream(new BufferedOutputStream(out, 65536));
         this.env = Map.copyOf(env);
-        this.spool = new Spool(SPOOL_MEMORY, spillDir);
+        this.spool = new Spool(spoolMemory, spillDir);
     }
 
     /** Runs an agent on these streams until its workers are gone; returns the exit code. */
@@ -65,7 +65,7 @@ public final class Agent {
             // SIGINT already ignored or reserved: fine either way
         }
         Path spillDir = Path.of(System.getProperty("java.io.tmpdir"));
-        return new Agent(in, out, env, spillDir).run();
+        return new Agent(in, out, env, spillDir, SPOOL_MEMORY).run();
     }
 
     int run() {

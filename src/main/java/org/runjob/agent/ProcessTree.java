@@ -10,16 +10,24 @@ import java.util.Set;
 
 /**
  * A worker and everything it started: the members of its process group (the worker runs as a
- * session and group leader, so pgid = its pid) plus any descendant that left the group. Processes
- * are found by pid and group, never by name, so another job's processes are never touched.
+ * session and group leader, so pgid = its pid), its descendants, and every process that carries
+ * the worker's unique {@link #TOKEN_VARIABLE} in its environment (which finds a grandchild that
+ * left the group with setsid and was orphaned when its parent exited). Processes are found by pid,
+ * group and token, never by name, so another job's processes are never touched.
  */
 public final class ProcessTree {
 
+    /** Set by the agent in every worker's environment, with a value unique to that worker. */
+    public static final String TOKEN_VARIABLE = "RUNJOB_WORKER_ID";
+
     private final long leader;
+    private final String token;
     private final Set<Long> seen = new LinkedHashSet<>();
 
-    public ProcessTree(long leaderPid) {
+    /** @param token the worker's {@link #TOKEN_VARIABLE} value, or null when there is none */
+    public ProcessTree(long leaderPid, String token) {
         this.leader = leaderPid;
+        this.token = token;
     }
 
     public long leader() {
@@ -29,6 +37,9 @@ public final class ProcessTree {
     /** Live members now: the group, the leader's descendants, and any process seen before that still lives. */
     public Set<ProcessHandle> members() {
         Set<Long> pids = new LinkedHashSet<>(groupMembers(leader));
+        if (token != null) {
+            pids.addAll(carrying(TOKEN_VARIABLE + "=" + token));
+        }
         ProcessHandle.of(leader).ifPresent(h -> {
             pids.add(leader);
             h.descendants().forEach(d -> pids.add(d.pid()));
@@ -73,6 +84,48 @@ public final class ProcessTree {
             // no /proc: descendants alone
         }
         return out;
+    }
+
+    /** Pids whose environment holds exactly {@code entry} ("NAME=value"), from /proc/PID/environ. */
+    static Set<Long> carrying(String entry) {
+        Set<Long> out = new LinkedHashSet<>();
+        byte[] needle = (entry + "\0").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        long self = ProcessHandle.current().pid();
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(Path.of("/proc"), p -> p.getFileName().toString().matches("\\d+"))) {
+            for (Path dir : dirs) {
+                long pid = Long.parseLong(dir.getFileName().toString());
+                if (pid == self) {
+                    continue;
+                }
+                try {
+                    byte[] env = Files.readAllBytes(dir.resolve("environ"));
+                    if (startsEntry(env, needle)) {
+                        out.add(pid);
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // gone, or not ours to read
+                }
+            }
+        } catch (IOException e) {
+            // no /proc
+        }
+        return out;
+    }
+
+    private static boolean startsEntry(byte[] env, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= env.length; i++) {
+            if (i > 0 && env[i - 1] != 0) {
+                continue;
+            }
+            for (int j = 0; j < needle.length; j++) {
+                if (env[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return true;
+        }
+        return false;
     }
 
     private static boolean isZombie(long pid) {

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.commons.exec.CommandLine;
@@ -50,9 +51,17 @@ final class WorkerProcess {
     void start(Map<String, String> agentEnv, Runnable onEnd) {
         Map<String, String> env = new HashMap<>(agentEnv);
         env.putAll(spec.env());
+        String token = ProcessHandle.current().pid() + "-" + spec.rank() + "-" + System.nanoTime();
+        env.put(ProcessTree.TOKEN_VARIABLE, token);
         Path dir = Workdirs.resolve(spec.workdir(), agentEnv);
         try {
             Files.createDirectories(dir);
+            Optional<String> missing = Programs.missing(spec.argv().get(0), env.get("PATH"), dir);
+            if (missing.isPresent()) {
+                report(new Exit.NotStarted(missing.get()));
+                onEnd.run();
+                return;
+            }
             CommandLine cmd;
             if (Files.isExecutable(SETSID)) {
                 cmd = new CommandLine(SETSID.toString());
@@ -74,8 +83,10 @@ final class WorkerProcess {
         } catch (IOException e) {
             // already closed
         }
-        tree = new ProcessTree(process.pid());
-        send(new Frame(Frame.Type.STARTED, spec.rank(), ByteBuffer.allocate(8).putLong(process.pid()).array()));
+        tree = new ProcessTree(process.pid(), token);
+        byte[] tokenBytes = token.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        send(new Frame(Frame.Type.STARTED, spec.rank(),
+                ByteBuffer.allocate(8 + tokenBytes.length).putLong(process.pid()).put(tokenBytes).array()));
         Thread out = drain(process.getInputStream(), Frame.Type.STDOUT, "out");
         Thread err = drain(process.getErrorStream(), Frame.Type.STDERR, "err");
         Thread waiter = new Thread(() -> {

@@ -13,7 +13,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -39,7 +38,7 @@ final class LocalAgentChannel implements AgentChannel {
     private final String node;
     private final Process process;
     private final DataOutputStream out;
-    private final Set<Long> workerPids = ConcurrentHashMap.newKeySet();
+    private final Map<Long, String> workerTokens = new ConcurrentHashMap<>();
 
     private LocalAgentChannel(String node, Process process) {
         this.node = node;
@@ -96,7 +95,7 @@ final class LocalAgentChannel implements AgentChannel {
                 switch (f.type()) {
                     case STARTED -> {
                         long pid = ByteBuffer.wrap(f.payload()).getLong();
-                        workerPids.add(pid);
+                        workerTokens.put(pid, new String(f.payload(), 8, f.payload().length - 8, StandardCharsets.UTF_8));
                         events.add(new Event.Started(node, f.rank(), pid));
                     }
                     case STDOUT -> events.add(new Event.Output(node, f.rank(), false, f.payload()));
@@ -131,9 +130,7 @@ final class LocalAgentChannel implements AgentChannel {
     @Override
     public void forceClose() {
         process.destroyForcibly();
-        for (long pid : workerPids) {
-            new ProcessTree(pid).kill();
-        }
+        workerTokens.forEach((pid, token) -> new ProcessTree(pid, token).kill());
     }
 
     @Override

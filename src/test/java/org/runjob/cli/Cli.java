@@ -9,12 +9,12 @@ import java.time.ZoneOffset;
 import java.util.Map;
 
 /** Runs the CLI in-process with captured streams, a fixed clock and a fixed run-id salt. */
-record Cli(int code, String out, String err) {
+public record Cli(int code, String out, String err) {
 
     static final Instant NOW = Instant.parse("2026-12-01T07:00:00Z");
-    static final String RUN_ID = "20261201-070000-ab12";
+    public static final String RUN_ID = "20261201-070000-ab12";
 
-    static Cli run(Map<String, String> env, String... args) {
+    public static Cli run(Map<String, String> env, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         Io io = new Io(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
@@ -23,7 +23,7 @@ record Cli(int code, String out, String err) {
         return new Cli(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
-    static Cli run(String... args) {
+    public static Cli run(String... args) {
         return run(Map.of(), args);
     }
 }

@@ -1,0 +1,106 @@
+package org.runjob.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.PipedInputStream;
+import java.io.PipedOutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The agent in this JVM, driven over pipes by hand, with real worker processes. */
+class AgentTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aCoordinatorThatDoesNotReadNeverBlocksAWorker() throws Exception {
+        PipedOutputStream toAgent = new PipedOutputStream();
+        PipedInputStream agentIn = new PipedInputStream(toAgent, 1 << 16);
+        PipedInputStream fromAgent = new PipedInputStream(1 << 16);
+        PipedOutputStream agentOut = new PipedOutputStream(fromAgent);
+        Path spill = Files.createDirectories(tmp.resolve("spill"));
+        Map<String, String> env = new HashMap<>(System.getenv());
+        Agent agent = new Agent(agentIn, agentOut, env, spill, 1 << 20);
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(agent::run);
+
+        Path done = tmp.resolve("done");
+        // 32 MiB of output, far more than the pipe (64 KiB) and the spool's memory (1 MiB) hold
+        String script = "import sys\nb = b'y' * 65535 + b'\\n'\nfor _ in range(512): sys.stdout.buffer.write(b)\n"
+                + "sys.stdout.flush()\nopen('" + done + "', 'w').close()\n";
+        WorkerSpec w = new WorkerSpec(0, List.of("python3", "-c", script), Map.of("RANK", "0"), tmp.toString());
+        DataOutputStream out = new DataOutputStream(toAgent);
+        new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000).encode()).writeTo(out);
+        out.flush();
+
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!Files.exists(done) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(done).as("the worker finished writing while nobody read the agent").exists();
+
+        DataInputStream in = new DataInputStream(fromAgent);
+        long bytes = 0;
+        Exit exited = null;
+        boolean sawDone = false;
+        Frame f;
+        while (!sawDone && (f = Frame.readFrom(in)) != null) {
+            switch (f.type()) {
+                case STDOUT -> bytes += f.payload().length;
+                case EXITED -> exited = Exit.decode(f.payload());
+                case DONE -> sawDone = true;
+                default -> { }
+            }
+        }
+        assertThat(bytes).isEqualTo(512L * 65536);
+        assertThat(exited).isEqualTo(new Exit.Code(0, false));
+        assertThat(exit.get(10, TimeUnit.SECONDS)).isZero();
+        try (var files = Files.list(spill)) {
+            assertThat(files).as("the spill file is removed").isEmpty();
+        }
+    }
+
+    @Test
+    void closingTheAgentsStdinStopsItsWorkers() throws Exception {
+        PipedOutputStream toAgent = new PipedOutputStream();
+        PipedInputStream agentIn = new PipedInputStream(toAgent, 1 << 16);
+        PipedInputStream fromAgent = new PipedInputStream(1 << 20);
+        PipedOutputStream agentOut = new PipedOutputStream(fromAgent);
+        Agent agent = new Agent(agentIn, agentOut, System.getenv(), tmp, 1 << 20);
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(agent::run);
+        WorkerSpec w = new WorkerSpec(0, List.of("sleep", "1000"), Map.of(), tmp.toString());
+        DataOutputStream out = new DataOutputStream(toAgent);
+        new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000).encode()).writeTo(out);
+        out.flush();
+        DataInputStream in = new DataInputStream(fromAgent);
+        long pid = -1;
+        while (pid < 0) {
+            Frame f = Frame.readFrom(in);
+            if (f.type() == Frame.Type.STARTED) {
+                pid = java.nio.ByteBuffer.wrap(f.payload()).getLong();
+            }
+        }
+        assertThat(ProcessHandle.of(pid)).isPresent();
+        toAgent.close();
+        CompletableFuture.runAsync(() -> {
+            try {
+                in.transferTo(java.io.OutputStream.nullOutputStream());
+            } catch (java.io.IOException e) {
+                // closed
+            }
+        });
+        assertThat(exit.get(10, TimeUnit.SECONDS)).isZero();
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+    }
+}

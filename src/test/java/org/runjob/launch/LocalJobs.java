@@ -1,0 +1,122 @@
+package org.runjob.launch;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import org.runjob.cli.Cli;
+
+/** Writes local test jobs around the worker scripts in src/test/resources/workers and runs them. */
+final class LocalJobs {
+
+    static final Path WORKERS = Path.of("src/test/resources/workers").toAbsolutePath();
+
+    final Path dir;
+    final Path pids;
+    final Path logs;
+
+    LocalJobs(Path dir) throws IOException {
+        this.dir = dir;
+        this.pids = Files.createDirectories(dir.resolve("pids"));
+        this.logs = dir.resolve("runs");
+    }
+
+    /** A job of {@code nodes} local nodes with {@code perNode} workers each, running {@code script}. */
+    Path job(String name, String script, int nodes, int perNode, Map<String, String> env, double grace, int restarts)
+            throws IOException {
+        StringBuilder y = new StringBuilder("name: " + name + "\nnodes:\n");
+        for (int i = 1; i <= nodes; i++) {
+            y.append("  - {name: n").append(i).append(", local: true, workers: ").append(perNode).append("}\n");
+        }
+        y.append("rendezvous: {port: auto}\n");
+        y.append("entrypoint: {command: [python3, ").append(script).append("]}\n");
+        y.append("files: [").append(WORKERS.resolve("common.py")).append(", ").append(WORKERS.resolve(script)).append("]\n");
+        y.append("workdir: ").append(dir.resolve("work-" + name)).append("\n");
+        y.append("logs: {dir: ").append(logs).append("}\n");
+        y.append("failure: {grace_period_s: ").append(grace).append(", max_restarts: ").append(restarts).append("}\n");
+        y.append("env:\n  PIDDIR: ").append(pids).append("\n");
+        env.forEach((k, v) -> y.append("  ").append(k).append(": '").append(v).append("'\n"));
+        Path file = dir.resolve(name + ".yaml");
+        Files.writeString(file, y.toString());
+        return file;
+    }
+
+    /** runjob in this JVM (agents are still separate processes). */
+    Cli runInProcess(Path job, String... extra) {
+        List<String> args = new ArrayList<>(List.of(extra));
+        args.add(job.toString());
+        return Cli.run(System.getenv(), args.toArray(String[]::new));
+    }
+
+    /** runjob as its own JVM, so it can be signalled and killed for real. */
+    Process start(Path job) throws IOException {
+        List<String> cmd = List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                System.getProperty("java.class.path"), "org.runjob.cli.Main", job.toString());
+        return new ProcessBuilder(cmd).directory(dir.toFile())
+                .redirectOutput(dir.resolve(job.getFileName() + ".out").toFile())
+                .redirectError(dir.resolve(job.getFileName() + ".err").toFile()).start();
+    }
+
+    String stderrOf(Path job) throws IOException {
+        return Files.readString(dir.resolve(job.getFileName() + ".err"));
+    }
+
+    /** The single run folder of a job. */
+    Path runFolder(String name) throws IOException {
+        try (var s = Files.list(logs.resolve(name))) {
+            List<Path> runs = s.toList();
+            if (runs.size() != 1) {
+                throw new IllegalStateException("expected one run of " + name + ", found " + runs);
+            }
+            return runs.get(0);
+        }
+    }
+
+    /** Waits until pid files {@code prefix-0.pid ... prefix-(n-1).pid} exist and returns their pids. */
+    List<Long> awaitPids(String prefix, int n, Duration timeout) {
+        Poll.until(() -> java.util.stream.IntStream.range(0, n).allMatch(r -> Files.exists(pids.resolve(prefix + "-" + r + ".pid"))),
+                timeout, n + " " + prefix + " pid files");
+        List<Long> out = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            try {
+                out.add(Long.parseLong(Files.readString(pids.resolve(prefix + "-" + r + ".pid")).trim()));
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return out;
+    }
+
+    static boolean alive(long pid) {
+        return ProcessHandle.of(pid).map(h -> h.isAlive() && !zombie(pid)).orElse(false);
+    }
+
+    static List<Long> living(List<Long> pids) {
+        return pids.stream().filter(LocalJobs::alive).collect(Collectors.toList());
+    }
+
+    private static boolean zombie(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    static void signal(Process p, String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-s", signal, Long.toString(p.pid())).inheritIO().start();
+        kill.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** Kills whatever a failed test left behind, so one failure does not leak into the next test. */
+    static void killAll(List<Long> pids) {
+        pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+    }
+}

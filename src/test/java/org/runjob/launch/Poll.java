@@ -1,0 +1,28 @@
+package org.runjob.launch;
+
+import java.time.Duration;
+import java.util.function.BooleanSupplier;
+
+import org.opentest4j.AssertionFailedError;
+
+/** Waits for a condition with a deadline, checking every 20 ms: the tests' only way to wait. */
+final class Poll {
+
+    private Poll() {
+    }
+
+    static void until(BooleanSupplier condition, Duration timeout, String what) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionFailedError("timed out after " + timeout.toMillis() + " ms waiting for " + what);
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionFailedError("interrupted waiting for " + what);
+            }
+        }
+    }
+}
