@@ -32,7 +32,9 @@ public final class Main {
             // the node agent: no picocli, no Log4j start-up; it speaks frames on stdin/stdout
             System.exit(Agent.main(System.in, System.out, System.getenv()));
         }
-        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        // buffered: worker output is flushed whenever the supervisor has nothing queued, not per line
+        PrintStream out = new PrintStream(new java.io.BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16),
+                false, StandardCharsets.UTF_8);
         PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
         SecureRandom random = new SecureRandom();
         Interrupts interrupts = Interrupts.installed();

@@ -47,6 +47,7 @@ import org.runjob.plan.WorkerLaunch;
 final class Supervisor {
 
     static final long STOP_SLACK_MS = 5000;
+    static final long IDLE_FLUSH_MS = 5;
     static final long KILL_SLACK_MS = 5000;
     private static final Logger LOG = LogManager.getLogger(Supervisor.class);
 
@@ -103,7 +104,15 @@ final class Supervisor {
         }
         try {
             while (!agents.isEmpty()) {
-                Event e = events.poll(100, TimeUnit.MILLISECONDS);
+                // under load, write in batches; after 5 ms without events, flush so output shows at once
+                Event e = events.poll();
+                if (e == null) {
+                    e = events.poll(IDLE_FLUSH_MS, TimeUnit.MILLISECONDS);
+                }
+                if (e == null) {
+                    flushOutput();
+                    e = events.poll(100, TimeUnit.MILLISECONDS);
+                }
                 if (e != null) {
                     handle(e);
                 }
@@ -188,6 +197,14 @@ final class Supervisor {
             }
             LOG.warn("node {} lost: {}", l.node(), l.reason());
             lose(l.node(), "node " + l.node() + " lost (" + l.reason() + ")");
+        }
+    }
+
+    private void flushOutput() {
+        try {
+            router.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

@@ -21,6 +21,7 @@ public final class Console {
     private final boolean colour;
     private final Set<Integer> ranks;
     private final Map<String, String> colours = new HashMap<>();
+    private final Map<byte[], byte[]> coloured = new java.util.IdentityHashMap<>();
 
     /** @param ranks the ranks to show; empty shows every rank */
     public Console(OutputStream out, boolean colour, Set<Integer> ranks) {
@@ -29,17 +30,19 @@ public final class Console {
         this.ranks = Set.copyOf(ranks);
     }
 
-    void line(String node, int rank, boolean stderr, byte[] prefixed, byte[] prefix) throws IOException {
+    /** Writes {@code prefix}, the line slice and a newline, unless the rank is filtered out. */
+    void line(String node, int rank, byte[] prefix, byte[] buf, int off, int len) throws IOException {
         if (!ranks.isEmpty() && !ranks.contains(rank)) {
             return;
         }
-        if (colour) {
-            String c = colours.computeIfAbsent(node, n -> COLOURS[colours.size() % COLOURS.length]);
-            out.write((c + new String(prefix, StandardCharsets.UTF_8) + RESET).getBytes(StandardCharsets.UTF_8));
-            out.write(prefixed, prefix.length, prefixed.length - prefix.length);
-        } else {
-            out.write(prefixed);
-        }
+        out.write(colour ? coloured.computeIfAbsent(prefix, p -> colourOf(node, p)) : prefix);
+        out.write(buf, off, len);
+        out.write('\n');
+    }
+
+    private byte[] colourOf(String node, byte[] prefix) {
+        String c = colours.computeIfAbsent(node, n -> COLOURS[colours.size() % COLOURS.length]);
+        return (c + new String(prefix, StandardCharsets.UTF_8) + RESET).getBytes(StandardCharsets.UTF_8);
     }
 
     void flush() throws IOException {

@@ -1,15 +1,19 @@
 package org.runjob.logs;
 
 import java.io.ByteArrayOutputStream;
-import java.util.function.BiConsumer;
 
 /**
  * Cuts a byte stream into lines for prefixing. A line ends at '\n' (kept out of the line); a line
- * longer than {@code maxLine} bytes is emitted in pieces of {@code maxLine}, each marked as not
- * ending the line, so memory stays bounded whatever a worker prints. Bytes are passed through as
- * they are: non-UTF-8 output is not altered.
+ * longer than {@code maxLine} bytes is emitted in pieces of {@code maxLine}, so memory stays bounded
+ * whatever a worker prints. Bytes are passed through as they are: non-UTF-8 output is not altered.
+ * Whole lines inside one chunk are handed out as slices of it, without copying.
  */
 final class LineSplitter {
+
+    /** Receives one line (without its '\n') as a slice. */
+    interface Sink {
+        void line(byte[] buf, int off, int len);
+    }
 
     private final int maxLine;
     private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
@@ -18,30 +22,49 @@ final class LineSplitter {
         this.maxLine = maxLine;
     }
 
-    /** Feeds bytes; {@code sink} gets (line bytes, whether the line really ended here). */
-    void feed(byte[] bytes, BiConsumer<byte[], Boolean> sink) {
+    void feed(byte[] bytes, Sink sink) {
         int start = 0;
-        for (int i = 0; i < bytes.length; i++) {
-            if (bytes[i] == '\n') {
-                partial.write(bytes, start, i - start);
-                sink.accept(partial.toByteArray(), true);
-                partial.reset();
-                start = i + 1;
-            } else if (partial.size() + (i - start + 1) >= maxLine) {
-                partial.write(bytes, start, i - start + 1);
-                sink.accept(partial.toByteArray(), false);
-                partial.reset();
-                start = i + 1;
+        int n = bytes.length;
+        while (start < n) {
+            int room = maxLine - partial.size();
+            int limit = Math.min(n, start + room);
+            int nl = -1;
+            for (int i = start; i < limit; i++) {
+                if (bytes[i] == '\n') {
+                    nl = i;
+                    break;
+                }
+            }
+            if (nl >= 0) {
+                emit(bytes, start, nl - start, sink);
+                start = nl + 1;
+            } else if (limit - start == room) {
+                emit(bytes, start, room, sink); // a line of maxLine bytes: cut here
+                start = limit;
+            } else {
+                partial.write(bytes, start, n - start);
+                start = n;
             }
         }
-        partial.write(bytes, start, bytes.length - start);
+    }
+
+    private void emit(byte[] bytes, int off, int len, Sink sink) {
+        if (partial.size() == 0) {
+            sink.line(bytes, off, len);
+        } else {
+            partial.write(bytes, off, len);
+            byte[] line = partial.toByteArray();
+            partial.reset();
+            sink.line(line, 0, line.length);
+        }
     }
 
     /** Emits what is left (output that did not end in a newline). */
-    void finish(BiConsumer<byte[], Boolean> sink) {
+    void finish(Sink sink) {
         if (partial.size() > 0) {
-            sink.accept(partial.toByteArray(), false);
+            byte[] line = partial.toByteArray();
             partial.reset();
+            sink.line(line, 0, line.length);
         }
     }
 }

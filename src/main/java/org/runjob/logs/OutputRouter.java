@@ -37,6 +37,7 @@ public final class OutputRouter implements AutoCloseable {
     private final Map<Integer, ArrayDeque<String>> stderrTail = new HashMap<>();
     private final Map<Integer, long[]> bytes = new HashMap<>();
     private final Map<Integer, String> nodes = new HashMap<>();
+    private final Map<String, byte[]> prefixes = new HashMap<>();
     private int attempt;
 
     public OutputRouter(Path folder, Console console) throws IOException {
@@ -69,27 +70,26 @@ public final class OutputRouter implements AutoCloseable {
             nodes.put(rank, node);
             rankFile(rank).write(data);
             bytes.computeIfAbsent(rank, r -> new long[2])[stderr ? 1 : 0] += data.length;
-            splitter(rank, stderr).feed(data, (line, ended) -> writeLine(node, rank, stderr, line));
+            splitter(rank, stderr).feed(data, (buf, off, len) -> writeLine(node, rank, stderr, buf, off, len));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    private void writeLine(String node, int rank, boolean stderr, byte[] line) {
-        byte[] prefix = ("[" + node + "/" + rank + (stderr ? ":err] " : "] ")).getBytes(StandardCharsets.UTF_8);
-        byte[] out = new byte[prefix.length + line.length + 1];
-        System.arraycopy(prefix, 0, out, 0, prefix.length);
-        System.arraycopy(line, 0, out, prefix.length, line.length);
-        out[out.length - 1] = '\n';
+    private void writeLine(String node, int rank, boolean stderr, byte[] buf, int off, int len) {
+        byte[] prefix = prefixes.computeIfAbsent(rank + (stderr ? ":err" : ":out"),
+                k -> ("[" + node + "/" + rank + (stderr ? ":err] " : "] ")).getBytes(StandardCharsets.UTF_8));
         try {
-            all.write(out);
-            console.line(node, rank, stderr, out, prefix);
+            all.write(prefix);
+            all.write(buf, off, len);
+            all.write('\n');
+            console.line(node, rank, prefix, buf, off, len);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         if (stderr) {
             ArrayDeque<String> tail = stderrTail.computeIfAbsent(rank, r -> new ArrayDeque<>());
-            tail.add(new String(line, StandardCharsets.UTF_8));
+            tail.add(new String(buf, off, len, StandardCharsets.UTF_8));
             if (tail.size() > TAIL) {
                 tail.poll();
             }
@@ -131,7 +131,7 @@ public final class OutputRouter implements AutoCloseable {
     private void flushPartial(int rank, boolean stderr) {
         LineSplitter s = splitters.get(rank + (stderr ? ":err" : ":out"));
         if (s != null) {
-            s.finish((line, ended) -> writeLine(nodes.getOrDefault(rank, "?"), rank, stderr, line));
+            s.finish((buf, off, len) -> writeLine(nodes.getOrDefault(rank, "?"), rank, stderr, buf, off, len));
         }
     }
 
