@@ -235,6 +235,7 @@ final class Supervisor {
         w.state = state;
         w.outcome = outcome;
         w.end = clock.instant();
+        router.finish(w.launch.rank());
         w.tail = router.stderrTail(w.launch.rank());
         w.bytes = router.bytes(w.launch.rank());
     }

@@ -10,9 +10,9 @@ import java.io.ByteArrayOutputStream;
  */
 final class LineSplitter {
 
-    /** Receives one line (without its '\n') as a slice. */
+    /** Receives one line (without its '\n') as a slice; {@code ended} is false for a piece of a longer line or a last line without '\n'. */
     interface Sink {
-        void line(byte[] buf, int off, int len);
+        void line(byte[] buf, int off, int len, boolean ended);
     }
 
     private final int maxLine;
@@ -27,20 +27,21 @@ final class LineSplitter {
         int n = bytes.length;
         while (start < n) {
             int room = maxLine - partial.size();
-            int limit = Math.min(n, start + room);
+            // look one byte past the room: a line of exactly maxLine bytes is not cut
+            int searchEnd = Math.min(n, start + room + 1);
             int nl = -1;
-            for (int i = start; i < limit; i++) {
+            for (int i = start; i < searchEnd; i++) {
                 if (bytes[i] == '\n') {
                     nl = i;
                     break;
                 }
             }
             if (nl >= 0) {
-                emit(bytes, start, nl - start, sink);
+                emit(bytes, start, nl - start, sink, true);
                 start = nl + 1;
-            } else if (limit - start == room) {
-                emit(bytes, start, room, sink); // a line of maxLine bytes: cut here
-                start = limit;
+            } else if (searchEnd - start == room + 1) {
+                emit(bytes, start, room, sink, false); // more than maxLine bytes without '\n': cut
+                start += room;
             } else {
                 partial.write(bytes, start, n - start);
                 start = n;
@@ -48,14 +49,14 @@ final class LineSplitter {
         }
     }
 
-    private void emit(byte[] bytes, int off, int len, Sink sink) {
+    private void emit(byte[] bytes, int off, int len, Sink sink, boolean ended) {
         if (partial.size() == 0) {
-            sink.line(bytes, off, len);
+            sink.line(bytes, off, len, ended);
         } else {
             partial.write(bytes, off, len);
             byte[] line = partial.toByteArray();
             partial.reset();
-            sink.line(line, 0, line.length);
+            sink.line(line, 0, line.length, ended);
         }
     }
 
@@ -64,7 +65,7 @@ final class LineSplitter {
         if (partial.size() > 0) {
             byte[] line = partial.toByteArray();
             partial.reset();
-            sink.line(line, 0, line.length);
+            sink.line(line, 0, line.length, false);
         }
     }
 }

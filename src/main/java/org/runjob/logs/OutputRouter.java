@@ -16,7 +16,8 @@ import java.util.Map;
  * Where worker output goes, from the supervisor's one thread, in arrival order:
  * <ol>
  *   <li>{@code rank-N.log} (attempts after the first: {@code rank-N.attempt-K.log}) gets the
- *       rank's stdout and stderr bytes exactly as they came, interleaved in arrival order;</li>
+ *       rank's stdout and stderr bytes exactly, interleaved in arrival order at line boundaries
+ *       (only a line over {@value #MAX_FILE_LINE} bytes can be cut by a line of the other stream);</li>
  *   <li>{@code all.log} gets every line, prefixed {@code [node/rank]} or {@code [node/rank:err]};
  *       a line is written whole, so lines of different ranks never mix;</li>
  *   <li>the {@link Console} gets the same lines (for the ranks it shows).</li>
@@ -27,6 +28,7 @@ import java.util.Map;
 public final class OutputRouter implements AutoCloseable {
 
     static final int MAX_LINE = 64 * 1024;
+    static final int MAX_FILE_LINE = 8 * 1024 * 1024;
     public static final int TAIL = 20;
 
     private final Path folder;
@@ -51,6 +53,7 @@ public final class OutputRouter implements AutoCloseable {
         flushPartials();
         closeRankFiles();
         this.attempt = attempt;
+        splitters.clear();
         stderrTail.clear();
         bytes.clear();
     }
@@ -68,9 +71,21 @@ public final class OutputRouter implements AutoCloseable {
     public void output(String node, int rank, boolean stderr, byte[] data) {
         try {
             nodes.put(rank, node);
-            rankFile(rank).write(data);
+            OutputStream file = rankFile(rank);
             bytes.computeIfAbsent(rank, r -> new long[2])[stderr ? 1 : 0] += data.length;
-            splitter(rank, stderr).feed(data, (buf, off, len) -> writeLine(node, rank, stderr, buf, off, len));
+            fileSplitter(rank, stderr).feed(data, (buf, off, len, ended) -> writeRankFile(file, buf, off, len, ended));
+            splitter(rank, stderr).feed(data, (buf, off, len, ended) -> writeLine(node, rank, stderr, buf, off, len));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void writeRankFile(OutputStream file, byte[] buf, int off, int len, boolean ended) {
+        try {
+            file.write(buf, off, len);
+            if (ended) {
+                file.write('\n');
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -96,9 +111,14 @@ public final class OutputRouter implements AutoCloseable {
         }
     }
 
+    /** A rank ended: what it printed without a final newline is written out, stdout first. */
+    public void finish(int rank) {
+        flushPartial(rank, false);
+        flushPartial(rank, true);
+    }
+
     /** The last stderr lines of a rank in this attempt, oldest first. */
     public List<String> stderrTail(int rank) {
-        flushPartial(rank, true);
         return List.copyOf(stderrTail.getOrDefault(rank, new ArrayDeque<>()));
     }
 
@@ -128,10 +148,23 @@ public final class OutputRouter implements AutoCloseable {
         return splitters.computeIfAbsent(rank + (stderr ? ":err" : ":out"), k -> new LineSplitter(MAX_LINE));
     }
 
+    private LineSplitter fileSplitter(int rank, boolean stderr) {
+        return splitters.computeIfAbsent(rank + (stderr ? ":file-err" : ":file-out"), k -> new LineSplitter(MAX_FILE_LINE));
+    }
+
     private void flushPartial(int rank, boolean stderr) {
+        LineSplitter f = splitters.get(rank + (stderr ? ":file-err" : ":file-out"));
+        if (f != null) {
+            try {
+                OutputStream file = rankFile(rank);
+                f.finish((buf, off, len, ended) -> writeRankFile(file, buf, off, len, ended));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
         LineSplitter s = splitters.get(rank + (stderr ? ":err" : ":out"));
         if (s != null) {
-            s.finish((buf, off, len) -> writeLine(nodes.getOrDefault(rank, "?"), rank, stderr, buf, off, len));
+            s.finish((buf, off, len, ended) -> writeLine(nodes.getOrDefault(rank, "?"), rank, stderr, buf, off, len));
         }
     }
 
