@@ -48,6 +48,7 @@ public final class Agent {
     private volatile long graceMillis = 10_000;
     private volatile boolean stopping;
     private volatile boolean channelOpen = true;
+    private volatile long lastFrame = System.nanoTime();
 
     Agent(InputStream in, OutputStream out, Map<String, String> env, Path spillDir, long spoolMemory) {
         this.in = new DataInputStream(new BufferedInputStream(in, 65536));
@@ -97,6 +98,7 @@ public final class Agent {
         try {
             Frame f;
             while ((f = Frame.readFrom(in)) != null) {
+                lastFrame = System.nanoTime();
                 switch (f.type()) {
                     case START -> start(StartRequest.decode(f.payload()));
                     case STOP -> stopAll();
@@ -121,6 +123,9 @@ public final class Agent {
             return;
         }
         graceMillis = request.graceMillis();
+        if (request.heartbeatTimeoutMillis() > 0) {
+            watchHeartbeats(request.heartbeatTimeoutMillis());
+        }
         ended = new CountDownLatch(request.workers().size());
         for (WorkerSpec spec : request.workers()) {
             workers.add(new WorkerProcess(spec, spool));
@@ -129,6 +134,26 @@ public final class Agent {
         for (WorkerProcess w : workers) {
             w.start(env, ended::countDown);
         }
+    }
+
+    /** A coordinator silent for longer than {@code timeoutMs} is gone (a dead link may never close our stdin). */
+    private void watchHeartbeats(long timeoutMs) {
+        Thread t = new Thread(() -> {
+            while (!stopping) {
+                if (System.nanoTime() - lastFrame > timeoutMs * 1_000_000) {
+                    channelOpen = false;
+                    stopAll();
+                    return;
+                }
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "agent-heartbeat");
+        t.setDaemon(true);
+        t.start();
     }
 
     /** TERM every worker tree, then KILL what is left after the grace period; once only. */

@@ -6,13 +6,13 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 /** Whether a worker's program can be run, found the way execvp finds it. */
-final class Programs {
+public final class Programs {
 
     private Programs() {
     }
 
     /** Why {@code program} cannot be run from {@code workdir} with this PATH, or empty when it can. */
-    static Optional<String> missing(String program, String path, Path workdir) {
+    public static Optional<String> missing(String program, String path, Path workdir) {
         if (program.contains("/")) {
             Path p = workdir.resolve(program);
             return Files.isRegularFile(p) && Files.isExecutable(p) ? Optional.empty()

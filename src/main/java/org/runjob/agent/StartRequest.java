@@ -10,8 +10,12 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
-/** The START frame's payload: the node's workers and the stop grace period, as JSON. */
-public record StartRequest(List<WorkerSpec> workers, long graceMillis) {
+/**
+ * The START frame's payload, as JSON: the node's workers, the stop grace period, and how long the
+ * agent may go without any frame from the coordinator (it sends PING every few seconds) before it
+ * treats the channel as lost; 0 turns that off.
+ */
+public record StartRequest(List<WorkerSpec> workers, long graceMillis, long heartbeatTimeoutMillis) {
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
@@ -22,6 +26,7 @@ public record StartRequest(List<WorkerSpec> workers, long graceMillis) {
     public byte[] encode() {
         ObjectNode root = JSON.createObjectNode();
         root.put("grace_ms", graceMillis);
+        root.put("heartbeat_timeout_ms", heartbeatTimeoutMillis);
         var list = root.putArray("workers");
         for (WorkerSpec w : workers) {
             ObjectNode o = list.addObject();
@@ -45,6 +50,6 @@ public record StartRequest(List<WorkerSpec> workers, long graceMillis) {
             o.get("env").properties().forEach(e -> env.put(e.getKey(), e.getValue().stringValue()));
             workers.add(new WorkerSpec(o.get("rank").intValue(), argv, env, o.get("workdir").stringValue()));
         }
-        return new StartRequest(workers, root.get("grace_ms").longValue());
+        return new StartRequest(workers, root.get("grace_ms").longValue(), root.get("heartbeat_timeout_ms").longValue());
     }
 }

@@ -11,6 +11,7 @@ import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
 
 import org.runjob.agent.Agent;
+import org.runjob.agent.Probe;
 import org.runjob.launch.Interrupts;
 
 import picocli.CommandLine;
@@ -24,6 +25,9 @@ public final class Main {
     /** The first argument that makes this process a node agent. */
     public static final String AGENT = "agent";
 
+    /** The first argument of the node-side rendezvous checks. */
+    public static final String PROBE = "probe";
+
     private Main() {
     }
 
@@ -31,6 +35,9 @@ public final class Main {
         if (args.length > 0 && args[0].equals(AGENT)) {
             // the node agent: no picocli, no Log4j start-up; it speaks frames on stdin/stdout
             System.exit(Agent.main(System.in, System.out, System.getenv()));
+        }
+        if (args.length > 0 && args[0].equals(PROBE)) {
+            System.exit(Probe.main(java.util.Arrays.copyOfRange(args, 1, args.length), System.in, System.out));
         }
         // buffered: worker output is flushed whenever the supervisor has nothing queued, not per line
         PrintStream out = new PrintStream(new java.io.BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16),
@@ -50,6 +57,7 @@ public final class Main {
         CommandLine cl = new CommandLine(new RunjobCommand(io));
         cl.addSubcommand("validate", new ValidateCommand(io));
         cl.addSubcommand("plan", new PlanCommand(io));
+        cl.addSubcommand("check", new CheckCommand(io));
         cl.setOut(new java.io.PrintWriter(io.out(), true));
         cl.setErr(new java.io.PrintWriter(io.err(), true));
         cl.setCaseInsensitiveEnumValuesAllowed(true);

@@ -1,12 +1,9 @@
 package org.runjob.cli;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.OptionalInt;
 import java.util.Set;
 
 import org.runjob.launch.Launcher;
@@ -21,18 +18,24 @@ import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.Planner;
 import org.runjob.plan.PlanningException;
 import org.runjob.plan.RunId;
+import org.runjob.preflight.PreflightReport;
 import org.runjob.report.PlanJson;
+import org.runjob.report.PreflightText;
 import org.runjob.report.RunReport;
 import org.runjob.report.SummaryJson;
 import org.runjob.spec.InvalidSpecException;
 import org.runjob.spec.JobSpec;
-import org.runjob.spec.NodeSpec;
 import org.runjob.spec.SpecLoader;
+import org.runjob.transport.Connections;
+import org.runjob.transport.SshConnector;
 
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
-/** {@code runjob FILE}: load, plan, launch, record, report; returns the exit code. */
+/**
+ * {@code runjob FILE}: load, preflight (which also ships the agent jar and files), plan with what
+ * preflight found, launch, record, report; returns the exit code.
+ */
 final class RunJob {
 
     private RunJob() {
@@ -47,57 +50,53 @@ final class RunJob {
             return ExitCode.INVALID;
         }
         JobSpec spec = loaded.spec();
-        List<String> remote = spec.nodes().stream().filter(n -> !n.local()).map(NodeSpec::name).toList();
-        if (!remote.isEmpty()) {
-            io.err().println("runjob: " + file + ": node" + (remote.size() == 1 ? " " : "s ") + String.join(", ", remote)
-                    + " would need SSH, which this version cannot launch yet; mark nodes local: true to run them here,"
-                    + " or see the plan with --dry-run");
-            return ExitCode.INVALID;
-        }
         String runId = RunId.of(io.clock().instant(), io.random().getAsInt());
-        LaunchPlan plan;
-        try {
-            plan = Planner.plan(spec, Inventory.unprobed(), runId, masterPort(spec));
-        } catch (PlanningException e) {
-            io.err().println("runjob: " + file + ": " + e.getMessage());
-            return ExitCode.INVALID;
-        }
-        RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), runId);
-        Diagnostics.toRunFolder(folder.dir().resolve("runjob.log"), options.verbose);
-        try {
-            folder.writeJob(loaded.document().json());
-            folder.writeJson("plan.json", PlanJson.of(plan));
-            folder.writeCommand(commandLine);
-            io.err().printf("runjob: %s run %s: %d worker%s on %d node%s, rendezvous %s:%d; logs in %s%n", spec.name(), runId,
-                    plan.worldSize(), plan.worldSize() == 1 ? "" : "s", plan.nodes().size(), plan.nodes().size() == 1 ? "" : "s",
-                    plan.masterAddr(), plan.masterPort().orElse(0), folder.dir());
-            boolean colour = io.terminal() && !io.env().containsKey("NO_COLOR") && !"dumb".equals(io.env().get("TERM"));
-            RunResult result;
-            try (OutputRouter router = new OutputRouter(folder.dir(), new Console(io.out(), colour, ranks))) {
-                Launcher launcher = new Launcher(io.interrupts(), io.clock(), io.env());
-                result = new RunResult(spec.name(), runId, folder.dir(), launcher.run(plan, router));
+        Path logFile = Path.of(spec.logsDir()).resolve(spec.name()).resolve(runId).resolve("runjob.log");
+        java.nio.file.Files.createDirectories(logFile.getParent());
+        Diagnostics.toRunFolder(logFile, options.verbose);
+        try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()))) {
+            PreflightReport report = Launch.preflight(spec, connections, io.env(), true);
+            if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
+                PreflightText.print(report, io.err());
             }
-            int code = result.succeeded() ? ExitCode.OK : result.interrupted() ? ExitCode.INTERRUPTED : ExitCode.WORKER_FAILED;
-            ObjectNode git = GitInfo.of(Path.of(file)).map(g -> JsonNodeFactory.instance.objectNode()
-                    .put("commit", g.commit()).put("dirty", g.dirty())).orElse(null);
-            folder.writeJson("summary.json", SummaryJson.of(result, code, commandLine, git));
-            RunReport.print(result, io.err());
-            return code;
+            if (!report.ok()) {
+                return ExitCode.PREFLIGHT_FAILED;
+            }
+            LaunchPlan plan;
+            try {
+                plan = Planner.plan(spec, new Inventory(java.util.Map.of(), report.interfaces()), runId, report.masterPort());
+            } catch (PlanningException e) {
+                io.err().println("runjob: " + file + ": " + e.getMessage());
+                return ExitCode.INVALID;
+            }
+            return launch(io, file, loaded, plan, ranks, commandLine, connections);
         } finally {
             Diagnostics.reset();
         }
     }
 
-    /** For {@code port: auto} on a local master: a port that is free now. */
-    private static OptionalInt masterPort(JobSpec spec) throws IOException {
-        if (!(spec.rendezvous().port() instanceof JobSpec.MasterPort.Auto)) {
-            return OptionalInt.empty();
+    private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, Set<Integer> ranks,
+                              List<String> commandLine, Connections connections) throws IOException {
+        JobSpec spec = loaded.spec();
+        RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
+        folder.writeJob(loaded.document().json());
+        folder.writeJson("plan.json", PlanJson.of(plan));
+        folder.writeCommand(commandLine);
+        io.err().printf("runjob: %s run %s: %d worker%s on %d node%s, rendezvous %s:%d; logs in %s%n", spec.name(), plan.runId(),
+                plan.worldSize(), plan.worldSize() == 1 ? "" : "s", plan.nodes().size(), plan.nodes().size() == 1 ? "" : "s",
+                plan.masterAddr(), plan.masterPort().orElse(0), folder.dir());
+        boolean colour = io.terminal() && !io.env().containsKey("NO_COLOR") && !"dumb".equals(io.env().get("TERM"));
+        RunResult result;
+        try (OutputRouter router = new OutputRouter(folder.dir(), new Console(io.out(), colour, ranks))) {
+            Launcher launcher = new Launcher(io.interrupts(), io.clock(), io.env(), connections);
+            result = new RunResult(spec.name(), plan.runId(), folder.dir(), launcher.run(plan, router));
         }
-        try (ServerSocket s = new ServerSocket()) {
-            s.setReuseAddress(true);
-            s.bind(new InetSocketAddress(0));
-            return OptionalInt.of(s.getLocalPort());
-        }
+        int code = result.succeeded() ? ExitCode.OK : result.interrupted() ? ExitCode.INTERRUPTED : ExitCode.WORKER_FAILED;
+        ObjectNode git = GitInfo.of(Path.of(file)).map(g -> JsonNodeFactory.instance.objectNode()
+                .put("commit", g.commit()).put("dirty", g.dirty())).orElse(null);
+        folder.writeJson("summary.json", SummaryJson.of(result, code, commandLine, git));
+        RunReport.print(result, io.err());
+        return code;
     }
 
     static List<String> command(List<String> args) {

@@ -14,7 +14,6 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 import org.runjob.agent.Workdirs;
-import org.runjob.plan.NodePlan;
 import org.runjob.spec.JobSpec;
 
 /**
@@ -30,9 +29,9 @@ public final class LocalDistributor {
 
     private final Set<Path> done = new HashSet<>();
 
-    /** Ships {@code node}'s files; a workdir already shipped to in this run (two nodes, one machine) is skipped. */
-    public Shipped ship(NodePlan node, Map<String, String> env) throws IOException {
-        Path workdir = Workdirs.resolve(node.workdir(), env);
+    /** Ships {@code files} into {@code workdirSpec}; a workdir already shipped to in this run (two nodes, one machine) is skipped. */
+    public synchronized Shipped ship(String workdirSpec, List<JobSpec.ShippedFile> files, Map<String, String> env) throws IOException {
+        Path workdir = Workdirs.resolve(workdirSpec, env);
         Files.createDirectories(workdir);
         long sent = 0;
         long skipped = 0;
@@ -41,7 +40,7 @@ public final class LocalDistributor {
         if (!done.add(workdir)) {
             return new Shipped(0, 0, 0, 0);
         }
-        for (JobSpec.ShippedFile f : node.files()) {
+        for (JobSpec.ShippedFile f : files) {
             List<Path> sources;
             try (Stream<Path> s = Files.isDirectory(f.source()) ? Files.walk(f.source()) : Stream.of(f.source())) {
                 sources = s.filter(Files::isRegularFile).toList();

@@ -8,10 +8,12 @@ import java.util.Map;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import org.runjob.distribute.LocalDistributor;
 import org.runjob.logs.OutputRouter;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
+import org.runjob.transport.Connections;
+import org.runjob.transport.SshException;
+import org.runjob.transport.SshTarget;
 
 /**
  * Runs a plan to the end: attempt after attempt while workers fail and {@code failure.max_restarts}
@@ -25,23 +27,22 @@ public final class Launcher {
     private final Interrupts interrupts;
     private final Clock clock;
     private final Map<String, String> agentEnv;
+    private final Connections connections;
 
-    /** @param agentEnv the environment local agents (and so their workers) start with */
-    public Launcher(Interrupts interrupts, Clock clock, Map<String, String> agentEnv) {
+    /**
+     * @param agentEnv    the environment local agents (and so their workers) start with
+     * @param connections the remote nodes' sessions (opened by preflight)
+     */
+    public Launcher(Interrupts interrupts, Clock clock, Map<String, String> agentEnv, Connections connections) {
         this.interrupts = interrupts;
         this.clock = clock;
         this.agentEnv = Map.copyOf(agentEnv);
+        this.connections = connections;
     }
 
     public List<AttemptResult> run(LaunchPlan plan, OutputRouter router) throws IOException {
         long grace = Math.round(plan.spec().failure().gracePeriodSeconds() * 1000);
         int maxRestarts = plan.spec().failure().maxRestarts();
-        LocalDistributor distributor = new LocalDistributor();
-        for (NodePlan node : plan.nodes()) {
-            LocalDistributor.Shipped shipped = distributor.ship(node, agentEnv);
-            LOG.debug("node {}: {} files ({} bytes) sent, {} unchanged ({} bytes)", node.name(), shipped.filesSent(),
-                    shipped.bytesSent(), shipped.filesSkipped(), shipped.bytesSkipped());
-        }
         AgentStarter starter = this::startAgent;
         List<AttemptResult> attempts = new ArrayList<>();
         for (int attempt = 0; ; attempt++) {
@@ -61,9 +62,14 @@ public final class Launcher {
     }
 
     private AgentChannel startAgent(NodePlan node, java.util.concurrent.BlockingQueue<Event> events) throws IOException {
-        if (!node.local()) {
-            throw new IOException("node " + node.name() + " is remote; launching over SSH is not in this version");
+        if (node.local()) {
+            return LocalAgentChannel.start(node.name(), events, agentEnv);
         }
-        return LocalAgentChannel.start(node.name(), events, agentEnv);
+        try {
+            SshTarget target = new SshTarget(node.name(), node.host().orElseThrow(), node.sshPort(), node.user());
+            return RemoteAgentChannel.start(node, connections.session(target), events);
+        } catch (SshException e) {
+            throw new IOException(e.getMessage(), e);
+        }
     }
 }

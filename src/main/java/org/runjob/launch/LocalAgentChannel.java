@@ -1,12 +1,9 @@
 package org.runjob.launch;
 
-import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,11 +11,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import org.runjob.agent.Exit;
 import org.runjob.agent.Frame;
 import org.runjob.agent.ProcessTree;
 
@@ -38,12 +33,13 @@ final class LocalAgentChannel implements AgentChannel {
     private final String node;
     private final Process process;
     private final DataOutputStream out;
-    private final Map<Long, String> workerTokens = new ConcurrentHashMap<>();
+    private final FramePump pump;
 
     private LocalAgentChannel(String node, Process process) {
         this.node = node;
         this.process = process;
         this.out = new DataOutputStream(new BufferedOutputStream(process.getOutputStream(), 65536));
+        this.pump = new FramePump(node);
     }
 
     /** Starts {@code java -cp CLASSPATH org.runjob.cli.Main agent} and begins reading its frames into {@code events}. */
@@ -65,9 +61,7 @@ final class LocalAgentChannel implements AgentChannel {
         pb.environment().putAll(env);
         Process p = pb.start();
         LocalAgentChannel channel = new LocalAgentChannel(node, p);
-        Thread reader = new Thread(() -> channel.readLoop(events), "agent-" + node);
-        reader.setDaemon(true);
-        reader.start();
+        channel.pump.start(p.getInputStream(), events);
         Thread err = new Thread(() -> channel.logStderr(p.getErrorStream()), "agent-err-" + node);
         err.setDaemon(true);
         err.start();
@@ -86,35 +80,6 @@ final class LocalAgentChannel implements AgentChannel {
         out.flush();
     }
 
-    private void readLoop(BlockingQueue<Event> events) {
-        boolean done = false;
-        String reason = "its agent exited";
-        try (DataInputStream in = new DataInputStream(new BufferedInputStream(process.getInputStream(), 65536))) {
-            Frame f;
-            while ((f = Frame.readFrom(in)) != null) {
-                switch (f.type()) {
-                    case STARTED -> {
-                        long pid = ByteBuffer.wrap(f.payload()).getLong();
-                        workerTokens.put(pid, new String(f.payload(), 8, f.payload().length - 8, StandardCharsets.UTF_8));
-                        events.add(new Event.Started(node, f.rank(), pid));
-                    }
-                    case STDOUT -> events.add(new Event.Output(node, f.rank(), false, f.payload()));
-                    case STDERR -> events.add(new Event.Output(node, f.rank(), true, f.payload()));
-                    case EXITED -> events.add(new Event.Exited(node, f.rank(), Exit.decode(f.payload())));
-                    case DONE -> done = true;
-                    default -> { }
-                }
-            }
-        } catch (IOException e) {
-            reason = "its agent's channel broke: " + e.getMessage();
-        }
-        if (done) {
-            events.add(new Event.AgentDone(node));
-        } else {
-            events.add(new Event.AgentLost(node, reason));
-        }
-    }
-
     private void logStderr(InputStream err) {
         try (err) {
             for (String line : new String(err.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
@@ -130,7 +95,7 @@ final class LocalAgentChannel implements AgentChannel {
     @Override
     public void forceClose() {
         process.destroyForcibly();
-        workerTokens.forEach((pid, token) -> new ProcessTree(pid, token).kill());
+        pump.workerTokens().forEach((pid, token) -> new ProcessTree(pid, token).kill());
     }
 
     @Override

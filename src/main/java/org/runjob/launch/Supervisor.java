@@ -48,6 +48,8 @@ final class Supervisor {
 
     static final long STOP_SLACK_MS = 5000;
     static final long IDLE_FLUSH_MS = 5;
+    static final long PING_EVERY_MS = 2000;
+    static final long HEARTBEAT_TIMEOUT_MS = 15_000;
     static final long KILL_SLACK_MS = 5000;
     private static final Logger LOG = LogManager.getLogger(Supervisor.class);
 
@@ -118,6 +120,7 @@ final class Supervisor {
                 }
                 checkInterrupts();
                 backstops();
+                ping();
             }
             // output that arrived before the agents' last frames
             Event e;
@@ -155,7 +158,7 @@ final class Supervisor {
         try {
             AgentChannel channel = starter.start(node, events);
             agents.put(node.name(), channel);
-            channel.send(new Frame(Frame.Type.START, -1, new StartRequest(specs, graceMillis).encode()));
+            channel.send(new Frame(Frame.Type.START, -1, new StartRequest(specs, graceMillis, HEARTBEAT_TIMEOUT_MS).encode()));
         } catch (IOException e) {
             LOG.error("node {}: cannot start its agent: {}", node.name(), e.getMessage());
             AgentChannel channel = agents.remove(node.name());
@@ -293,6 +296,16 @@ final class Supervisor {
                 agents.remove(channel.node());
                 lose(channel.node(), "its agent did not answer after KILL");
             }
+        }
+    }
+
+    private long lastPing = System.nanoTime();
+
+    /** Heartbeats: an agent that hears nothing for {@value #HEARTBEAT_TIMEOUT_MS} ms stops its workers. */
+    private void ping() {
+        if (System.nanoTime() - lastPing > TimeUnit.MILLISECONDS.toNanos(PING_EVERY_MS)) {
+            lastPing = System.nanoTime();
+            sendAll(Frame.of(Frame.Type.PING));
         }
     }
 

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.stream.Collectors;
 
@@ -27,12 +28,17 @@ import org.runjob.spec.NodeSpec;
  * NODE_RANK, GROUP_RANK, GROUP_WORLD_SIZE, ROLE_RANK, ROLE_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
  * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER=PCI_BUS_ID, TORCHELASTIC_RUN_ID, RUNJOB_JOB, RUNJOB_RUN_ID,
  * RUNJOB_NODE, OMP_NUM_THREADS=1 when the node runs several workers and the job does not set it (as
- * torchrun does); then the job's env, then the node's env on top.
+ * torchrun does), GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME when the inventory knows the node's
+ * interface towards MASTER_ADDR and the job does not set them; then the job's env, then the node's
+ * env on top.
  */
 public final class Planner {
 
     /** Shown for MASTER_PORT in a plan whose port is chosen at launch. */
     public static final String PORT_CHOSEN_AT_LAUNCH = "<auto: chosen at launch>";
+
+    /** Set to the interface preflight found, unless the job sets them: gloo and NCCL then bind the right one. */
+    static final List<String> SOCKET_INTERFACE_VARIABLES = List.of("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME");
 
     private Planner() {
     }
@@ -95,6 +101,12 @@ public final class Planner {
                 env.put("RUNJOB_NODE", node.name());
                 if (local > 1 && !spec.env().containsKey("OMP_NUM_THREADS") && !node.env().containsKey("OMP_NUM_THREADS")) {
                     env.put("OMP_NUM_THREADS", "1");
+                }
+                Optional<String> iface = inventory.socketInterface(node.name());
+                for (String name : SOCKET_INTERFACE_VARIABLES) {
+                    if (iface.isPresent() && !spec.env().containsKey(name) && !node.env().containsKey(name)) {
+                        env.put(name, iface.get());
+                    }
                 }
                 env.putAll(spec.env());
                 env.putAll(node.env());

@@ -41,7 +41,7 @@ class AgentTest {
                 + "sys.stdout.flush()\nopen('" + done + "', 'w').close()\n";
         WorkerSpec w = new WorkerSpec(0, List.of("python3", "-c", script), Map.of("RANK", "0"), tmp.toString());
         DataOutputStream out = new DataOutputStream(toAgent);
-        new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000).encode()).writeTo(out);
+        new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000, 0).encode()).writeTo(out);
         out.flush();
 
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -72,6 +72,54 @@ class AgentTest {
     }
 
     @Test
+    void aProgramThatIsNotThereIsReportedAsNotStarted() throws Exception {
+        PipedOutputStream toAgent = new PipedOutputStream();
+        PipedInputStream agentIn = new PipedInputStream(toAgent, 1 << 16);
+        PipedInputStream fromAgent = new PipedInputStream(1 << 20);
+        PipedOutputStream agentOut = new PipedOutputStream(fromAgent);
+        Agent agent = new Agent(agentIn, agentOut, System.getenv(), tmp, 1 << 20);
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(agent::run);
+        WorkerSpec w = new WorkerSpec(0, List.of("no-such-program-here"), Map.of(), tmp.toString());
+        DataOutputStream out = new DataOutputStream(toAgent);
+        new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000, 0).encode()).writeTo(out);
+        out.flush();
+        DataInputStream in = new DataInputStream(fromAgent);
+        Exit exited = null;
+        for (Frame f = Frame.readFrom(in); f != null && f.type() != Frame.Type.DONE; f = Frame.readFrom(in)) {
+            if (f.type() == Frame.Type.EXITED) {
+                exited = Exit.decode(f.payload());
+            }
+        }
+        assertThat(exited).isEqualTo(new Exit.NotStarted("cannot start no-such-program-here: not found on the node's PATH"));
+        assertThat(exit.get(10, TimeUnit.SECONDS)).isZero();
+    }
+
+    @Test
+    void anAgentThatHearsNothingForItsHeartbeatTimeoutStopsItsWorkers() throws Exception {
+        PipedOutputStream toAgent = new PipedOutputStream();
+        PipedInputStream agentIn = new PipedInputStream(toAgent, 1 << 16);
+        PipedInputStream fromAgent = new PipedInputStream(1 << 20);
+        PipedOutputStream agentOut = new PipedOutputStream(fromAgent);
+        Agent agent = new Agent(agentIn, agentOut, System.getenv(), tmp, 1 << 20);
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(agent::run);
+        WorkerSpec w = new WorkerSpec(0, List.of("sleep", "1000"), Map.of(), tmp.toString());
+        DataOutputStream out = new DataOutputStream(toAgent);
+        new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000, 500).encode()).writeTo(out);
+        out.flush();
+        // the coordinator goes silent (a dead link: the stream stays open but nothing arrives)
+        DataInputStream in = new DataInputStream(fromAgent);
+        long pid = -1;
+        for (Frame f = Frame.readFrom(in); f != null && f.type() != Frame.Type.DONE; f = Frame.readFrom(in)) {
+            if (f.type() == Frame.Type.STARTED) {
+                pid = java.nio.ByteBuffer.wrap(f.payload()).getLong();
+            }
+        }
+        assertThat(pid).isPositive();
+        assertThat(exit.get(10, TimeUnit.SECONDS)).isZero();
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).as("worker stopped").isFalse();
+    }
+
+    @Test
     void closingTheAgentsStdinStopsItsWorkers() throws Exception {
         PipedOutputStream toAgent = new PipedOutputStream();
         PipedInputStream agentIn = new PipedInputStream(toAgent, 1 << 16);
@@ -81,7 +129,7 @@ class AgentTest {
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(agent::run);
         WorkerSpec w = new WorkerSpec(0, List.of("sleep", "1000"), Map.of(), tmp.toString());
         DataOutputStream out = new DataOutputStream(toAgent);
-        new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000).encode()).writeTo(out);
+        new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000, 0).encode()).writeTo(out);
         out.flush();
         DataInputStream in = new DataInputStream(fromAgent);
         long pid = -1;

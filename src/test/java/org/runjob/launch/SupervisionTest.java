@@ -90,11 +90,15 @@ class SupervisionTest {
     }
 
     @Test
-    void aWorkerThatCannotStartIsTheRootCause() throws Exception {
+    void aMissingProgramFailsPreflightAndNothingStarts() throws Exception {
         Path job = jobs.job("nostart", "sleeper.py", 1, 2, Map.of(), 1, 0);
         Cli r = jobs.runInProcess(job, "--set", "entrypoint.command=[/nonexistent/python9, x.py]");
-        assertThat(r.code()).isEqualTo(1);
-        assertThat(r.err()).contains("root cause: rank 0 (local rank 0) on node n1: not started: cannot start /nonexistent/python9");
+        assertThat(r.code()).isEqualTo(3);
+        assertThat(r.err()).contains("FAIL n1 program: cannot start /nonexistent/python9: no such executable file\n")
+                .contains("preflight failed: nothing was started\n");
+        try (var pids = Files.list(jobs.pids)) {
+            assertThat(pids).isEmpty();
+        }
     }
 
     @Test

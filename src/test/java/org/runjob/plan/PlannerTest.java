@@ -185,7 +185,7 @@ class PlannerTest {
         NodeSpec all = new NodeSpec("box", Optional.of("h"), OptionalInt.empty(), Optional.empty(),
                 new NodeSpec.GpuRequest.All(), OptionalInt.empty(), false, Optional.empty(), Map.of());
         JobSpec spec = job(List.of(node("a", "h0", List.of(0), null), all), PY, new JobSpec.MasterPort.Fixed(29500), Map.of());
-        LaunchPlan probed = Planner.plan(spec, new Inventory(Map.of("box", List.of(0, 1, 2))), RUN, OptionalInt.empty());
+        LaunchPlan probed = Planner.plan(spec, new Inventory(Map.of("box", List.of(0, 1, 2)), Map.of()), RUN, OptionalInt.empty());
         assertThat(probed.nodes().get(1).ranks()).containsExactly(1, 2, 3);
         assertThat(probed.nodes().get(1).visibleDevices()).isEqualTo("0,1,2");
         assertThatThrownBy(() -> Planner.plan(spec, Inventory.unprobed(), RUN, OptionalInt.empty()))
@@ -199,6 +199,19 @@ class PlannerTest {
                 Inventory.unprobed(), RUN, OptionalInt.empty());
         assertThat(dry.nodes().get(0).visibleDevices()).isEqualTo(NodePlan.ALL_FOUND_AT_LAUNCH);
         assertThat(dry.worldSize()).isEqualTo(2);
+    }
+
+    @Test
+    void socketInterfacesFoundByPreflightAreExportedUnlessTheJobSetsThem() throws Exception {
+        NodeSpec b = new NodeSpec("b", Optional.of("h2"), OptionalInt.empty(), Optional.empty(),
+                new NodeSpec.GpuRequest.Listed(List.of(0)), OptionalInt.empty(), false, Optional.empty(),
+                Map.of("NCCL_SOCKET_IFNAME", "ib0"));
+        JobSpec spec = job(List.of(node("a", "h1", List.of(0), null), b), PY, new JobSpec.MasterPort.Fixed(29500), Map.of());
+        LaunchPlan plan = Planner.plan(spec, new Inventory(Map.of(), Map.of("a", "eth0", "b", "eth1")), RUN, OptionalInt.empty());
+        assertThat(plan.workers().get(0).env()).containsEntry("GLOO_SOCKET_IFNAME", "eth0").containsEntry("NCCL_SOCKET_IFNAME", "eth0");
+        assertThat(plan.workers().get(1).env()).containsEntry("GLOO_SOCKET_IFNAME", "eth1").containsEntry("NCCL_SOCKET_IFNAME", "ib0");
+        assertThat(Planner.plan(spec, Inventory.unprobed(), RUN, OptionalInt.empty()).workers().get(0).env())
+                .doesNotContainKey("GLOO_SOCKET_IFNAME");
     }
 
     @Test

@@ -1,0 +1,56 @@
+package org.runjob.cli;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+import org.runjob.preflight.PreflightReport;
+import org.runjob.report.PreflightText;
+import org.runjob.spec.InvalidSpecException;
+import org.runjob.spec.SpecLoader;
+import org.runjob.transport.Connections;
+import org.runjob.transport.SshConnector;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+import tools.jackson.databind.json.JsonMapper;
+
+/** {@code runjob check FILE}: the preflight of a run, alone; exit 0 or 3. Ships only the agent jar. */
+@Command(name = "check", mixinStandardHelpOptions = true,
+        description = "Check every node (reach, SSH login and host key, java, workdir, disk, program, rendezvous port) without starting anything.")
+final class CheckCommand implements Callable<Integer> {
+
+    private final Io io;
+
+    @Parameters(index = "0", paramLabel = "FILE", description = "The job file.")
+    String file;
+
+    @Mixin
+    JobOptions options;
+
+    CheckCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        SpecLoader.Loaded loaded;
+        try {
+            loaded = new SpecLoader(io.env()).load(Path.of(file), file, options.sets);
+        } catch (InvalidSpecException e) {
+            Jobs.printProblems(io, file, e.problems());
+            return ExitCode.INVALID;
+        }
+        PreflightReport report;
+        try (Connections connections = new Connections(new SshConnector(loaded.spec().ssh(), io.env()))) {
+            report = Launch.preflight(loaded.spec(), connections, io.env(), false);
+        }
+        if (options.output == JobOptions.Output.json) {
+            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(PreflightText.json(report)));
+        } else {
+            PreflightText.print(report, io.out());
+        }
+        io.out().flush();
+        return report.ok() ? ExitCode.OK : ExitCode.PREFLIGHT_FAILED;
+    }
+}

@@ -1,0 +1,87 @@
+package org.runjob.distribute;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URISyntaxException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.jar.JarOutputStream;
+
+/**
+ * The jar that is shipped to nodes to run the agent: the runjob jar this process runs from, or,
+ * when it runs from class directories (tests, an IDE), one jar merged from its class path, built
+ * once per process.
+ */
+public final class AgentBundle {
+
+    private static Path built;
+
+    private AgentBundle() {
+    }
+
+    public static synchronized Path jar() throws IOException {
+        try {
+            Path self = Path.of(AgentBundle.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            if (Files.isRegularFile(self) && self.toString().endsWith(".jar")) {
+                return self;
+            }
+        } catch (URISyntaxException | SecurityException e) {
+            // fall through to building one
+        }
+        if (built == null) {
+            built = merge(System.getProperty("java.class.path"));
+        }
+        return built;
+    }
+
+    private static Path merge(String classPath) throws IOException {
+        Path out = Files.createTempFile("runjob-agent-", ".jar");
+        out.toFile().deleteOnExit();
+        Set<String> seen = new HashSet<>();
+        try (JarOutputStream jar = new JarOutputStream(Files.newOutputStream(out))) {
+            for (String entry : classPath.split(java.io.File.pathSeparator)) {
+                Path p = Path.of(entry);
+                if (Files.isDirectory(p)) {
+                    Files.walkFileTree(p, new SimpleFileVisitor<>() {
+                        @Override
+                        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                            String name = p.relativize(file).toString().replace('\\', '/');
+                            try (InputStream in = Files.newInputStream(file)) {
+                                copy(jar, seen, name, in);
+                            }
+                            return FileVisitResult.CONTINUE;
+                        }
+                    });
+                } else if (Files.isRegularFile(p) && entry.endsWith(".jar") && !p.getFileName().toString().contains("junit")) {
+                    try (JarFile in = new JarFile(p.toFile())) {
+                        for (JarEntry e : java.util.Collections.list(in.entries())) {
+                            if (!e.isDirectory() && !e.getName().startsWith("META-INF/") && !e.getName().equals("module-info.class")) {
+                                try (InputStream s = in.getInputStream(e)) {
+                                    copy(jar, seen, e.getName(), s);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    private static void copy(JarOutputStream jar, Set<String> seen, String name, InputStream in) throws IOException {
+        if (!seen.add(name)) {
+            return;
+        }
+        jar.putNextEntry(new JarEntry(name));
+        in.transferTo((OutputStream) jar);
+        jar.closeEntry();
+    }
+}

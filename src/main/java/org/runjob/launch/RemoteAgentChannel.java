@@ -1,0 +1,102 @@
+package org.runjob.launch;
+
+import java.io.BufferedOutputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+
+import com.jcraft.jsch.Session;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.runjob.agent.Frame;
+import org.runjob.distribute.RemotePaths;
+import org.runjob.plan.NodePlan;
+import org.runjob.transport.SshAgentChannel;
+import org.runjob.transport.SshException;
+
+/**
+ * A node agent on a remote node: {@code java -cp WORKDIR/.runjob/runjob.jar org.runjob.cli.Main
+ * agent} over an SSH exec channel of the node's session, speaking the same frames as a local agent.
+ * If the link drops, the session's keepalive ends the channel here (the node is lost) and the agent
+ * there sees its stdin close, or misses the coordinator's heartbeats, and stops its workers.
+ */
+final class RemoteAgentChannel implements AgentChannel {
+
+    private static final Logger LOG = LogManager.getLogger(RemoteAgentChannel.class);
+
+    private final String node;
+    private final SshAgentChannel channel;
+    private final DataOutputStream out;
+
+    private RemoteAgentChannel(String node, SshAgentChannel channel) {
+        this.node = node;
+        this.channel = channel;
+        this.out = new DataOutputStream(new BufferedOutputStream(channel.out(), 65536));
+    }
+
+    static RemoteAgentChannel start(NodePlan node, Session session, BlockingQueue<Event> events) throws IOException {
+        List<String> argv = List.of("java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp",
+                RemotePaths.agentJar(node.workdir()), "org.runjob.cli.Main", "agent");
+        SshAgentChannel ch;
+        try {
+            ch = SshAgentChannel.start(session, argv, new StderrLog(node.name()), 30_000);
+        } catch (SshException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+        RemoteAgentChannel channel = new RemoteAgentChannel(node.name(), ch);
+        new FramePump(node.name()).start(ch.in(), events);
+        LOG.debug("node {}: remote agent started", node.name());
+        return channel;
+    }
+
+    @Override
+    public String node() {
+        return node;
+    }
+
+    @Override
+    public synchronized void send(Frame frame) throws IOException {
+        frame.writeTo(out);
+        out.flush();
+    }
+
+    @Override
+    public void forceClose() {
+        channel.close();
+    }
+
+    @Override
+    public void close() {
+        try {
+            out.close();
+        } catch (IOException e) {
+            // already closed
+        }
+        channel.close();
+    }
+
+    /** The remote agent's stderr, line by line, into runjob.log. */
+    private static final class StderrLog extends OutputStream {
+        private final String node;
+        private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+
+        StderrLog(String node) {
+            this.node = node;
+        }
+
+        @Override
+        public synchronized void write(int b) {
+            if (b == '\n') {
+                LOG.warn("node {} agent: {}", node, line.toString(StandardCharsets.UTF_8));
+                line.reset();
+            } else if (line.size() < 8192) {
+                line.write(b);
+            }
+        }
+    }
+}

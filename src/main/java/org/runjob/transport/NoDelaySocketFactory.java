@@ -1,0 +1,37 @@
+package org.runjob.transport;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+
+import com.jcraft.jsch.SocketFactory;
+
+/** TCP sockets for SSH with TCP_NODELAY (no delayed-ACK stalls on small frames) and a connect timeout. */
+final class NoDelaySocketFactory implements SocketFactory {
+
+    private final int timeoutMs;
+
+    NoDelaySocketFactory(int timeoutMs) {
+        this.timeoutMs = timeoutMs;
+    }
+
+    @Override
+    public Socket createSocket(String host, int port) throws IOException {
+        Socket s = new Socket();
+        s.setTcpNoDelay(true);
+        s.connect(new InetSocketAddress(host, port), timeoutMs);
+        return s;
+    }
+
+    @Override
+    public InputStream getInputStream(Socket socket) throws IOException {
+        return socket.getInputStream();
+    }
+
+    @Override
+    public OutputStream getOutputStream(Socket socket) throws IOException {
+        return socket.getOutputStream();
+    }
+}

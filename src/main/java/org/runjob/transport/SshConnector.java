@@ -1,0 +1,198 @@
+package org.runjob.transport;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+
+import com.jcraft.jsch.AgentIdentityRepository;
+import com.jcraft.jsch.AgentProxyException;
+import com.jcraft.jsch.ConfigRepository;
+import com.jcraft.jsch.JSch;
+import com.jcraft.jsch.JSchException;
+import com.jcraft.jsch.OpenSSHConfig;
+import com.jcraft.jsch.SSHAgentConnector;
+import com.jcraft.jsch.Session;
+import com.jcraft.jsch.UnixDomainSocketFactory;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.runjob.spec.JobSpec;
+
+/**
+ * Opens verified SSH sessions with JSch (the maintained fork).
+ *
+ * <p>Rules:
+ * <ol>
+ *   <li>Host, port and user come from the job, else from {@code ~/.ssh/config} (Host aliases,
+ *       HostName, Port, User, IdentityFile), else port 22 and the local user.</li>
+ *   <li>Keys: {@code ssh.identity}, else the config's IdentityFile, else a running ssh-agent, else
+ *       {@code ~/.ssh/id_ed25519}, {@code id_ecdsa}, {@code id_rsa}. A password is read only from the
+ *       environment variable {@code ssh.password_env} names, and never logged.</li>
+ *   <li>Host keys are always checked ({@link HostKeyPolicyRepository}).</li>
+ *   <li>curve25519 key exchange first (the cheapest here), TCP_NODELAY, a keepalive every
+ *       {@value #KEEPALIVE_MS} ms, and the session is dropped after {@value #KEEPALIVE_COUNT}
+ *       unanswered ones, so a dead link is noticed within seconds.</li>
+ *   <li>At most {@value #MAX_CONCURRENT_CONNECTS} connections are being set up at once (sshd's
+ *       MaxStartups defaults to 10); a connection reset during set-up is retried with backoff.</li>
+ * </ol>
+ */
+public final class SshConnector {
+
+    static final int KEEPALIVE_MS = 1000;
+    static final int KEEPALIVE_COUNT = 5;
+    static final int MAX_CONCURRENT_CONNECTS = 8;
+    private static final Logger LOG = LogManager.getLogger(SshConnector.class);
+    private static final Semaphore CONNECTS = new Semaphore(MAX_CONCURRENT_CONNECTS);
+
+    private final JobSpec.SshSpec ssh;
+    private final Map<String, String> env;
+    private final Path home;
+
+    public SshConnector(JobSpec.SshSpec ssh, Map<String, String> env) {
+        this.ssh = ssh;
+        this.env = Map.copyOf(env);
+        this.home = Path.of(env.getOrDefault("HOME", System.getProperty("user.home")));
+    }
+
+    /** A connected, authenticated session to {@code target}; the message of a failure says what to fix. */
+    public Session connect(SshTarget target) throws SshException {
+        JSch jsch = new JSch();
+        HostKeyPolicyRepository keys;
+        try {
+            keys = new HostKeyPolicyRepository(jsch, expand(ssh.knownHosts()), ssh.hostKeyPolicy());
+            jsch.setHostKeyRepository(keys);
+            ConfigRepository config = config();
+            if (config != null) {
+                jsch.setConfigRepository(config);
+            }
+            identities(jsch, config, target.host());
+        } catch (JSchException | IOException e) {
+            throw new SshException("node " + target.node() + ": cannot set up SSH: " + e.getMessage(), e);
+        }
+        for (int attempt = 0; ; attempt++) {
+            Session session = null;
+            try {
+                session = target.user().isPresent()
+                        ? jsch.getSession(target.user().get(), target.host())
+                        : jsch.getSession(target.host());
+                if (session.getUserName() == null) {
+                    session = jsch.getSession(System.getProperty("user.name"), target.host());
+                }
+                if (target.port().isPresent()) {
+                    session.setPort(target.port().getAsInt());
+                }
+                session.setConfig("StrictHostKeyChecking", "yes");
+                session.setConfig("kex", "curve25519-sha256,curve25519-sha256@libssh.org," + session.getConfig("kex"));
+                session.setConfig("PreferredAuthentications", "publickey,keyboard-interactive,password");
+                ssh.passwordEnv().map(env::get).ifPresent(session::setPassword);
+                session.setSocketFactory(new NoDelaySocketFactory(ssh.connectTimeoutSeconds() * 1000));
+                session.setServerAliveInterval(KEEPALIVE_MS);
+                session.setServerAliveCountMax(KEEPALIVE_COUNT);
+                CONNECTS.acquireUninterruptibly();
+                try {
+                    session.connect(ssh.connectTimeoutSeconds() * 1000);
+                } finally {
+                    CONNECTS.release();
+                }
+                LOG.debug("node {}: connected to {}@{}:{}", target.node(), session.getUserName(), session.getHost(), session.getPort());
+                return session;
+            } catch (JSchException e) {
+                if (session != null) {
+                    session.disconnect();
+                }
+                if (isReset(e) && attempt < 3) {
+                    LOG.debug("node {}: connection reset during set-up, retrying", target.node());
+                    backoff(attempt);
+                    continue;
+                }
+                throw new SshException(describe(target, e, keys.refusal()), e);
+            }
+        }
+    }
+
+    private ConfigRepository config() throws IOException {
+        Path file = home.resolve(".ssh/config");
+        return Files.isReadable(file) ? OpenSSHConfig.parseFile(file.toString()) : null;
+    }
+
+    private void identities(JSch jsch, ConfigRepository config, String host) throws JSchException {
+        if (ssh.identity().isPresent()) {
+            jsch.addIdentity(expand(ssh.identity().get()).toString());
+            return;
+        }
+        if (config != null && config.getConfig(host).getValues("IdentityFile") != null) {
+            return; // JSch reads IdentityFile from the config itself
+        }
+        if (env.containsKey("SSH_AUTH_SOCK")) {
+            try {
+                jsch.setIdentityRepository(new AgentIdentityRepository(
+                        new SSHAgentConnector(new UnixDomainSocketFactory(), Path.of(env.get("SSH_AUTH_SOCK")))));
+                return;
+            } catch (AgentProxyException e) {
+                LOG.debug("ssh-agent not usable: {}", e.getMessage());
+            }
+        }
+        for (String name : new String[] {"id_ed25519", "id_ecdsa", "id_rsa"}) {
+            Path key = home.resolve(".ssh").resolve(name);
+            if (Files.isReadable(key)) {
+                jsch.addIdentity(key.toString());
+            }
+        }
+    }
+
+    private static boolean isReset(JSchException e) {
+        String m = String.valueOf(e.getMessage());
+        return m.contains("Connection reset") || m.contains("connection is closed by foreign host");
+    }
+
+    private static void backoff(int attempt) {
+        try {
+            Thread.sleep(200L << attempt);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private String describe(SshTarget t, JSchException e, HostKeyPolicyRepository.Refusal refusal) {
+        String where = "node " + t.node() + " (" + t.host() + (t.port().isPresent() ? ":" + t.port().getAsInt() : "") + ")";
+        Throwable cause = e.getCause();
+        String m = String.valueOf(e.getMessage());
+        if (refusal != null && (m.contains("HostKey") || m.contains("UnknownHostKey") || m.contains("reject HostKey"))) {
+            if (refusal.changed()) {
+                return where + ": the host key has CHANGED (" + refusal.type() + " " + refusal.fingerprint() + ") and differs from "
+                        + ssh.knownHosts() + "; refusing to connect (someone may be intercepting). If the host was"
+                        + " reinstalled, remove its old key: ssh-keygen -R " + knownHostsName(t);
+            }
+            return where + ": unknown host key " + refusal.type() + " " + refusal.fingerprint() + " (not in " + ssh.knownHosts()
+                    + "). Check the fingerprint, then trust it: ssh-keyscan " + (t.port().isPresent() ? "-p " + t.port().getAsInt() + " " : "")
+                    + t.host() + " >> " + ssh.knownHosts() + ", or set ssh.host_key_policy: accept-new";
+        }
+        if (cause instanceof UnknownHostException) {
+            return where + ": unknown host name";
+        }
+        if (cause instanceof SocketTimeoutException || m.contains("timeout") || m.contains("timed out")) {
+            return where + ": no answer within " + ssh.connectTimeoutSeconds() + " s";
+        }
+        if (cause instanceof ConnectException || cause instanceof NoRouteToHostException) {
+            return where + ": cannot connect (" + cause.getMessage() + ")";
+        }
+        if (m.contains("Auth fail") || m.contains("Auth cancel")) {
+            return where + ": login refused (check user, ssh.identity, or ssh-agent)";
+        }
+        return where + ": " + m;
+    }
+
+    private static String knownHostsName(SshTarget t) {
+        return t.port().isPresent() && t.port().getAsInt() != 22 ? "'[" + t.host() + "]:" + t.port().getAsInt() + "'" : t.host();
+    }
+
+    private Path expand(String path) {
+        return path.startsWith("~/") ? home.resolve(path.substring(2)) : Path.of(path);
+    }
+}
