@@ -45,7 +45,7 @@ final class Launch {
             return "ok";
         }
         String size = bytes >= 1 << 20 ? (bytes >> 20) + " MiB" : bytes >= 1024 ? (bytes >> 10) + " KiB" : bytes + " B";
-        return sent + " sent (" + size + "), " + skipped + " unchanged";
+        return sent + " sent (" + size + "), " + skipped + " kept";
     }
 
 }

@@ -219,8 +219,8 @@ public final class Preflight {
                         if (!iface.equals("-")) {
                             ifaces.put(node.name(), iface);
                         }
-                        String what = node == master ? "listens on " + port : "reaches " + addr + ":" + port;
-                        row.put(Check.RENDEZVOUS, Cell.ok(what + " via " + iface));
+                        String what = node == master ? "listens :" + port + " via " + iface : "via " + iface;
+                        row.put(Check.RENDEZVOUS, Cell.ok(what));
                     } else {
                         row.put(Check.RENDEZVOUS, Cell.fail("cannot reach " + addr + ":" + port + ": "
                                 + answer.replaceFirst("^failed ", "")));

@@ -15,7 +15,7 @@ import tools.jackson.databind.node.ObjectNode;
 /** The preflight table (a row per node, a column per check) followed by every warning and failure in full. */
 public final class PreflightText {
 
-    private static final int WIDTH = 22;
+    private static final int WIDTH = 26;
 
     private PreflightText() {
     }

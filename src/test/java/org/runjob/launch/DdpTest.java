@@ -11,6 +11,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.testbed.Testbed;
 
 /** The seed's DDP training (jobs/local-ddp.yaml) with real PyTorch, gloo on CPU, two local nodes of two workers. */
 class DdpTest {

@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.testbed;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -10,14 +10,14 @@ import org.junit.jupiter.api.Assumptions;
  * What some tests need from the machine (root, sshd, PyTorch). Missing pieces skip a test with a
  * loud message, except where RUNJOB_REQUIRE_TESTBED is set (CI): there a missing piece fails it.
  */
-final class Testbed {
+public final class Testbed {
 
-    static final String REQUIRE = "RUNJOB_REQUIRE_TESTBED";
+    public static final String REQUIRE = "RUNJOB_REQUIRE_TESTBED";
 
     private Testbed() {
     }
 
-    static void require(boolean available, String what) {
+    public static void require(boolean available, String what) {
         if (available) {
             return;
         }
@@ -30,7 +30,7 @@ final class Testbed {
     }
 
     /** True when {@code argv} runs and exits 0 within 60 s. */
-    static boolean runs(String... argv) {
+    public static boolean runs(String... argv) {
         try {
             Process p = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             return p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0;

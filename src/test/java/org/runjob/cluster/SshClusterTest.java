@@ -1,0 +1,260 @@
+package org.runjob.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
+import org.runjob.testbed.SshTestbed;
+import org.runjob.testbed.Testbed;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Jobs on real sshd hosts in network namespaces: DDP, unequal counts, ports, host keys, preflight, faults. */
+class SshClusterTest {
+
+    @TempDir
+    Path tmp;
+
+    ClusterJobs jobs;
+    final List<Long> toClean = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        jobs = new ClusterJobs(tmp);
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        toClean.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+        for (SshTestbed.Host h : jobs.bed.hosts()) {
+            jobs.bed.link(h, true);
+        }
+    }
+
+    static void requireTorch() {
+        Testbed.require(Testbed.runs("/usr/bin/python3", "-c", "import torch.distributed"), "PyTorch for /usr/bin/python3 (python3-torch)");
+    }
+
+    static Map<Integer, List<String>> rows(String out) {
+        Map<Integer, List<String>> rows = new HashMap<>();
+        Matcher m = Pattern.compile("\\[h\\d/(\\d)] rank (\\d) trained on row (0\\.\\d)").matcher(out);
+        while (m.find()) {
+            assertThat(m.group(1)).isEqualTo(m.group(2));
+            rows.computeIfAbsent(Integer.parseInt(m.group(2)), r -> new ArrayList<>()).add(m.group(3));
+        }
+        return rows;
+    }
+
+    static Map<Integer, String> weights(String out) {
+        Map<Integer, String> w = new HashMap<>();
+        Matcher m = Pattern.compile("\\[h\\d/(\\d)] rank (\\d) weights (\\[.*])").matcher(out);
+        while (m.find()) {
+            w.put(Integer.parseInt(m.group(2)), m.group(3));
+        }
+        return w;
+    }
+
+    JsonNode runFile(String job, String file) throws Exception {
+        try (var runs = Files.list(jobs.logs.resolve(job))) {
+            Path run = runs.findFirst().orElseThrow();
+            return JsonMapper.builder().build().readTree(Files.readString(run.resolve(file)));
+        }
+    }
+
+    @Test
+    void seedDdpOnTwoHostsOfTwoWorkersWithoutSettingTheInterface() throws Exception {
+        requireTorch();
+        SshTestbed.Host h1 = jobs.bed.host(1);
+        Path job = jobs.job("seed", jobs.node(h1, 2) + jobs.node(jobs.bed.host(2), 2), List.of(ClusterJobs.DDP),
+                List.of("python3", "train.py"), "rendezvous: {port: 29522}\n", Map.of());
+        Cli r = jobs.run(job);
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(h1.port()).isEqualTo(30430);
+        assertThat(rows(r.out())).containsExactlyInAnyOrderEntriesOf(Map.of(0, List.of("0.1"), 1, List.of("0.2"),
+                2, List.of("0.3"), 3, List.of("0.4")));
+        Map<Integer, String> w = weights(r.out());
+        assertThat(w).hasSize(4);
+        assertThat(w.values()).as("identical weights on every rank").containsOnly(w.get(0));
+        assertThat(r.err()).contains("h1             ok root@10.203.0.11:30430").contains("ok listens :29522 via eth0")
+                .contains("preflight: ok\n");
+        // inside a namespace the hostname resolves to 127.0.0.1: gloo works only because runjob exported eth0
+        for (JsonNode worker : runFile("seed", "plan.json").get("workers")) {
+            assertThat(worker.get("env").get("GLOO_SOCKET_IFNAME").stringValue()).isEqualTo("eth0");
+            assertThat(worker.get("env").get("MASTER_ADDR").stringValue()).isEqualTo(h1.address());
+        }
+    }
+
+    @Test
+    void unequalCountsTwoPlusOneGiveWorldSizeThree() throws Exception {
+        requireTorch();
+        Path job = jobs.job("unequal", jobs.node(jobs.bed.host(2), 2) + jobs.node(jobs.bed.host(3), 1), List.of(ClusterJobs.DDP),
+                List.of("python3", "train.py"), "rendezvous: {port: auto}\n", Map.of());
+        Cli r = jobs.run(job);
+        assertThat(r.code()).as(r.err()).isZero();
+        // DistributedSampler pads 4 rows to 6 for 3 ranks: rank r gets rows r and r+3 (mod 4)
+        assertThat(rows(r.out())).containsExactlyInAnyOrderEntriesOf(Map.of(0, List.of("0.1", "0.4"), 1, List.of("0.2", "0.1"),
+                2, List.of("0.3", "0.2")));
+        Map<Integer, String> w = weights(r.out());
+        assertThat(w).hasSize(3);
+        assertThat(w.values()).containsOnly(w.get(0));
+        JsonNode plan = runFile("unequal", "plan.json");
+        assertThat(plan.get("world_size").intValue()).isEqualTo(3);
+        assertThat(plan.get("nodes").get(1).get("ranks").toString()).isEqualTo("[2]");
+    }
+
+    @Test
+    void anAddressWhereNoHostAnswersFailsPreflightWithinTheTimeoutAndStartsNothing() throws Exception {
+        Path job = jobs.job("nohost", jobs.node(jobs.bed.host(2), 1) + jobs.node("ghost", SshTestbed.SUBNET + ".99", 22, 1),
+                jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
+        Instant start = Instant.now();
+        Cli r = jobs.run(job);
+        Duration took = Duration.between(start, Instant.now());
+        assertThat(r.code()).isEqualTo(3);
+        assertThat(r.err()).contains("FAIL ghost ssh: node ghost (10.203.0.99:22): no answer within 3 s\n")
+                .contains("preflight failed: nothing was started\n");
+        assertThat(took).isLessThan(Duration.ofSeconds(3 + 5));
+        try (var pidFiles = Files.list(jobs.pids)) {
+            assertThat(pidFiles).as("no worker started on the reachable node").isEmpty();
+        }
+    }
+
+    @Test
+    void unknownHostKeyIsRefusedUnderStrictWithItsFingerprintAndAcceptedUnderAcceptNew() throws Exception {
+        SshTestbed.Host h2 = jobs.bed.host(2);
+        Path empty = Files.writeString(tmp.resolve("known_hosts"), "");
+        Path job = jobs.job("hostkey", jobs.node(h2, 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
+        Cli strict = jobs.run(job, "--set", "ssh.known_hosts=" + empty);
+        assertThat(strict.code()).isEqualTo(3);
+        assertThat(strict.err()).contains("FAIL h2 ssh: node h2 (10.203.0.12:22): unknown host key ssh-ed25519 "
+                + jobs.bed.fingerprint(h2) + " (not in " + empty + ")");
+        assertThat(Files.readString(empty)).isEmpty();
+
+        Cli accept = jobs.run(job, "--set", "ssh.known_hosts=" + empty, "--set", "ssh.host_key_policy=accept-new");
+        assertThat(accept.code()).as(accept.err()).isZero();
+        assertThat(accept.out()).contains("[h2/0] rank 0 attempt 0 restarts 0\n");
+        assertThat(Files.readString(empty)).contains(h2.address()).contains(jobs.bed.publicKey(h2).split(" ")[1]);
+    }
+
+    @Test
+    void aChangedHostKeyIsRefusedUnderBothPolicies() throws Exception {
+        SshTestbed.Host h2 = jobs.bed.host(2);
+        SshTestbed.Host h3 = jobs.bed.host(3);
+        // known_hosts says h2 has h3's key: exactly what a changed key looks like
+        Path wrong = Files.writeString(tmp.resolve("known_hosts"), h2.knownHostsName() + " " + jobs.bed.publicKey(h3) + "\n");
+        Path job = jobs.job("changed", jobs.node(h2, 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
+        for (String policy : List.of("strict", "accept-new")) {
+            Cli r = jobs.run(job, "--set", "ssh.known_hosts=" + wrong, "--set", "ssh.host_key_policy=" + policy);
+            assertThat(r.code()).as(policy).isEqualTo(3);
+            assertThat(r.err()).as(policy).contains("FAIL h2 ssh: node h2 (10.203.0.12:22): the host key has CHANGED (ssh-ed25519 "
+                    + jobs.bed.fingerprint(h2) + ")");
+            assertThat(Files.readString(wrong)).as(policy).isEqualTo(h2.knownHostsName() + " " + jobs.bed.publicKey(h3) + "\n");
+        }
+    }
+
+    @Test
+    void aRendezvousPortAlreadyTakenOnTheMasterFailsPreflightNamingIt() throws Exception {
+        SshTestbed.Host h2 = jobs.bed.host(2);
+        Process squatter = jobs.bed.execIn(h2, "python3", "-c",
+                "import socket, time\ns = socket.create_server(('0.0.0.0', 29533))\ntime.sleep(120)");
+        try {
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (!Testbed.runs("ip", "netns", "exec", h2.namespace(), "python3", "-c",
+                    "import socket; socket.create_connection(('127.0.0.1', 29533), timeout=1)")) {
+                assertThat(System.nanoTime()).as("squatter listening").isLessThan(deadline);
+            }
+            Path job = jobs.job("portused", jobs.node(h2, 1) + jobs.node(jobs.bed.host(3), 1), jobs.worker("sleeper.py"),
+                    List.of("python3", "sleeper.py"), "rendezvous: {port: 29533}\n", Map.of());
+            Instant start = Instant.now();
+            Cli r = jobs.run(job);
+            assertThat(r.code()).isEqualTo(3);
+            assertThat(r.err()).contains("FAIL h2 rendezvous: port 29533 cannot be bound:").contains("preflight failed: nothing was started\n");
+            assertThat(Duration.between(start, Instant.now())).isLessThan(Duration.ofSeconds(10));
+        } finally {
+            squatter.destroyForcibly();
+        }
+    }
+
+    @Test
+    void cuttingANodesLinkMidRunLosesItAndLeavesNoWorkerOnceItIsBack() throws Exception {
+        SshTestbed.Host h2 = jobs.bed.host(2);
+        SshTestbed.Host h3 = jobs.bed.host(3);
+        Path job = jobs.job("linkcut", jobs.node(h2, 1) + jobs.node(h3, 1), jobs.worker("sleeper.py"),
+                List.of("python3", "sleeper.py"), "failure: {grace_period_s: 1}\n", Map.of());
+        Process runjob = jobs.start(job);
+        List<Long> pids = jobs.awaitPids(2, Duration.ofSeconds(60));
+        toClean.addAll(pids);
+        Instant cut = Instant.now();
+        jobs.bed.link(h3, false);
+        assertThat(runjob.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        Duration noticed = Duration.between(cut, Instant.now());
+        assertThat(runjob.exitValue()).isEqualTo(1);
+        assertThat(jobs.stderrOf(job)).contains("root cause: rank 1 (local rank 0) on node h3: lost: node h3 lost");
+        // keepalive: 1 s x 5 unanswered, plus the teardown of h2's worker
+        assertThat(noticed).isLessThan(Duration.ofSeconds(5 + 1 + 6));
+        assertThat(ClusterJobs.alive(pids.get(0))).as("h2's worker was stopped").isFalse();
+        jobs.bed.link(h3, true);
+        // h3's agent misses the coordinator's heartbeats (15 s) or sshd drops the session, and stops its worker
+        ClusterJobs.awaitGone(pids, Duration.ofSeconds(30), "h3's worker after the link came back");
+    }
+
+    @Test
+    void sigkillOfRunjobLeavesNoWorkerOnAnyNode() throws Exception {
+        Path job = jobs.job("sigkill", jobs.node(jobs.bed.host(2), 2) + jobs.node(jobs.bed.host(3), 1), jobs.worker("sleeper.py"),
+                List.of("python3", "sleeper.py"), "failure: {grace_period_s: 1}\n", Map.of("IGNORE_TERM", "1"));
+        Process runjob = jobs.start(job);
+        List<Long> pids = jobs.awaitPids(3, Duration.ofSeconds(60));
+        toClean.addAll(pids);
+        runjob.destroyForcibly();
+        assertThat(runjob.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        // the TCP connections close with runjob: sshd closes each agent's stdin; TERM (ignored), KILL after 1 s
+        ClusterJobs.awaitGone(pids, Duration.ofSeconds(1 + 6 + 5), "every worker after kill -9 of runjob");
+    }
+
+    @Test
+    void checkAloneReportsEveryNodeAndExitsZero() throws Exception {
+        Path job = jobs.job("check", jobs.node(jobs.bed.host(1), 1) + jobs.node(jobs.bed.host(2), 1), jobs.worker("sleeper.py"),
+                List.of("python3", "sleeper.py"), "", Map.of());
+        Cli r = Cli.run(System.getenv(), "check", "--output", "json", job.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        JsonNode report = JsonMapper.builder().build().readTree(r.out());
+        assertThat(report.get("ok").booleanValue()).isTrue();
+        for (JsonNode node : report.get("nodes")) {
+            assertThat(node.get("socket_interface").stringValue()).isEqualTo("eth0");
+            for (String check : List.of("ssh", "java", "workdir", "disk", "program", "rendezvous")) {
+                assertThat(node.get("checks").get(check).get("status").stringValue()).as(check).isIn("ok", "warn");
+            }
+        }
+        assertThat(report.get("nodes").get(1).get("checks").get("program").get("detail").stringValue()).isEqualTo("python3");
+        // check ships only the agent jar, not the job's files
+        assertThat(tmp.resolve("work-h2/sleeper.py")).doesNotExist();
+        assertThat(tmp.resolve("work-h2/.runjob/runjob.jar")).exists();
+    }
+
+    @Test
+    void unchangedFilesAreNotSentAgain() throws Exception {
+        Path job = jobs.job("resend", jobs.node(jobs.bed.host(2), 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
+        Cli first = jobs.run(job);
+        assertThat(first.code()).as(first.err()).isZero();
+        assertThat(first.err()).contains("ok 3 sent (");
+        Cli second = jobs.run(job);
+        assertThat(second.code()).isZero();
+        assertThat(second.err()).contains("ok 0 sent (0 B), 3 kept");
+        assertThat(Files.readString(tmp.resolve("work-h2/flaky.py"))).isEqualTo(Files.readString(ClusterJobs.WORKERS.resolve("flaky.py")));
+    }
+}

@@ -1,0 +1,245 @@
+package org.runjob.testbed;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real cluster on this machine: each host is a Linux network namespace on a bridge (veth pairs),
+ * running its own OpenSSH sshd with a generated host key; one user key logs in to all. Started once
+ * per test JVM, torn down by a shutdown hook (and any leftovers of an earlier run are removed first).
+ *
+ * <p>Needs root, iproute2 and openssh-server. The namespaces share this machine's file system, so
+ * tests give each host its own workdir.
+ */
+public final class SshTestbed {
+
+    /** One host: its namespace, address on the bridge, sshd port and host public key. */
+    public record Host(String name, String namespace, String veth, String address, int port, Path hostKey) {
+        public String knownHostsName() {
+            return port == 22 ? address : "[" + address + "]:" + port;
+        }
+    }
+
+    public static final String SUBNET = "10.203.0";
+    private static final String BRIDGE = "rjtbr0";
+    private static final String PREFIX = "rjt";
+    private static SshTestbed instance;
+
+    private final Path dir;
+    private final List<Host> hosts = new ArrayList<>();
+    private final List<Process> sshds = new ArrayList<>();
+    private final Path userKey;
+    private final Path knownHosts;
+
+    private SshTestbed(Path dir) {
+        this.dir = dir;
+        this.userKey = dir.resolve("id_ed25519");
+        this.knownHosts = dir.resolve("known_hosts");
+    }
+
+    /** Why the testbed cannot run here, or null when it can. */
+    public static String missing() {
+        if (!"root".equals(System.getProperty("user.name"))) {
+            return "root (for network namespaces)";
+        }
+        if (!Files.isExecutable(Path.of("/usr/sbin/sshd"))) {
+            return "OpenSSH's sshd (Debian: openssh-server)";
+        }
+        if (!Files.isExecutable(Path.of("/usr/sbin/ip")) && !Files.isExecutable(Path.of("/sbin/ip")) && !Files.isExecutable(Path.of("/usr/bin/ip"))) {
+            return "ip (Debian: iproute2)";
+        }
+        return null;
+    }
+
+    /** The shared testbed: h1 (sshd on port 30430, like the seed's V100 server), h2 and h3 (port 22). */
+    public static synchronized SshTestbed get() throws IOException, InterruptedException {
+        if (instance == null) {
+            SshTestbed t = new SshTestbed(Files.createTempDirectory("runjob-testbed-"));
+            Runtime.getRuntime().addShutdownHook(new Thread(t::close, "testbed-teardown"));
+            t.start(new int[] {30430, 22, 22});
+            instance = t;
+        }
+        return instance;
+    }
+
+    public List<Host> hosts() {
+        return hosts;
+    }
+
+    public Host host(int i) {
+        return hosts.get(i - 1);
+    }
+
+    public Path userKey() {
+        return userKey;
+    }
+
+    public Path knownHosts() {
+        return knownHosts;
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    private void start(int[] ports) throws IOException, InterruptedException {
+        removeLeftovers();
+        Files.createDirectories(Path.of("/run/sshd"));
+        sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", userKey.toString());
+        Files.copy(dir.resolve("id_ed25519.pub"), dir.resolve("authorized_keys"));
+        sh("ip", "link", "add", BRIDGE, "type", "bridge");
+        sh("ip", "addr", "add", SUBNET + ".1/24", "dev", BRIDGE);
+        sh("ip", "link", "set", BRIDGE, "up");
+        StringBuilder known = new StringBuilder();
+        for (int i = 1; i <= ports.length; i++) {
+            String ns = PREFIX + i;
+            String veth = PREFIX + "v" + i;
+            String addr = SUBNET + "." + (10 + i);
+            sh("ip", "netns", "add", ns);
+            sh("ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns);
+            sh("ip", "link", "set", veth, "master", BRIDGE, "up");
+            sh("ip", "-n", ns, "addr", "add", addr + "/24", "dev", "eth0");
+            sh("ip", "-n", ns, "link", "set", "eth0", "up");
+            sh("ip", "-n", ns, "link", "set", "lo", "up");
+            sh("ip", "-n", ns, "route", "add", "default", "via", SUBNET + ".1");
+            Path hostKey = dir.resolve("host-" + i);
+            sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", hostKey.toString());
+            Host h = new Host("h" + i, ns, veth, addr, ports[i - 1], hostKey);
+            hosts.add(h);
+            Path config = dir.resolve("sshd-" + i + ".conf");
+            Files.writeString(config, String.join("\n",
+                    "Port " + h.port(),
+                    "ListenAddress " + addr,
+                    "HostKey " + hostKey,
+                    "PidFile " + dir.resolve("sshd-" + i + ".pid"),
+                    "AuthorizedKeysFile " + dir.resolve("authorized_keys"),
+                    "PermitRootLogin prohibit-password",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "UsePAM no",
+                    "StrictModes no",
+                    "MaxStartups 100",
+                    "ClientAliveInterval 2",
+                    "ClientAliveCountMax 3",
+                    // bash skips ~/.bashrc (pyenv here) when SHLVL is set: measure runjob, not shell start-up
+                    "SetEnv SHLVL=1",
+                    "Subsystem sftp internal-sftp",
+                    "LogLevel ERROR", ""));
+            Process sshd = new ProcessBuilder("ip", "netns", "exec", ns, "/usr/sbin/sshd", "-D", "-e", "-f", config.toString())
+                    .redirectErrorStream(true).redirectOutput(dir.resolve("sshd-" + i + ".log").toFile()).start();
+            sshds.add(sshd);
+            String pub = Files.readString(dir.resolve("host-" + i + ".pub")).trim();
+            known.append(h.knownHostsName()).append(' ').append(pub.substring(0, pub.lastIndexOf(' '))).append('\n');
+        }
+        Files.writeString(knownHosts, known.toString());
+        for (Host h : hosts) {
+            awaitListening(h, Duration.ofSeconds(20));
+        }
+    }
+
+    /** The host's public key line for known_hosts ("ssh-ed25519 AAAA..."). */
+    public String publicKey(Host h) throws IOException {
+        String pub = Files.readString(Path.of(h.hostKey() + ".pub")).trim();
+        return pub.substring(0, pub.lastIndexOf(' '));
+    }
+
+    /** ssh-keygen's SHA256 fingerprint of the host key. */
+    public String fingerprint(Host h) throws IOException, InterruptedException {
+        String out = shOut("ssh-keygen", "-l", "-E", "sha256", "-f", h.hostKey() + ".pub");
+        return out.split(" ")[1];
+    }
+
+    /** Cuts the host off (its veth on the bridge goes down) or reconnects it. */
+    public void link(Host h, boolean up) throws IOException, InterruptedException {
+        sh("ip", "link", "set", h.veth(), up ? "up" : "down");
+    }
+
+    /** Starts {@code argv} inside the host's namespace. */
+    public Process execIn(Host h, String... argv) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", h.namespace()));
+        cmd.addAll(List.of(argv));
+        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    }
+
+    private static void awaitListening(Host h, Duration timeout) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress(h.address(), h.port()), 500);
+                return;
+            } catch (IOException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IOException("sshd on " + h.name() + " did not start: " + e.getMessage());
+                }
+                Thread.sleep(50);
+            }
+        }
+    }
+
+    synchronized void close() {
+        for (Process p : sshds) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+        }
+        removeLeftovers();
+    }
+
+    private static void removeLeftovers() {
+        try {
+            for (String ns : shOut("ip", "netns", "list").split("\n")) {
+                String name = ns.split(" ")[0].trim();
+                if (name.matches(PREFIX + "\\d+")) {
+                    killIn(name);
+                    run("ip", "netns", "del", name);
+                }
+            }
+            for (String line : shOut("ip", "-o", "link", "show").split("\n")) {
+                String[] parts = line.split(": ");
+                if (parts.length > 1) {
+                    String name = parts[1].split("@")[0];
+                    if (name.matches(PREFIX + "v\\d+") || name.equals(BRIDGE)) {
+                        run("ip", "link", "del", name);
+                    }
+                }
+            }
+        } catch (IOException | InterruptedException e) {
+            // best effort
+        }
+    }
+
+    /** Kills every process left in a namespace (sshd, agents, workers of a failed test). */
+    private static void killIn(String ns) throws IOException, InterruptedException {
+        for (String pid : shOut("ip", "netns", "pids", ns).split("\\s+")) {
+            if (pid.matches("\\d+")) {
+                ProcessHandle.of(Long.parseLong(pid)).ifPresent(ProcessHandle::destroyForcibly);
+            }
+        }
+    }
+
+    private static void sh(String... argv) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IOException(String.join(" ", argv) + " failed: " + out);
+        }
+    }
+
+    private static void run(String... argv) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        p.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    private static String shOut(String... argv) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        p.waitFor(30, TimeUnit.SECONDS);
+        return out;
+    }
+}
