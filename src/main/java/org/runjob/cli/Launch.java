@@ -22,20 +22,29 @@ final class Launch {
     private Launch() {
     }
 
-    static PreflightReport preflight(JobSpec spec, Connections connections, Map<String, String> env, boolean withFiles)
-            throws IOException {
+    /** Bytes and files sent and kept (unchanged) on one node. */
+    record Shipped(long bytesSent, long bytesKept, int filesSent, int filesKept) {
+    }
+
+    /** @param shipped filled with what was shipped to each node */
+    static PreflightReport preflight(JobSpec spec, Connections connections, Map<String, String> env, boolean withFiles,
+                                     Map<String, Shipped> shipped) throws IOException {
         boolean remote = spec.nodes().stream().anyMatch(n -> !n.local());
         Path jar = remote ? AgentBundle.jar() : null;
         LocalDistributor local = new LocalDistributor();
         Preflight.Shipper shipper = (NodeSpec node, Optional<Session> session) -> {
             var files = withFiles ? spec.files() : java.util.List.<JobSpec.ShippedFile>of();
             String workdir = node.workdir().orElse(spec.workdir());
+            Shipped done;
             if (session.isEmpty()) {
                 LocalDistributor.Shipped s = local.ship(workdir, files, env);
-                return summary(s.filesSent(), s.bytesSent(), s.filesSkipped());
+                done = new Shipped(s.bytesSent(), s.bytesSkipped(), s.filesSent(), s.filesSkipped());
+            } else {
+                SftpDistributor.Shipped s = SftpDistributor.ship(session.get(), workdir, jar, files);
+                done = new Shipped(s.bytesSent(), s.bytesSkipped(), s.filesSent(), s.filesSkipped());
             }
-            SftpDistributor.Shipped s = SftpDistributor.ship(session.get(), workdir, jar, files);
-            return summary(s.filesSent(), s.bytesSent(), s.filesSkipped());
+            shipped.put(node.name(), done);
+            return summary(done.filesSent(), done.bytesSent(), done.filesKept());
         };
         return new Preflight(spec, connections, env, jar).run(shipper);
     }

@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.runjob.launch.Launcher;
 import org.runjob.launch.RunResult;
@@ -55,7 +57,8 @@ final class RunJob {
         java.nio.file.Files.createDirectories(logFile.getParent());
         Diagnostics.toRunFolder(logFile, options.verbose);
         try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()))) {
-            PreflightReport report = Launch.preflight(spec, connections, io.env(), true);
+            Map<String, Launch.Shipped> shipped = new ConcurrentHashMap<>();
+            PreflightReport report = Launch.preflight(spec, connections, io.env(), true, shipped);
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
                 PreflightText.print(report, io.err());
             }
@@ -69,14 +72,15 @@ final class RunJob {
                 io.err().println("runjob: " + file + ": " + e.getMessage());
                 return ExitCode.INVALID;
             }
-            return launch(io, file, loaded, plan, ranks, commandLine, connections);
+            return launch(io, file, loaded, plan, ranks, commandLine, connections, shipped);
         } finally {
             Diagnostics.reset();
         }
     }
 
     private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, Set<Integer> ranks,
-                              List<String> commandLine, Connections connections) throws IOException {
+                              List<String> commandLine, Connections connections, Map<String, Launch.Shipped> shipped)
+            throws IOException {
         JobSpec spec = loaded.spec();
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
         folder.writeJob(loaded.document().json());
@@ -94,7 +98,16 @@ final class RunJob {
         int code = result.succeeded() ? ExitCode.OK : result.interrupted() ? ExitCode.INTERRUPTED : ExitCode.WORKER_FAILED;
         ObjectNode git = GitInfo.of(Path.of(file)).map(g -> JsonNodeFactory.instance.objectNode()
                 .put("commit", g.commit()).put("dirty", g.dirty())).orElse(null);
-        folder.writeJson("summary.json", SummaryJson.of(result, code, commandLine, git));
+        ObjectNode summary = SummaryJson.of(result, code, commandLine, git);
+        ObjectNode distribution = summary.putObject("distribution");
+        for (var node : plan.nodes()) {
+            Launch.Shipped s = shipped.get(node.name());
+            if (s != null) {
+                distribution.putObject(node.name()).put("bytes_sent", s.bytesSent()).put("bytes_unchanged", s.bytesKept())
+                        .put("files_sent", s.filesSent()).put("files_unchanged", s.filesKept());
+            }
+        }
+        folder.writeJson("summary.json", summary);
         RunReport.print(result, io.err());
         return code;
     }

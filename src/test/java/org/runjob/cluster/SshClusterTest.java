@@ -252,9 +252,21 @@ class SshClusterTest {
         Cli first = jobs.run(job);
         assertThat(first.code()).as(first.err()).isZero();
         assertThat(first.err()).contains("ok 3 sent (");
-        Cli second = jobs.run(job);
+        JsonNode firstSummary = runFile("resend", "summary.json").get("distribution").get("h2");
+        assertThat(firstSummary.get("files_sent").intValue()).isEqualTo(3);
+        Path logs2 = tmp.resolve("runs2");
+        Cli second = jobs.run(job, "--set", "logs.dir=" + logs2);
         assertThat(second.code()).isZero();
         assertThat(second.err()).contains("ok 0 sent (0 B), 3 kept");
+        try (var runs = Files.list(logs2.resolve("resend"))) {
+            Path run = runs.findFirst().orElseThrow();
+            JsonNode d = JsonMapper.builder().build().readTree(Files.readString(run.resolve("summary.json")))
+                    .get("distribution").get("h2");
+            assertThat(d.get("bytes_sent").longValue()).isZero();
+            assertThat(d.get("files_sent").intValue()).isZero();
+            assertThat(d.get("files_unchanged").intValue()).isEqualTo(3);
+            assertThat(d.get("bytes_unchanged").longValue()).isEqualTo(firstSummary.get("bytes_sent").longValue());
+        }
         assertThat(Files.readString(tmp.resolve("work-h2/flaky.py"))).isEqualTo(Files.readString(ClusterJobs.WORKERS.resolve("flaky.py")));
     }
 }
