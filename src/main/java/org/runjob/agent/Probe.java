@@ -14,6 +14,7 @@ import java.net.SocketException;
  * Rendezvous checks run on a node ({@code runjob probe ...}), one line of answer each:
  *
  * <ul>
+ *   <li>{@code probe gpus}: the node's {@link org.runjob.agent.gpu.GpuInventory} as one line of JSON.</li>
  *   <li>{@code probe listen ADDR PORT}: binds PORT (0: any free port) on all addresses, as rank 0's
  *       store will, prints {@code listening PORT IFACE} (IFACE: the interface holding ADDR, or
  *       {@code -}) or {@code failed REASON}, then accepts connections until its stdin closes.</li>
@@ -32,6 +33,11 @@ public final class Probe {
             if (args.length == 3 && args[0].equals("listen")) {
                 return listen(args[1], Integer.parseInt(args[2]), stdin, out);
             }
+            if (args.length == 1 && args[0].equals("gpus")) {
+                out.println(new org.runjob.agent.gpu.JCudaProbe().probe().toJson());
+                out.flush();
+                return 0;
+            }
             if (args.length == 4 && args[0].equals("connect")) {
                 out.println(connect(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3])));
                 out.flush();
@@ -40,7 +46,7 @@ public final class Probe {
         } catch (NumberFormatException e) {
             // usage below
         }
-        out.println("failed usage: probe listen ADDR PORT | probe connect ADDR PORT TIMEOUT_MS");
+        out.println("failed usage: probe gpus | probe listen ADDR PORT | probe connect ADDR PORT TIMEOUT_MS");
         return 2;
     }
 

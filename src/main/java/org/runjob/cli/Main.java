@@ -58,6 +58,7 @@ public final class Main {
         cl.addSubcommand("validate", new ValidateCommand(io));
         cl.addSubcommand("plan", new PlanCommand(io));
         cl.addSubcommand("check", new CheckCommand(io));
+        cl.addSubcommand("gpus", new GpusCommand(io));
         cl.setOut(new java.io.PrintWriter(io.out(), true));
         cl.setErr(new java.io.PrintWriter(io.err(), true));
         cl.setCaseInsensitiveEnumValuesAllowed(true);

@@ -40,9 +40,17 @@ final class PlanCommand implements Callable<Integer> {
         try {
             plan = Jobs.dryRunPlan(io, file, options.sets);
         } catch (PlanningException e) {
-            io.err().println("runjob: " + file + ": " + e.getMessage());
-            io.err().flush();
-            return ExitCode.INVALID;
+            // a valid job whose ranks depend on what launch finds (gpus: all without workers): say so, not an error
+            if (options.output == JobOptions.Output.json) {
+                io.out().println("{\"job_file\": " + tools.jackson.databind.node.JsonNodeFactory.instance.stringNode(file)
+                        + ", \"planned\": false, \"reason\": " + tools.jackson.databind.node.JsonNodeFactory.instance.stringNode(e.getMessage()) + "}");
+            } else {
+                io.out().println("dry run of " + file + ": " + e.getMessage()
+                        + "; `runjob gpus " + file + "` shows the GPUs each node has.");
+                io.out().println("dry run: no machine was contacted and nothing was started.");
+            }
+            io.out().flush();
+            return ExitCode.OK;
         }
         if (plan == null) {
             return ExitCode.INVALID;

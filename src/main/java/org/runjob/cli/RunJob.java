@@ -67,7 +67,7 @@ final class RunJob {
             }
             LaunchPlan plan;
             try {
-                plan = Planner.plan(spec, new Inventory(java.util.Map.of(), report.interfaces()), runId, report.masterPort());
+                plan = Planner.plan(spec, new Inventory(report.gpuIndices(), report.interfaces()), runId, report.masterPort());
             } catch (PlanningException e) {
                 io.err().println("runjob: " + file + ": " + e.getMessage());
                 return ExitCode.INVALID;

@@ -63,7 +63,8 @@ public final class AgentBundle {
                 } else if (Files.isRegularFile(p) && entry.endsWith(".jar") && !p.getFileName().toString().contains("junit")) {
                     try (JarFile in = new JarFile(p.toFile())) {
                         for (JarEntry e : java.util.Collections.list(in.entries())) {
-                            if (!e.isDirectory() && !e.getName().startsWith("META-INF/") && !e.getName().equals("module-info.class")) {
+                            if (!e.isDirectory() && !e.getName().startsWith("META-INF/") && !e.getName().equals("module-info.class")
+                                    && !e.getName().matches("lib/libJ(NvPTXCompiler|Nvrtc|CudaRuntime)-.*")) {
                                 try (InputStream s = in.getInputStream(e)) {
                                     copy(jar, seen, e.getName(), s);
                                 }

@@ -26,6 +26,7 @@ import com.jcraft.jsch.Session;
 import org.runjob.agent.Probe;
 import org.runjob.agent.Programs;
 import org.runjob.agent.Workdirs;
+import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.RemotePaths;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
@@ -45,6 +46,8 @@ import org.runjob.transport.SshTarget;
  *       this process, remote ones with one command over SSH.</li>
  *   <li>Where those pass, the {@link Shipper} ships what the next step needs (the agent jar; for a
  *       run, the job's files too), reported in the workdir cell.</li>
+ *   <li>Nodes that use GPUs are probed ({@link GpuInventories}, JCuda on the node) and judged by
+ *       {@link GpuCheck}: indices exist, a driver is there, busy GPUs and mixed models are warned of.</li>
  *   <li>Rendezvous: the master binds MASTER_PORT (0 for {@code port: auto}) as rank 0 will; every
  *       node, the master too, then connects to MASTER_ADDR:MASTER_PORT and reports the interface
  *       its route leaves by (for GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME).</li>
@@ -73,6 +76,7 @@ public final class Preflight {
     private final Connections connections;
     private final Map<String, String> env;
     private final Path agentJar;
+    private final Map<String, GpuInventory> inventories = new java.util.concurrent.ConcurrentHashMap<>();
 
     public Preflight(JobSpec spec, Connections connections, Map<String, String> env, Path agentJar) {
         this.spec = spec;
@@ -92,6 +96,7 @@ public final class Preflight {
                 basics.add(CompletableFuture.runAsync(() -> basic(node, row, shipper), pool));
             }
             basics.forEach(CompletableFuture::join);
+            judgeGpus(cells);
             boolean allBasic = cells.values().stream().noneMatch(r -> r.values().stream().anyMatch(c -> c.status() == Cell.Status.FAIL));
             Map<String, String> ifaces = new LinkedHashMap<>();
             OptionalInt port = OptionalInt.empty();
@@ -102,7 +107,7 @@ public final class Preflight {
             for (NodeSpec node : spec.nodes()) {
                 reports.add(new NodeReport(node.name(), cells.get(node.name()), Optional.ofNullable(ifaces.get(node.name()))));
             }
-            return new PreflightReport(reports, port);
+            return new PreflightReport(reports, port, inventories);
         } finally {
             pool.shutdownNow();
         }
@@ -153,6 +158,30 @@ public final class Preflight {
             row.put(Check.WORKDIR, Cell.ok(shipped));
         } catch (IOException | SshException e) {
             row.put(Check.WORKDIR, Cell.fail("shipping failed: " + e.getMessage()));
+            return;
+        }
+        if (GpuCheck.wantsGpus(node)) {
+            inventories.put(node.name(), session.isPresent()
+                    ? GpuInventories.remote(session.get(), workdir(node)) : GpuInventories.local());
+        } else {
+            row.put(Check.GPUS, Cell.ok("not used"));
+        }
+    }
+
+    /** GPU cells, once every node's inventory is in (the first GPU node's model is the reference). */
+    private void judgeGpus(Map<String, Map<Check, Cell>> cells) {
+        Optional<String> reference = Optional.empty();
+        String referenceNode = "";
+        for (NodeSpec node : spec.nodes()) {
+            GpuInventory inv = inventories.get(node.name());
+            if (inv == null) {
+                continue;
+            }
+            cells.get(node.name()).put(Check.GPUS, GpuCheck.judge(node, inv, reference, referenceNode));
+            if (reference.isEmpty() && !inv.gpus().isEmpty()) {
+                reference = Optional.of(inv.gpus().get(0).name());
+                referenceNode = node.name();
+            }
         }
     }
 

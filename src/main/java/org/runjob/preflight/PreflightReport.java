@@ -5,14 +5,22 @@ import java.util.Map;
 import java.util.OptionalInt;
 import java.util.stream.Collectors;
 
+import org.runjob.agent.gpu.GpuInventory;
+
 /**
  * The preflight result: a row per node, and the rendezvous port chosen for {@code port: auto}.
  * A job starts only when {@link #ok()}.
  */
-public record PreflightReport(List<NodeReport> nodes, OptionalInt masterPort) {
+public record PreflightReport(List<NodeReport> nodes, OptionalInt masterPort, Map<String, GpuInventory> gpus) {
 
     public PreflightReport {
         nodes = List.copyOf(nodes);
+        gpus = Map.copyOf(gpus);
+    }
+
+    /** Node name to its GPU indices, for the nodes that were probed (those that use GPUs). */
+    public Map<String, List<Integer>> gpuIndices() {
+        return gpus.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().indices()));
     }
 
     public boolean ok() {

@@ -1,0 +1,111 @@
+package org.runjob.agent.gpu;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+import jcuda.CudaException;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * The GPU probe over JCuda's driver API: device count, then per device its name, PCI bus id, total
+ * and free memory (free through a short-lived primary context), and compute capability; devices are
+ * numbered in PCI bus order.
+ *
+ * <p>Loaded lazily and defensively: JCuda's native library links against the NVIDIA driver, so
+ * on a machine without one the first touch fails with a {@link LinkageError}
+ * ({@code UnsatisfiedLinkError}, later {@code NoClassDefFoundError}); that is caught once and
+ * reported as "no CUDA driver". {@code CUDA_ERROR_NO_DEVICE} is a driver without a GPU.
+ */
+public final class JCudaProbe implements GpuProbe {
+
+    @Override
+    public GpuInventory probe() {
+        try {
+            return probeWithDriver();
+        } catch (LinkageError e) {
+            String m = String.valueOf(e.getMessage());
+            if (m.contains("libcuda.so")) {
+                return GpuInventory.none("no CUDA driver (libcuda.so.1 not found)");
+            }
+            return GpuInventory.none("JCuda cannot load on this node: " + m.lines().findFirst().orElse(m));
+        } catch (CudaException e) {
+            String m = String.valueOf(e.getMessage());
+            return GpuInventory.none(m.contains("NO_DEVICE") ? "no CUDA device (the driver found no GPU)" : "CUDA error: " + m);
+        } catch (RuntimeException e) {
+            return GpuInventory.none("GPU probe failed: " + e);
+        }
+    }
+
+    private static GpuInventory probeWithDriver() {
+        JCudaDriver.setExceptionsEnabled(true);
+        JCudaDriver.cuInit(0);
+        int[] version = new int[1];
+        JCudaDriver.cuDriverGetVersion(version);
+        int[] count = new int[1];
+        JCudaDriver.cuDeviceGetCount(count);
+        record Found(String busId, int domain, int bus, int device, String name, long total, long free, int major, int minor) {
+        }
+        List<Found> found = new ArrayList<>();
+        for (int i = 0; i < count[0]; i++) {
+            CUdevice dev = new CUdevice();
+            JCudaDriver.cuDeviceGet(dev, i);
+            byte[] name = new byte[256];
+            JCudaDriver.cuDeviceGetName(name, name.length, dev);
+            long[] total = new long[1];
+            JCudaDriver.cuDeviceTotalMem(total, dev);
+            int domain = attribute(dev, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID);
+            int bus = attribute(dev, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
+            int device = attribute(dev, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID);
+            String busId = String.format("%08X:%02X:%02X.0", domain, bus, device);
+            found.add(new Found(busId, domain, bus, device, cString(name), total[0], free(dev),
+                    attribute(dev, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                    attribute(dev, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)));
+        }
+        found.sort(Comparator.comparingInt(Found::domain).thenComparingInt(Found::bus).thenComparingInt(Found::device));
+        List<Gpu> gpus = new ArrayList<>();
+        for (int i = 0; i < found.size(); i++) {
+            Found f = found.get(i);
+            gpus.add(new Gpu(i, f.name(), f.total(), f.free(), f.major(), f.minor(), f.busId()));
+        }
+        return new GpuInventory(gpus, version[0], gpus.isEmpty() ? java.util.Optional.of("no CUDA device") : java.util.Optional.empty());
+    }
+
+    private static long free(CUdevice dev) {
+        CUcontext ctx = new CUcontext();
+        try {
+            JCudaDriver.cuDevicePrimaryCtxRetain(ctx, dev);
+            JCudaDriver.cuCtxSetCurrent(ctx);
+            long[] free = new long[1];
+            long[] total = new long[1];
+            JCudaDriver.cuMemGetInfo(free, total);
+            return free[0];
+        } catch (CudaException e) {
+            return -1;
+        } finally {
+            try {
+                JCudaDriver.cuCtxSetCurrent(null);
+                JCudaDriver.cuDevicePrimaryCtxRelease(dev);
+            } catch (CudaException e) {
+                // nothing to release
+            }
+        }
+    }
+
+    private static int attribute(CUdevice dev, int attribute) {
+        int[] value = new int[1];
+        JCudaDriver.cuDeviceGetAttribute(value, attribute, dev);
+        return value[0];
+    }
+
+    private static String cString(byte[] bytes) {
+        int n = 0;
+        while (n < bytes.length && bytes[n] != 0) {
+            n++;
+        }
+        return new String(bytes, 0, n, java.nio.charset.StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,94 @@
+package org.runjob.cli;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+
+import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.distribute.AgentBundle;
+import org.runjob.distribute.SftpDistributor;
+import org.runjob.preflight.GpuInventories;
+import org.runjob.report.GpuTable;
+import org.runjob.spec.InvalidSpecException;
+import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeSpec;
+import org.runjob.spec.SpecLoader;
+import org.runjob.transport.Connections;
+import org.runjob.transport.SshConnector;
+import org.runjob.transport.SshException;
+import org.runjob.transport.SshTarget;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code runjob gpus FILE}: every node's GPUs (index in PCI bus order, model, memory, compute
+ * capability, bus id), probed with JCuda on the node. Exit 0 when every node has a CUDA driver and
+ * at least one GPU, 3 otherwise (a node without a driver or GPU, or unreachable), 2 for a bad file.
+ */
+@Command(name = "gpus", mixinStandardHelpOptions = true,
+        description = "Show every node's GPUs (model, memory total/free, compute capability, PCI bus id); starts nothing.")
+final class GpusCommand implements Callable<Integer> {
+
+    private final Io io;
+
+    @Parameters(index = "0", paramLabel = "FILE", description = "The job file.")
+    String file;
+
+    @Mixin
+    JobOptions options;
+
+    GpusCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        JobSpec spec;
+        try {
+            spec = new SpecLoader(io.env()).load(Path.of(file), file, options.sets).spec();
+        } catch (InvalidSpecException e) {
+            Jobs.printProblems(io, file, e.problems());
+            return ExitCode.INVALID;
+        }
+        Map<String, GpuInventory> found = new LinkedHashMap<>();
+        try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()))) {
+            Path jar = spec.nodes().stream().allMatch(NodeSpec::local) ? null : AgentBundle.jar();
+            List<CompletableFuture<GpuInventory>> probes = new ArrayList<>();
+            for (NodeSpec node : spec.nodes()) {
+                probes.add(CompletableFuture.supplyAsync(() -> probe(spec, node, connections, jar)));
+            }
+            for (int i = 0; i < probes.size(); i++) {
+                found.put(spec.nodes().get(i).name(), probes.get(i).join());
+            }
+        }
+        if (options.output == JobOptions.Output.json) {
+            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(GpuTable.json(found)));
+        } else {
+            GpuTable.print(found, io.out());
+        }
+        io.out().flush();
+        boolean all = found.values().stream().allMatch(inv -> !inv.gpus().isEmpty());
+        return all ? ExitCode.OK : ExitCode.PREFLIGHT_FAILED;
+    }
+
+    private static GpuInventory probe(JobSpec spec, NodeSpec node, Connections connections, Path jar) {
+        if (node.local()) {
+            return GpuInventories.local();
+        }
+        String workdir = node.workdir().orElse(spec.workdir());
+        try {
+            var session = connections.session(new SshTarget(node.name(), node.host().orElseThrow(), node.port(), node.user()));
+            SftpDistributor.ship(session, workdir, jar, List.of());
+            return GpuInventories.remote(session, workdir);
+        } catch (SshException | java.io.IOException e) {
+            return GpuInventory.none("unreachable: " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package org.runjob.report;
+
+import java.io.PrintStream;
+import java.util.Map;
+
+import org.runjob.agent.gpu.Gpu;
+import org.runjob.agent.gpu.GpuInventory;
+
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/** {@code runjob gpus}: a row per GPU (node, index, model, memory total/free, compute capability, bus id); a node without GPUs says why. */
+public final class GpuTable {
+
+    private GpuTable() {
+    }
+
+    public static void print(Map<String, GpuInventory> nodes, PrintStream out) {
+        out.printf("%-14s %5s  %-28s %10s %10s  %-4s  %s%n", "node", "index", "model", "total", "free", "cc", "bus id");
+        nodes.forEach((node, inv) -> {
+            if (inv.gpus().isEmpty()) {
+                out.printf("%-14s %5s  %s%n", node, "-", inv.unavailable().orElse("no GPU"));
+            }
+            for (Gpu g : inv.gpus()) {
+                out.printf("%-14s %5d  %-28s %10s %10s  %-4s  %s%n", node, g.index(), g.name(), gib(g.totalBytes()),
+                        g.freeBytes() < 0 ? "?" : gib(g.freeBytes()), g.computeCapability(), g.pciBusId());
+            }
+        });
+        out.flush();
+    }
+
+    public static ObjectNode json(Map<String, GpuInventory> nodes) {
+        ObjectNode root = JsonNodeFactory.instance.objectNode();
+        ArrayNode list = root.putArray("nodes");
+        nodes.forEach((node, inv) -> {
+            ObjectNode n = list.addObject();
+            n.put("node", node);
+            n.put("driver_version", inv.driverVersion());
+            n.put("unavailable", inv.unavailable().orElse(null));
+            ArrayNode gpus = n.putArray("gpus");
+            for (Gpu g : inv.gpus()) {
+                gpus.addObject().put("index", g.index()).put("name", g.name()).put("total_bytes", g.totalBytes())
+                        .put("free_bytes", g.freeBytes()).put("compute_capability", g.computeCapability()).put("pci_bus_id", g.pciBusId());
+            }
+        });
+        return root;
+    }
+
+    private static String gib(long bytes) {
+        return String.format("%.1f GiB", bytes / (double) (1L << 30));
+    }
+}
