@@ -8,7 +8,6 @@ import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.SocketException;
 
 /**
  * Rendezvous checks run on a node ({@code runjob probe ...}), one line of answer each:

@@ -1,6 +1,5 @@
 package org.runjob.agent;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;

@@ -1,11 +1,9 @@
 package org.runjob.cli;
 
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
 import org.runjob.preflight.PreflightReport;
 import org.runjob.report.PreflightText;
-import org.runjob.spec.InvalidSpecException;
 import org.runjob.spec.SpecLoader;
 import org.runjob.transport.Connections;
 import org.runjob.transport.SshConnector;
@@ -34,11 +32,8 @@ final class CheckCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        SpecLoader.Loaded loaded;
-        try {
-            loaded = new SpecLoader(io.env()).load(Path.of(file), file, options.sets);
-        } catch (InvalidSpecException e) {
-            Jobs.printProblems(io, file, e.problems());
+        SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets);
+        if (loaded == null) {
             return ExitCode.INVALID;
         }
         PreflightReport report;

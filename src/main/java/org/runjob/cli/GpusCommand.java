@@ -13,7 +13,6 @@ import org.runjob.distribute.AgentBundle;
 import org.runjob.distribute.SftpDistributor;
 import org.runjob.preflight.GpuInventories;
 import org.runjob.report.GpuTable;
-import org.runjob.spec.InvalidSpecException;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 import org.runjob.spec.SpecLoader;
@@ -50,13 +49,11 @@ final class GpusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        JobSpec spec;
-        try {
-            spec = new SpecLoader(io.env()).load(Path.of(file), file, options.sets).spec();
-        } catch (InvalidSpecException e) {
-            Jobs.printProblems(io, file, e.problems());
+        SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets);
+        if (loaded == null) {
             return ExitCode.INVALID;
         }
+        JobSpec spec = loaded.spec();
         Map<String, GpuInventory> found = new LinkedHashMap<>();
         try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()))) {
             Path jar = spec.nodes().stream().allMatch(NodeSpec::local) ? null : AgentBundle.jar();

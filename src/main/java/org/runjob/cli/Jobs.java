@@ -19,13 +19,20 @@ final class Jobs {
     private Jobs() {
     }
 
-    /** Loads and plans {@code file} with nothing probed (a dry run); prints problems and returns null on failure. */
-    static LaunchPlan dryRunPlan(Io io, String file, List<String> sets) throws PlanningException {
-        SpecLoader.Loaded loaded;
+    /** Loads {@code file}; prints its problems and returns null when it is invalid. */
+    static SpecLoader.Loaded load(Io io, String file, List<String> sets) {
         try {
-            loaded = new SpecLoader(io.env()).load(Path.of(file), file, sets);
+            return new SpecLoader(io.env()).load(Path.of(file), file, sets);
         } catch (InvalidSpecException e) {
             printProblems(io, file, e.problems());
+            return null;
+        }
+    }
+
+    /** Loads and plans {@code file} with nothing probed (a dry run); prints problems and returns null on failure. */
+    static LaunchPlan dryRunPlan(Io io, String file, List<String> sets) throws PlanningException {
+        SpecLoader.Loaded loaded = load(io, file, sets);
+        if (loaded == null) {
             return null;
         }
         String runId = RunId.of(io.clock().instant(), io.random().getAsInt());

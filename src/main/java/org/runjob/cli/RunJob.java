@@ -25,7 +25,6 @@ import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
 import org.runjob.report.RunReport;
 import org.runjob.report.SummaryJson;
-import org.runjob.spec.InvalidSpecException;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
 import org.runjob.transport.Connections;
@@ -44,11 +43,8 @@ final class RunJob {
     }
 
     static int run(Io io, String file, JobOptions options, Set<Integer> ranks, List<String> commandLine) throws IOException {
-        SpecLoader.Loaded loaded;
-        try {
-            loaded = new SpecLoader(io.env()).load(Path.of(file), file, options.sets);
-        } catch (InvalidSpecException e) {
-            Jobs.printProblems(io, file, e.problems());
+        SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets);
+        if (loaded == null) {
             return ExitCode.INVALID;
         }
         JobSpec spec = loaded.spec();

@@ -11,7 +11,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Stream;
 
 import org.runjob.agent.Workdirs;
 import org.runjob.spec.JobSpec;
@@ -40,31 +39,21 @@ public final class LocalDistributor {
         if (!done.add(workdir)) {
             return new Shipped(0, 0, 0, 0);
         }
-        for (JobSpec.ShippedFile f : files) {
-            List<Path> sources;
-            try (Stream<Path> s = Files.isDirectory(f.source()) ? Files.walk(f.source()) : Stream.of(f.source())) {
-                sources = s.filter(Files::isRegularFile).toList();
+        for (FileList.Entry e : FileList.of(files)) {
+            Path source = e.source();
+            Path target = workdir.resolve(e.destination()).normalize();
+            long size = Files.size(source);
+            if (Files.isRegularFile(target) && sha256(target).equals(sha256(source))) {
+                skipped += size;
+                filesSkipped++;
+                continue;
             }
-            for (Path source : sources) {
-                Path rel = Files.isDirectory(f.source())
-                        ? Path.of(f.destination()).resolve(f.source().relativize(source)) : Path.of(f.destination());
-                Path target = workdir.resolve(rel).normalize();
-                if (!target.startsWith(workdir)) {
-                    throw new IOException(source + " would land outside the workdir " + workdir);
-                }
-                long size = Files.size(source);
-                if (Files.isRegularFile(target) && sha256(target).equals(sha256(source))) {
-                    skipped += size;
-                    filesSkipped++;
-                    continue;
-                }
-                Files.createDirectories(target.getParent());
-                Path tmp = target.resolveSibling("." + target.getFileName() + ".runjob-tmp");
-                Files.copy(source, tmp, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.COPY_ATTRIBUTES);
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-                sent += size;
-                filesSent++;
-            }
+            Files.createDirectories(target.getParent());
+            Path tmp = target.resolveSibling("." + target.getFileName() + ".runjob-tmp");
+            Files.copy(source, tmp, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.COPY_ATTRIBUTES);
+            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            sent += size;
+            filesSent++;
         }
         return new Shipped(sent, skipped, filesSent, filesSkipped);
     }

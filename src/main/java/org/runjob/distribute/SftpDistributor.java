@@ -11,7 +11,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Stream;
 
 import com.jcraft.jsch.ChannelSftp;
 import com.jcraft.jsch.JSchException;
@@ -48,19 +47,8 @@ public final class SftpDistributor {
         String dir = RemotePaths.of(workdir);
         Map<String, Path> targets = new LinkedHashMap<>();
         targets.put(RemotePaths.agentJar(workdir), agentJar);
-        for (JobSpec.ShippedFile f : files) {
-            List<Path> sources;
-            try (Stream<Path> s = Files.isDirectory(f.source()) ? Files.walk(f.source()) : Stream.of(f.source())) {
-                sources = s.filter(Files::isRegularFile).toList();
-            }
-            for (Path source : sources) {
-                String rel = Files.isDirectory(f.source())
-                        ? f.destination() + "/" + f.source().relativize(source).toString().replace('\\', '/') : f.destination();
-                if (Path.of(rel).normalize().startsWith("..") || Path.of(rel).isAbsolute()) {
-                    throw new IOException(source + " would land outside the workdir");
-                }
-                targets.put(RemotePaths.join(dir, rel), source);
-            }
+        for (FileList.Entry e : FileList.of(files)) {
+            targets.put(RemotePaths.join(dir, e.destination()), e.source());
         }
         Map<String, String> remote = remoteHashes(session, targets.keySet());
         long sent = 0;

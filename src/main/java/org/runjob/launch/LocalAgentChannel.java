@@ -1,7 +1,5 @@
 package org.runjob.launch;
 
-import java.io.BufferedOutputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +12,6 @@ import java.util.concurrent.BlockingQueue;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import org.runjob.agent.Frame;
 import org.runjob.agent.ProcessTree;
 
 /**
@@ -25,20 +22,17 @@ import org.runjob.agent.ProcessTree;
  * <p>If runjob dies, even by SIGKILL, the agent's stdin closes and it stops its workers. If the
  * agent dies instead, {@link #forceClose} stops the workers it had reported, by pid and group.
  */
-final class LocalAgentChannel implements AgentChannel {
+final class LocalAgentChannel extends StreamAgentChannel {
 
     private static final Logger LOG = LogManager.getLogger(LocalAgentChannel.class);
     private static final Path SETSID = Path.of("/usr/bin/setsid");
 
-    private final String node;
     private final Process process;
-    private final DataOutputStream out;
     private final FramePump pump;
 
     private LocalAgentChannel(String node, Process process) {
-        this.node = node;
+        super(node, process.getOutputStream());
         this.process = process;
-        this.out = new DataOutputStream(new BufferedOutputStream(process.getOutputStream(), 65536));
         this.pump = new FramePump(node);
     }
 
@@ -69,22 +63,11 @@ final class LocalAgentChannel implements AgentChannel {
         return channel;
     }
 
-    @Override
-    public String node() {
-        return node;
-    }
-
-    @Override
-    public synchronized void send(Frame frame) throws IOException {
-        frame.writeTo(out);
-        out.flush();
-    }
-
     private void logStderr(InputStream err) {
         try (err) {
             for (String line : new String(err.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
                 if (!line.isBlank()) {
-                    LOG.warn("node {} agent: {}", node, line);
+                    LOG.warn("node {} agent: {}", node(), line);
                 }
             }
         } catch (IOException e) {
@@ -100,10 +83,6 @@ final class LocalAgentChannel implements AgentChannel {
 
     @Override
     public void close() {
-        try {
-            out.close();
-        } catch (IOException e) {
-            // already closed
-        }
+        closeStdin();
     }
 }

@@ -1,8 +1,6 @@
 package org.runjob.launch;
 
-import java.io.BufferedOutputStream;
 import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -13,7 +11,6 @@ import com.jcraft.jsch.Session;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import org.runjob.agent.Frame;
 import org.runjob.distribute.RemotePaths;
 import org.runjob.plan.NodePlan;
 import org.runjob.transport.SshAgentChannel;
@@ -25,18 +22,15 @@ import org.runjob.transport.SshException;
  * If the link drops, the session's keepalive ends the channel here (the node is lost) and the agent
  * there sees its stdin close, or misses the coordinator's heartbeats, and stops its workers.
  */
-final class RemoteAgentChannel implements AgentChannel {
+final class RemoteAgentChannel extends StreamAgentChannel {
 
     private static final Logger LOG = LogManager.getLogger(RemoteAgentChannel.class);
 
-    private final String node;
     private final SshAgentChannel channel;
-    private final DataOutputStream out;
 
     private RemoteAgentChannel(String node, SshAgentChannel channel) {
-        this.node = node;
+        super(node, channel.out());
         this.channel = channel;
-        this.out = new DataOutputStream(new BufferedOutputStream(channel.out(), 65536));
     }
 
     static RemoteAgentChannel start(NodePlan node, Session session, BlockingQueue<Event> events) throws IOException {
@@ -55,28 +49,13 @@ final class RemoteAgentChannel implements AgentChannel {
     }
 
     @Override
-    public String node() {
-        return node;
-    }
-
-    @Override
-    public synchronized void send(Frame frame) throws IOException {
-        frame.writeTo(out);
-        out.flush();
-    }
-
-    @Override
     public void forceClose() {
         channel.close();
     }
 
     @Override
     public void close() {
-        try {
-            out.close();
-        } catch (IOException e) {
-            // already closed
-        }
+        closeStdin();
         channel.close();
     }
 

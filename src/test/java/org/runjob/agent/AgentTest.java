@@ -24,25 +24,38 @@ class AgentTest {
     @TempDir
     Path tmp;
 
+    /** An agent on pipes: frames go in through {@link #send}, come out of {@link #in}. */
+    static final class Harness {
+        final PipedOutputStream toAgent = new PipedOutputStream();
+        final DataOutputStream out = new DataOutputStream(toAgent);
+        final DataInputStream in;
+        final CompletableFuture<Integer> exit;
+
+        Harness(Path spill, int fromAgentBuffer, long spoolMemory) throws Exception {
+            PipedInputStream agentIn = new PipedInputStream(toAgent, 1 << 16);
+            PipedInputStream fromAgent = new PipedInputStream(fromAgentBuffer);
+            PipedOutputStream agentOut = new PipedOutputStream(fromAgent);
+            this.in = new DataInputStream(fromAgent);
+            Agent agent = new Agent(agentIn, agentOut, new HashMap<>(System.getenv()), spill, spoolMemory);
+            this.exit = CompletableFuture.supplyAsync(agent::run);
+        }
+
+        void start(WorkerSpec w, long heartbeatMs) throws Exception {
+            new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000, heartbeatMs).encode()).writeTo(out);
+            out.flush();
+        }
+    }
+
     @Test
     void aCoordinatorThatDoesNotReadNeverBlocksAWorker() throws Exception {
-        PipedOutputStream toAgent = new PipedOutputStream();
-        PipedInputStream agentIn = new PipedInputStream(toAgent, 1 << 16);
-        PipedInputStream fromAgent = new PipedInputStream(1 << 16);
-        PipedOutputStream agentOut = new PipedOutputStream(fromAgent);
         Path spill = Files.createDirectories(tmp.resolve("spill"));
-        Map<String, String> env = new HashMap<>(System.getenv());
-        Agent agent = new Agent(agentIn, agentOut, env, spill, 1 << 20);
-        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(agent::run);
+        Harness h = new Harness(spill, 1 << 16, 1 << 20);
 
         Path done = tmp.resolve("done");
         // 32 MiB of output, far more than the pipe (64 KiB) and the spool's memory (1 MiB) hold
         String script = "import sys\nb = b'y' * 65535 + b'\\n'\nfor _ in range(512): sys.stdout.buffer.write(b)\n"
                 + "sys.stdout.flush()\nopen('" + done + "', 'w').close()\n";
-        WorkerSpec w = new WorkerSpec(0, List.of("python3", "-c", script), Map.of("RANK", "0"), tmp.toString());
-        DataOutputStream out = new DataOutputStream(toAgent);
-        new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000, 0).encode()).writeTo(out);
-        out.flush();
+        h.start(new WorkerSpec(0, List.of("python3", "-c", script), Map.of("RANK", "0"), tmp.toString()), 0);
 
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (!Files.exists(done) && System.nanoTime() < deadline) {
@@ -50,7 +63,7 @@ class AgentTest {
         }
         assertThat(done).as("the worker finished writing while nobody read the agent").exists();
 
-        DataInputStream in = new DataInputStream(fromAgent);
+        DataInputStream in = h.in;
         long bytes = 0;
         Exit exited = null;
         boolean sawDone = false;
@@ -65,7 +78,7 @@ class AgentTest {
         }
         assertThat(bytes).isEqualTo(512L * 65536);
         assertThat(exited).isEqualTo(new Exit.Code(0, false));
-        assertThat(exit.get(10, TimeUnit.SECONDS)).isZero();
+        assertThat(h.exit.get(10, TimeUnit.SECONDS)).isZero();
         try (var files = Files.list(spill)) {
             assertThat(files).as("the spill file is removed").isEmpty();
         }
@@ -73,17 +86,9 @@ class AgentTest {
 
     @Test
     void aProgramThatIsNotThereIsReportedAsNotStarted() throws Exception {
-        PipedOutputStream toAgent = new PipedOutputStream();
-        PipedInputStream agentIn = new PipedInputStream(toAgent, 1 << 16);
-        PipedInputStream fromAgent = new PipedInputStream(1 << 20);
-        PipedOutputStream agentOut = new PipedOutputStream(fromAgent);
-        Agent agent = new Agent(agentIn, agentOut, System.getenv(), tmp, 1 << 20);
-        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(agent::run);
-        WorkerSpec w = new WorkerSpec(0, List.of("no-such-program-here"), Map.of(), tmp.toString());
-        DataOutputStream out = new DataOutputStream(toAgent);
-        new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000, 0).encode()).writeTo(out);
-        out.flush();
-        DataInputStream in = new DataInputStream(fromAgent);
+        Harness h = new Harness(tmp, 1 << 20, 1 << 20);
+        h.start(new WorkerSpec(0, List.of("no-such-program-here"), Map.of(), tmp.toString()), 0);
+        DataInputStream in = h.in;
         Exit exited = null;
         for (Frame f = Frame.readFrom(in); f != null && f.type() != Frame.Type.DONE; f = Frame.readFrom(in)) {
             if (f.type() == Frame.Type.EXITED) {
@@ -91,23 +96,15 @@ class AgentTest {
             }
         }
         assertThat(exited).isEqualTo(new Exit.NotStarted("cannot start no-such-program-here: not found on the node's PATH"));
-        assertThat(exit.get(10, TimeUnit.SECONDS)).isZero();
+        assertThat(h.exit.get(10, TimeUnit.SECONDS)).isZero();
     }
 
     @Test
     void anAgentThatHearsNothingForItsHeartbeatTimeoutStopsItsWorkers() throws Exception {
-        PipedOutputStream toAgent = new PipedOutputStream();
-        PipedInputStream agentIn = new PipedInputStream(toAgent, 1 << 16);
-        PipedInputStream fromAgent = new PipedInputStream(1 << 20);
-        PipedOutputStream agentOut = new PipedOutputStream(fromAgent);
-        Agent agent = new Agent(agentIn, agentOut, System.getenv(), tmp, 1 << 20);
-        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(agent::run);
-        WorkerSpec w = new WorkerSpec(0, List.of("sleep", "1000"), Map.of(), tmp.toString());
-        DataOutputStream out = new DataOutputStream(toAgent);
-        new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000, 500).encode()).writeTo(out);
-        out.flush();
+        Harness h = new Harness(tmp, 1 << 20, 1 << 20);
+        h.start(new WorkerSpec(0, List.of("sleep", "1000"), Map.of(), tmp.toString()), 500);
         // the coordinator goes silent (a dead link: the stream stays open but nothing arrives)
-        DataInputStream in = new DataInputStream(fromAgent);
+        DataInputStream in = h.in;
         long pid = -1;
         for (Frame f = Frame.readFrom(in); f != null && f.type() != Frame.Type.DONE; f = Frame.readFrom(in)) {
             if (f.type() == Frame.Type.STARTED) {
@@ -115,23 +112,15 @@ class AgentTest {
             }
         }
         assertThat(pid).isPositive();
-        assertThat(exit.get(10, TimeUnit.SECONDS)).isZero();
+        assertThat(h.exit.get(10, TimeUnit.SECONDS)).isZero();
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).as("worker stopped").isFalse();
     }
 
     @Test
     void closingTheAgentsStdinStopsItsWorkers() throws Exception {
-        PipedOutputStream toAgent = new PipedOutputStream();
-        PipedInputStream agentIn = new PipedInputStream(toAgent, 1 << 16);
-        PipedInputStream fromAgent = new PipedInputStream(1 << 20);
-        PipedOutputStream agentOut = new PipedOutputStream(fromAgent);
-        Agent agent = new Agent(agentIn, agentOut, System.getenv(), tmp, 1 << 20);
-        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(agent::run);
-        WorkerSpec w = new WorkerSpec(0, List.of("sleep", "1000"), Map.of(), tmp.toString());
-        DataOutputStream out = new DataOutputStream(toAgent);
-        new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000, 0).encode()).writeTo(out);
-        out.flush();
-        DataInputStream in = new DataInputStream(fromAgent);
+        Harness h = new Harness(tmp, 1 << 20, 1 << 20);
+        h.start(new WorkerSpec(0, List.of("sleep", "1000"), Map.of(), tmp.toString()), 0);
+        DataInputStream in = h.in;
         long pid = -1;
         while (pid < 0) {
             Frame f = Frame.readFrom(in);
@@ -140,7 +129,7 @@ class AgentTest {
             }
         }
         assertThat(ProcessHandle.of(pid)).isPresent();
-        toAgent.close();
+        h.toAgent.close();
         CompletableFuture.runAsync(() -> {
             try {
                 in.transferTo(java.io.OutputStream.nullOutputStream());
@@ -148,7 +137,7 @@ class AgentTest {
                 // closed
             }
         });
-        assertThat(exit.get(10, TimeUnit.SECONDS)).isZero();
+        assertThat(h.exit.get(10, TimeUnit.SECONDS)).isZero();
         assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
     }
 }

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.runjob.cli.Cli;
+import org.runjob.testbed.RunjobProcess;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
 
@@ -69,15 +70,11 @@ final class ClusterJobs {
     }
 
     Process start(Path job) throws IOException {
-        List<String> cmd = List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
-                System.getProperty("java.class.path"), "org.runjob.cli.Main", job.toString());
-        return new ProcessBuilder(cmd).directory(dir.toFile())
-                .redirectOutput(dir.resolve(job.getFileName() + ".out").toFile())
-                .redirectError(dir.resolve(job.getFileName() + ".err").toFile()).start();
+        return RunjobProcess.start(dir, job);
     }
 
     String stderrOf(Path job) throws IOException {
-        return Files.readString(dir.resolve(job.getFileName() + ".err"));
+        return RunjobProcess.stderrOf(dir, job);
     }
 
     List<Long> awaitPids(int n, Duration timeout) {

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import org.runjob.cli.Cli;
+import org.runjob.testbed.RunjobProcess;
 
 /** Writes local test jobs around the worker scripts in src/test/resources/workers and runs them. */
 final class LocalJobs {
@@ -56,15 +57,11 @@ final class LocalJobs {
 
     /** runjob as its own JVM, so it can be signalled and killed for real. */
     Process start(Path job) throws IOException {
-        List<String> cmd = List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
-                System.getProperty("java.class.path"), "org.runjob.cli.Main", job.toString());
-        return new ProcessBuilder(cmd).directory(dir.toFile())
-                .redirectOutput(dir.resolve(job.getFileName() + ".out").toFile())
-                .redirectError(dir.resolve(job.getFileName() + ".err").toFile()).start();
+        return RunjobProcess.start(dir, job);
     }
 
     String stderrOf(Path job) throws IOException {
-        return Files.readString(dir.resolve(job.getFileName() + ".err"));
+        return RunjobProcess.stderrOf(dir, job);
     }
 
     /** The single run folder of a job. */

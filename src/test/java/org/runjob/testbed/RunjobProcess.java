@@ -1,0 +1,26 @@
+package org.runjob.testbed;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/** runjob as its own JVM (this test JVM's class path), so tests can signal and kill it for real. */
+public final class RunjobProcess {
+
+    private RunjobProcess() {
+    }
+
+    /** Starts {@code runjob JOB} in {@code dir}; its stdout and stderr go to JOB-NAME.out / .err there. */
+    public static Process start(Path dir, Path job) throws IOException {
+        List<String> cmd = List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                System.getProperty("java.class.path"), "org.runjob.cli.Main", job.toString());
+        return new ProcessBuilder(cmd).directory(dir.toFile())
+                .redirectOutput(dir.resolve(job.getFileName() + ".out").toFile())
+                .redirectError(dir.resolve(job.getFileName() + ".err").toFile()).start();
+    }
+
+    public static String stderrOf(Path dir, Path job) throws IOException {
+        return Files.readString(dir.resolve(job.getFileName() + ".err"));
+    }
+}
