@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -63,7 +64,7 @@ final class RunJob {
             }
             LaunchPlan plan;
             try {
-                plan = Planner.plan(spec, new Inventory(report.gpuIndices(), report.interfaces()), runId, report.masterPort());
+                plan = Planner.plan(spec, new Inventory(report.gpuIndices(), report.interfaces(), Optional.of(report.masterAddr())), runId, report.masterPort());
             } catch (PlanningException e) {
                 io.err().println("runjob: " + file + ": " + e.getMessage());
                 return ExitCode.INVALID;

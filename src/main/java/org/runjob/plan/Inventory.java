@@ -6,14 +6,21 @@ import java.util.Optional;
 
 /**
  * Facts probed on the nodes at launch that the plan depends on: the GPU indices each node has, and
- * the network interface each node reaches MASTER_ADDR by. A dry run plans with {@link #unprobed()},
- * which knows nothing.
+ * the network interface each node reaches MASTER_ADDR by, and MASTER_ADDR itself when the master's
+ * host is an ssh-config alias (the HostName it resolved to). A dry run plans with
+ * {@link #unprobed()}, which knows nothing.
  */
-public record Inventory(Map<String, List<Integer>> gpusByNode, Map<String, String> socketInterfaces) {
+public record Inventory(Map<String, List<Integer>> gpusByNode, Map<String, String> socketInterfaces,
+                        Optional<String> masterAddr) {
 
     public Inventory {
         gpusByNode = Map.copyOf(gpusByNode);
         socketInterfaces = Map.copyOf(socketInterfaces);
+        java.util.Objects.requireNonNull(masterAddr, "masterAddr");
+    }
+
+    public Inventory(Map<String, List<Integer>> gpusByNode, Map<String, String> socketInterfaces) {
+        this(gpusByNode, socketInterfaces, Optional.empty());
     }
 
     public static Inventory unprobed() {

@@ -49,7 +49,9 @@ public final class Planner {
     public static LaunchPlan plan(JobSpec spec, Inventory inventory, String runId, OptionalInt masterPort)
             throws PlanningException {
         NodeSpec master = spec.masterNode();
-        String masterAddr = spec.rendezvous().addr().orElse(master.host().orElse("127.0.0.1"));
+        String masterAddr = spec.rendezvous().addr()
+                .or(inventory::masterAddr)
+                .orElse(master.host().orElse("127.0.0.1"));
         OptionalInt port = spec.rendezvous().port() instanceof JobSpec.MasterPort.Fixed f
                 ? OptionalInt.of(f.port()) : masterPort;
         String portText = port.isPresent() ? Integer.toString(port.getAsInt()) : PORT_CHOSEN_AT_LAUNCH;

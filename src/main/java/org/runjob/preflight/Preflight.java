@@ -107,7 +107,7 @@ public final class Preflight {
             for (NodeSpec node : spec.nodes()) {
                 reports.add(new NodeReport(node.name(), cells.get(node.name()), Optional.ofNullable(ifaces.get(node.name()))));
             }
-            return new PreflightReport(reports, port, inventories);
+            return new PreflightReport(reports, port, inventories, masterAddr());
         } finally {
             pool.shutdownNow();
         }
@@ -219,9 +219,19 @@ public final class Preflight {
         return free < WARN_FREE_BYTES ? Cell.warn(text) : Cell.ok(text);
     }
 
+    /** rendezvous.addr, else the master's address: its host, or the HostName its SSH session resolved that to. */
     private String masterAddr() {
         NodeSpec master = spec.masterNode();
-        return spec.rendezvous().addr().orElse(master.host().orElse("127.0.0.1"));
+        if (spec.rendezvous().addr().isPresent()) {
+            return spec.rendezvous().addr().get();
+        }
+        if (!master.local()) {
+            Optional<Session> s = connections.existing(master.name());
+            if (s.isPresent()) {
+                return s.get().getHost();
+            }
+        }
+        return master.host().orElse("127.0.0.1");
     }
 
     private OptionalInt rendezvous(Map<String, Map<Check, Cell>> cells, Map<String, String> ifaces, ExecutorService pool) {

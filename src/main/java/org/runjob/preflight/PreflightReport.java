@@ -8,10 +8,12 @@ import java.util.stream.Collectors;
 import org.runjob.agent.gpu.GpuInventory;
 
 /**
- * The preflight result: a row per node, and the rendezvous port chosen for {@code port: auto}.
+ * The preflight result: a row per node, the rendezvous port chosen for {@code port: auto}, and the
+ * MASTER_ADDR the checks used (the master's HostName when its host is an ssh-config alias).
  * A job starts only when {@link #ok()}.
  */
-public record PreflightReport(List<NodeReport> nodes, OptionalInt masterPort, Map<String, GpuInventory> gpus) {
+public record PreflightReport(List<NodeReport> nodes, OptionalInt masterPort, Map<String, GpuInventory> gpus,
+                              String masterAddr) {
 
     public PreflightReport {
         nodes = List.copyOf(nodes);

@@ -7,7 +7,10 @@ import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.Semaphore;
 
 import com.jcraft.jsch.AgentIdentityRepository;
@@ -30,7 +33,9 @@ import org.runjob.spec.JobSpec;
  * <p>Rules:
  * <ol>
  *   <li>Host, port and user come from the job, else from {@code ~/.ssh/config} (Host aliases,
- *       HostName, Port, User, IdentityFile), else port 22 and the local user.</li>
+ *       HostName, Port, User, IdentityFile, ProxyJump), else port 22 and the local user. A
+ *       ProxyJump chain ({@code a,b}) is followed hop by hop over direct-tcpip channels
+ *       ({@link JumpProxy}); every hop's host key is verified like the target's.</li>
  *   <li>Keys: {@code ssh.identity}, else the config's IdentityFile, else a running ssh-agent, else
  *       {@code ~/.ssh/id_ed25519}, {@code id_ecdsa}, {@code id_rsa}. A password is read only from the
  *       environment variable {@code ssh.password_env} names, and never logged.</li>
@@ -62,6 +67,51 @@ public final class SshConnector {
 
     /** A connected, authenticated session to {@code target}; the message of a failure says what to fix. */
     public Session connect(SshTarget target) throws SshException {
+        ConfigRepository config;
+        try {
+            config = config();
+        } catch (IOException e) {
+            throw new SshException("node " + target.node() + ": cannot read ~/.ssh/config: " + e.getMessage(), e);
+        }
+        String jumps = config == null ? null : config.getConfig(target.host()).getValue("ProxyJump");
+        Session via = null;
+        if (jumps != null && !jumps.isBlank() && !jumps.equalsIgnoreCase("none")) {
+            List<String> hops = List.of(jumps.split(","));
+            via = connectChain(target.node(), hops);
+        }
+        return connect(target, via);
+    }
+
+    /** Sessions to each hop in turn, each through the one before; returns the last. */
+    private Session connectChain(String node, List<String> hops) throws SshException {
+        Session via = null;
+        for (String hop : hops) {
+            String h = hop.trim();
+            Optional<String> user = Optional.empty();
+            int at = h.indexOf('@');
+            if (at > 0) {
+                user = Optional.of(h.substring(0, at));
+                h = h.substring(at + 1);
+            }
+            OptionalInt port = OptionalInt.empty();
+            int colon = h.lastIndexOf(':');
+            if (colon > 0 && h.substring(colon + 1).matches("\\d+")) {
+                port = OptionalInt.of(Integer.parseInt(h.substring(colon + 1)));
+                h = h.substring(0, colon);
+            }
+            try {
+                via = connect(new SshTarget(node + " jump host", h, port, user), via);
+            } catch (SshException e) {
+                if (via != null) {
+                    via.disconnect();
+                }
+                throw e;
+            }
+        }
+        return via;
+    }
+
+    private Session connect(SshTarget target, Session via) throws SshException {
         JSch jsch = new JSch();
         HostKeyPolicyRepository keys;
         try {
@@ -91,7 +141,11 @@ public final class SshConnector {
                 session.setConfig("kex", "curve25519-sha256,curve25519-sha256@libssh.org," + session.getConfig("kex"));
                 session.setConfig("PreferredAuthentications", "publickey,keyboard-interactive,password");
                 ssh.passwordEnv().map(env::get).ifPresent(session::setPassword);
-                session.setSocketFactory(new NoDelaySocketFactory(ssh.connectTimeoutSeconds() * 1000));
+                if (via != null) {
+                    session.setProxy(new JumpProxy(via));
+                } else {
+                    session.setSocketFactory(new NoDelaySocketFactory(ssh.connectTimeoutSeconds() * 1000));
+                }
                 session.setServerAliveInterval(KEEPALIVE_MS);
                 session.setServerAliveCountMax(KEEPALIVE_COUNT);
                 CONNECTS.acquireUninterruptibly();

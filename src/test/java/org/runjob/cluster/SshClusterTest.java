@@ -246,6 +246,37 @@ class SshClusterTest {
         assertThat(tmp.resolve("work-h2/.runjob/runjob.jar")).exists();
     }
 
+    /** An environment whose HOME holds an ssh config with these lines. */
+    Map<String, String> homeWithSshConfig(String config) throws Exception {
+        Path home = Files.createDirectories(tmp.resolve("home"));
+        Files.createDirectories(home.resolve(".ssh"));
+        Files.writeString(home.resolve(".ssh/config"), config);
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("HOME", home.toString());
+        return env;
+    }
+
+    @Test
+    void sshConfigAliasesAndProxyJumpAreFollowed() throws Exception {
+        SshTestbed.Host h2 = jobs.bed.host(2);
+        SshTestbed.Host h3 = jobs.bed.host(3);
+        Map<String, String> env = homeWithSshConfig("Host lab-a30\n  HostName " + h3.address() + "\n  User root\n"
+                + "  ProxyJump root@" + h2.address() + "\n\nHost broken-jump\n  HostName " + h3.address()
+                + "\n  ProxyJump root@" + SshTestbed.SUBNET + ".99\n");
+        String nodes = "  - {name: a30, host: lab-a30, workers: 1, workdir: " + tmp.resolve("work-a30") + "}\n";
+        Path job = jobs.job("alias", nodes, jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
+        Cli r = Cli.run(env, job.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.err()).contains("a30            ok root@" + h3.address() + ":22");
+        assertThat(r.out()).isEqualTo("[a30/0] rank 0 attempt 0 restarts 0\n");
+
+        String broken = "  - {name: a30, host: broken-jump, user: root, workers: 1, workdir: " + tmp.resolve("work-a30") + "}\n";
+        Path job2 = jobs.job("jump", broken, jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
+        Cli b = Cli.run(env, job2.toString());
+        assertThat(b.code()).isEqualTo(3);
+        assertThat(b.err()).contains("FAIL a30 ssh: node a30 jump host (" + SshTestbed.SUBNET + ".99): no answer within 3 s\n");
+    }
+
     @Test
     void unchangedFilesAreNotSentAgain() throws Exception {
         Path job = jobs.job("resend", jobs.node(jobs.bed.host(2), 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
