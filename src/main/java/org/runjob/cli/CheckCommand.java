@@ -38,7 +38,7 @@ final class CheckCommand implements Callable<Integer> {
         }
         PreflightReport report;
         try (Connections connections = new Connections(new SshConnector(loaded.spec().ssh(), io.env()))) {
-            report = Launch.preflight(loaded.spec(), connections, io.env(), false, new java.util.concurrent.ConcurrentHashMap<>());
+            report = Launch.preflight(loaded.spec(), connections, io.env(), false, new java.util.concurrent.ConcurrentHashMap<>(), io.err());
         }
         if (options.output == JobOptions.Output.json) {
             io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(PreflightText.json(report)));

@@ -28,7 +28,7 @@ final class Launch {
 
     /** @param shipped filled with what was shipped to each node */
     static PreflightReport preflight(JobSpec spec, Connections connections, Map<String, String> env, boolean withFiles,
-                                     Map<String, Shipped> shipped) throws IOException {
+                                     Map<String, Shipped> shipped, java.io.PrintStream progress) throws IOException {
         boolean remote = spec.nodes().stream().anyMatch(n -> !n.local());
         Path jar = remote ? AgentBundle.jar() : null;
         LocalDistributor local = new LocalDistributor();
@@ -40,7 +40,8 @@ final class Launch {
                 LocalDistributor.Shipped s = local.ship(workdir, files, env);
                 done = new Shipped(s.bytesSent(), s.bytesSkipped(), s.filesSent(), s.filesSkipped());
             } else {
-                SftpDistributor.Shipped s = SftpDistributor.ship(session.get(), workdir, jar, files);
+                SftpDistributor.Shipped s = SftpDistributor.ship(session.get(), workdir, jar, files,
+                        line -> progress.println("runjob: " + node.name() + ": shipping " + line));
                 done = new Shipped(s.bytesSent(), s.bytesSkipped(), s.filesSent(), s.filesSkipped());
             }
             shipped.put(node.name(), done);

@@ -55,7 +55,7 @@ final class RunJob {
         Diagnostics.toRunFolder(logFile, options.verbose);
         try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()))) {
             Map<String, Launch.Shipped> shipped = new ConcurrentHashMap<>();
-            PreflightReport report = Launch.preflight(spec, connections, io.env(), true, shipped);
+            PreflightReport report = Launch.preflight(spec, connections, io.env(), true, shipped, io.err());
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
                 PreflightText.print(report, io.err());
             }

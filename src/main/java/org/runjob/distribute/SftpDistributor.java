@@ -42,8 +42,17 @@ public final class SftpDistributor {
     private SftpDistributor() {
     }
 
+    /** Files at least this big report their progress. */
+    static final long PROGRESS_MIN_BYTES = 8L << 20;
+
     public static Shipped ship(Session session, String workdir, Path agentJar, List<JobSpec.ShippedFile> files)
             throws SshException, IOException {
+        return ship(session, workdir, agentJar, files, line -> { });
+    }
+
+    /** @param progress gets a line now and then while a large file is on its way ("train.bin 40% of 100 MiB") */
+    public static Shipped ship(Session session, String workdir, Path agentJar, List<JobSpec.ShippedFile> files,
+                               java.util.function.Consumer<String> progress) throws SshException, IOException {
         String dir = RemotePaths.of(workdir);
         Map<String, Path> targets = new LinkedHashMap<>();
         targets.put(RemotePaths.agentJar(workdir), agentJar);
@@ -85,7 +94,12 @@ public final class SftpDistributor {
             sftp.connect(30_000);
             for (Map.Entry<String, Path> t : toSend.entrySet()) {
                 String tmp = t.getKey() + ".runjob-tmp";
-                sftp.put(t.getValue().toString(), tmp);
+                long size = Files.size(t.getValue());
+                if (size >= PROGRESS_MIN_BYTES) {
+                    sftp.put(t.getValue().toString(), tmp, new Progress(t.getValue().getFileName().toString(), size, progress));
+                } else {
+                    sftp.put(t.getValue().toString(), tmp);
+                }
                 sftp.chmod(mode(t.getValue()), tmp);
                 moves.add(tmp);
                 moves.add(t.getKey());
@@ -102,6 +116,40 @@ public final class SftpDistributor {
         mv.addAll(moves);
         check(RemoteExec.run(session, mv, 30_000), "rename");
         return new Shipped(sent, skipped, filesSent, filesSkipped);
+    }
+
+    /** Reports a transfer at most once a second, and at its end. */
+    private static final class Progress implements com.jcraft.jsch.SftpProgressMonitor {
+        private final String name;
+        private final long size;
+        private final java.util.function.Consumer<String> sink;
+        private long done;
+        private long last = System.nanoTime();
+
+        Progress(String name, long size, java.util.function.Consumer<String> sink) {
+            this.name = name;
+            this.size = size;
+            this.sink = sink;
+        }
+
+        @Override
+        public void init(int op, String src, String dest, long max) {
+        }
+
+        @Override
+        public boolean count(long bytes) {
+            done += bytes;
+            if (System.nanoTime() - last > 1_000_000_000L) {
+                last = System.nanoTime();
+                sink.accept(name + " " + (done * 100 / size) + "% of " + (size >> 20) + " MiB");
+            }
+            return true;
+        }
+
+        @Override
+        public void end() {
+            sink.accept(name + " 100% of " + (size >> 20) + " MiB");
+        }
     }
 
     private static Map<String, String> remoteHashes(Session session, Set<String> paths) throws SshException {

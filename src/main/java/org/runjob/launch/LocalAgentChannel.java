@@ -53,6 +53,11 @@ final class LocalAgentChannel extends StreamAgentChannel {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().clear();
         pb.environment().putAll(env);
+        // as for remote agents: argv and env reach workers in the locale's charset, so make it UTF-8
+        String locale = env.getOrDefault("LC_ALL", env.getOrDefault("LC_CTYPE", env.getOrDefault("LANG", "")));
+        if (!locale.toLowerCase(java.util.Locale.ROOT).replace("-", "").contains("utf8")) {
+            pb.environment().put("LC_CTYPE", "C.UTF-8");
+        }
         Process p = pb.start();
         LocalAgentChannel channel = new LocalAgentChannel(node, p);
         channel.pump.start(p.getInputStream(), events);

@@ -26,6 +26,15 @@ final class RemoteAgentChannel extends StreamAgentChannel {
 
     private static final Logger LOG = LogManager.getLogger(RemoteAgentChannel.class);
 
+    /**
+     * Java encodes a child's argv and environment in the locale's charset; an SSH session often has
+     * no locale (POSIX: ASCII), which would turn "训练" into "??". Unless the session's locale is
+     * already UTF-8, the agent (and so its workers) runs with LC_CTYPE=C.UTF-8. A constant script:
+     * the command it runs comes as its arguments.
+     */
+    static final String UTF8_LOCALE = "case \"${LC_ALL:-${LC_CTYPE:-$LANG}}\" in *[Uu][Tt][Ff]-8*|*[Uu][Tt][Ff]8*) ;; "
+            + "*) LC_CTYPE=C.UTF-8; export LC_CTYPE ;; esac; exec \"$@\"";
+
     private final SshAgentChannel channel;
 
     private RemoteAgentChannel(String node, SshAgentChannel channel) {
@@ -34,8 +43,9 @@ final class RemoteAgentChannel extends StreamAgentChannel {
     }
 
     static RemoteAgentChannel start(NodePlan node, Session session, BlockingQueue<Event> events) throws IOException {
-        List<String> argv = List.of("java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp",
-                RemotePaths.agentJar(node.workdir()), "org.runjob.cli.Main", "agent");
+        List<String> argv = new java.util.ArrayList<>(List.of("sh", "-c", UTF8_LOCALE, "sh"));
+        argv.addAll(List.of("java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp",
+                RemotePaths.agentJar(node.workdir()), "org.runjob.cli.Main", "agent"));
         SshAgentChannel ch;
         try {
             ch = SshAgentChannel.start(session, argv, new StderrLog(node.name()), 30_000);

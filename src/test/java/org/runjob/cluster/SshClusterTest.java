@@ -278,6 +278,28 @@ class SshClusterTest {
     }
 
     @Test
+    void argumentsAndEnvValuesArriveByteForByteOverSsh() throws Exception {
+        List<String> nasty = List.of("with space", "it's", "\"double\"", "$(touch /tmp/runjob-pwned)", "`id`", "$HOME",
+                "line\nbreak", "tab\there", "naïve ünïcödé 训练", "", "*", "~", "a;b|c&d", "\\back\\slash");
+        JsonMapper json = JsonMapper.builder().build();
+        String script = "import sys, os, json; print(json.dumps([sys.argv[1:], os.environ['NASTY']]))";
+        List<String> command = new ArrayList<>(List.of("python3", "-c", json.writeValueAsString(script)));
+        nasty.forEach(a -> command.add(json.writeValueAsString(a)));
+        Path job = jobs.job("quoting", jobs.node(jobs.bed.host(2), 1), List.of(), command, "",
+                Map.of());
+        Files.writeString(job, Files.readString(job) + "  NASTY: " + json.writeValueAsString(String.join("|", nasty)) + "\n");
+        Cli r = jobs.run(job);
+        assertThat(r.code()).as(r.err()).isZero();
+        String line = r.out().lines().filter(l -> l.startsWith("[h2/0] ")).findFirst().orElseThrow().substring("[h2/0] ".length());
+        JsonNode got = json.readTree(line);
+        List<String> args = new ArrayList<>();
+        got.get(0).forEach(a -> args.add(a.stringValue()));
+        assertThat(args).containsExactlyElementsOf(nasty);
+        assertThat(got.get(1).stringValue()).isEqualTo(String.join("|", nasty));
+        assertThat(Path.of("/tmp/runjob-pwned")).doesNotExist();
+    }
+
+    @Test
     void unchangedFilesAreNotSentAgain() throws Exception {
         Path job = jobs.job("resend", jobs.node(jobs.bed.host(2), 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
         Cli first = jobs.run(job);
