@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.runjob.distribute.Shipped;
 import org.runjob.launch.Launcher;
 import org.runjob.launch.RunResult;
 import org.runjob.logs.Console;
@@ -54,7 +55,7 @@ final class RunJob {
         java.nio.file.Files.createDirectories(logFile.getParent());
         Diagnostics.toRunFolder(logFile, options.verbose);
         try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()))) {
-            Map<String, Launch.Shipped> shipped = new ConcurrentHashMap<>();
+            Map<String, Shipped> shipped = new ConcurrentHashMap<>();
             PreflightReport report = Launch.preflight(spec, connections, io.env(), true, shipped, io.err());
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
                 PreflightText.print(report, io.err());
@@ -76,7 +77,7 @@ final class RunJob {
     }
 
     private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, Set<Integer> ranks,
-                              List<String> commandLine, Connections connections, Map<String, Launch.Shipped> shipped)
+                              List<String> commandLine, Connections connections, Map<String, Shipped> shipped)
             throws IOException {
         JobSpec spec = loaded.spec();
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
@@ -98,10 +99,10 @@ final class RunJob {
         ObjectNode summary = SummaryJson.of(result, code, commandLine, git);
         ObjectNode distribution = summary.putObject("distribution");
         for (var node : plan.nodes()) {
-            Launch.Shipped s = shipped.get(node.name());
+            Shipped s = shipped.get(node.name());
             if (s != null) {
-                distribution.putObject(node.name()).put("bytes_sent", s.bytesSent()).put("bytes_unchanged", s.bytesKept())
-                        .put("files_sent", s.filesSent()).put("files_unchanged", s.filesKept());
+                distribution.putObject(node.name()).put("bytes_sent", s.bytesSent()).put("bytes_unchanged", s.bytesUnchanged())
+                        .put("files_sent", s.filesSent()).put("files_unchanged", s.filesUnchanged());
             }
         }
         folder.writeJson("summary.json", summary);

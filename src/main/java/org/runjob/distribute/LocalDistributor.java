@@ -22,10 +22,6 @@ import org.runjob.spec.JobSpec;
  */
 public final class LocalDistributor {
 
-    /** Bytes copied and skipped for one node. */
-    public record Shipped(long bytesSent, long bytesSkipped, int filesSent, int filesSkipped) {
-    }
-
     private final Set<Path> done = new HashSet<>();
 
     /** Ships {@code files} into {@code workdirSpec}; a workdir already shipped to in this run (two nodes, one machine) is skipped. */
@@ -37,7 +33,7 @@ public final class LocalDistributor {
         int filesSent = 0;
         int filesSkipped = 0;
         if (!done.add(workdir)) {
-            return new Shipped(0, 0, 0, 0);
+            return Shipped.NOTHING;
         }
         for (FileList.Entry e : FileList.of(files)) {
             Path source = e.source();

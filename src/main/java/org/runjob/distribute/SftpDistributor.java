@@ -35,10 +35,6 @@ import org.runjob.transport.SshException;
  */
 public final class SftpDistributor {
 
-    /** What was sent and skipped for one node. */
-    public record Shipped(long bytesSent, long bytesSkipped, int filesSent, int filesSkipped) {
-    }
-
     private SftpDistributor() {
     }
 

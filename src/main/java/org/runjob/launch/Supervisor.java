@@ -69,6 +69,7 @@ final class Supervisor {
     private long stopAt = -1;
     private long killAt = -1;
     private long forceAt = -1;
+    private long lastPing = System.nanoTime();
 
     /** Mutable only here, on the supervisor's thread. */
     private static final class Worker {
@@ -298,8 +299,6 @@ final class Supervisor {
             }
         }
     }
-
-    private long lastPing = System.nanoTime();
 
     /** Heartbeats: an agent that hears nothing for {@value #HEARTBEAT_TIMEOUT_MS} ms stops its workers. */
     private void ping() {

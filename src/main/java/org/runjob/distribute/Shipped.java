@@ -1,0 +1,16 @@
+package org.runjob.distribute;
+
+/** What shipping to one node did: bytes and files sent, and those already there unchanged (skipped by SHA-256). */
+public record Shipped(long bytesSent, long bytesUnchanged, int filesSent, int filesUnchanged) {
+
+    public static final Shipped NOTHING = new Shipped(0, 0, 0, 0);
+
+    /** "2 sent (16 MiB), 1 kept", or "ok" when there was nothing to ship. */
+    public String summary() {
+        if (filesSent == 0 && filesUnchanged == 0) {
+            return "ok";
+        }
+        String size = bytesSent >= 1 << 20 ? (bytesSent >> 20) + " MiB" : bytesSent >= 1024 ? (bytesSent >> 10) + " KiB" : bytesSent + " B";
+        return filesSent + " sent (" + size + "), " + filesUnchanged + " kept";
+    }
+}
