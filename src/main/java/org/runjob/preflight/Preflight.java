@@ -251,7 +251,9 @@ public final class Preflight {
             List<CompletableFuture<Void>> checks = new ArrayList<>();
             for (NodeSpec node : spec.nodes()) {
                 checks.add(CompletableFuture.runAsync(() -> {
-                    String answer = connectFrom(node, addr, port, timeoutMs);
+                    // the master holds MASTER_ADDR itself: its listener already named the interface
+                    String answer = node == master && !listener.iface().equals("-") ? "connected " + listener.iface()
+                            : connectFrom(node, addr, port, timeoutMs);
                     Map<Check, Cell> row = cells.get(node.name());
                     if (answer.startsWith("connected ")) {
                         String iface = answer.substring("connected ".length()).trim();
@@ -297,6 +299,9 @@ public final class Preflight {
     private interface Listener extends AutoCloseable {
         int port();
 
+        /** The master's interface holding MASTER_ADDR, or "-" when MASTER_ADDR is not one of its own addresses. */
+        String iface();
+
         @Override
         void close();
     }
@@ -322,9 +327,14 @@ public final class Preflight {
             }, "preflight-accept");
             acceptor.setDaemon(true);
             acceptor.start();
+            String iface = Probe.interfaceHolding(addr);
             return new Listener() {
                 public int port() {
                     return server.getLocalPort();
+                }
+
+                public String iface() {
+                    return iface;
                 }
 
                 public void close() {
@@ -346,10 +356,16 @@ public final class Preflight {
             throw new IOException(line == null ? "the rendezvous probe did not start on the master"
                     : line.replaceFirst("^failed ", "") + " (on the master)");
         }
-        int bound = Integer.parseInt(line.split(" ")[1]);
+        String[] words = line.split(" ");
+        int bound = Integer.parseInt(words[1]);
+        String iface = words.length > 2 ? words[2] : "-";
         return new Listener() {
             public int port() {
                 return bound;
+            }
+
+            public String iface() {
+                return iface;
             }
 
             public void close() {
