@@ -61,7 +61,11 @@ public final class Preflight {
     private static final Pattern JAVA_VERSION = Pattern.compile("version \"(1\\.)?(\\d+)");
     private static final String NODE_SCRIPT = String.join("\n",
             "w=$1; p=$2",
-            "echo \"java=$(java -version 2>&1 | head -n 1)\"",
+            // the JDK's release file gives the version without starting a JVM; java -version otherwise
+            "r=\"$(dirname \"$(readlink -f \"$(command -v java)\" 2>/dev/null)\" 2>/dev/null)/../release\"",
+            "v=$([ -r \"$r\" ] && sed -n 's/^JAVA_VERSION=\"\\(.*\\)\"/version \"\\1\"/p' \"$r\")",
+            "[ -n \"$v\" ] || v=$(java -version 2>&1 | head -n 1)",
+            "echo \"java=$v\"",
             "if mkdir -p -- \"$w\" 2>/dev/null && [ -w \"$w\" ]; then echo workdir=ok; else echo workdir=fail; fi",
             "df -Pk -- \"$w\" 2>/dev/null | awk 'NR==2 {print \"free_kb=\" $4}'",
             "if command -v -- \"$p\" >/dev/null 2>&1 || [ -x \"$w/$p\" ]; then echo program=ok; else echo program=missing; fi");
