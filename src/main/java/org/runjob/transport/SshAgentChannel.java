@@ -37,7 +37,9 @@ public final class SshAgentChannel implements AutoCloseable {
             ChannelExec ch = (ChannelExec) session.openChannel("exec");
             ch.setCommand(ShellWords.join(argv));
             ch.setErrStream(stderrSink, true);
-            InputStream in = ch.getInputStream();
+            ChunkPipe pipe = new ChunkPipe();
+            ch.setOutputStream(pipe.sink, false); // closed by JSch when the channel ends: the reader sees EOF
+            InputStream in = pipe.source;
             OutputStream out = ch.getOutputStream();
             ch.connect(timeoutMs);
             return new SshAgentChannel(session, ch, in, out);
