@@ -12,7 +12,6 @@ Usage: bench/local.py [--runs N] [--lines N]      (needs python3; torchrun rows 
 Not a test: numbers depend on the machine; nothing here asserts a timing.
 """
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -20,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from common import worker_seconds
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNJOB = os.path.join(ROOT, "bin", "runjob")
@@ -50,18 +51,6 @@ def job_file(tmp, name, script, env, grace=5):
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
-
-
-def worker_seconds(job_runs):
-    """First worker start to last worker end, from the run's summary.json."""
-    from datetime import datetime
-    run_dir = os.path.join(job_runs, sorted(os.listdir(job_runs))[-1])
-    ranks = json.load(open(os.path.join(run_dir, "summary.json")))["ranks"]
-    def parse(text):  # Java's Instant: 2026-12-01T07:10:21.706763639Z, fraction of any length
-        import re
-        m = re.match(r"(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?Z$", text)
-        return datetime.fromisoformat(m.group(1) + "+00:00").timestamp() + (float("0." + m.group(2)) if m.group(2) else 0.0)
-    return max(parse(r["end"]) for r in ranks) - min(parse(r["start"]) for r in ranks)
 
 
 def median(xs):

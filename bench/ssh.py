@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 
+from common import worker_seconds
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNJOB = os.path.join(ROOT, "bin", "runjob")
 WORKERS = os.path.join(ROOT, "src", "test", "resources", "workers")
@@ -106,19 +108,6 @@ def timed(cmd, env=None, stdout=subprocess.DEVNULL):
     if p.returncode != 0:
         raise SystemExit(f"failed ({p.returncode}): {' '.join(cmd)}")
     return time.monotonic() - start
-
-
-def worker_seconds(job_runs):
-    """First worker start to last worker end, from the run's summary.json: the time output took to drain."""
-    import json
-    from datetime import datetime
-    run = os.path.join(job_runs, sorted(os.listdir(job_runs))[-1])
-    ranks = json.load(open(os.path.join(run, "summary.json")))["ranks"]
-    def parse(text):  # Java's Instant: 2026-12-01T07:10:21.706763639Z, fraction of any length
-        import re
-        m = re.match(r"(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?Z$", text)
-        return datetime.fromisoformat(m.group(1) + "+00:00").timestamp() + (float("0." + m.group(2)) if m.group(2) else 0.0)
-    return max(parse(r["end"]) for r in ranks) - min(parse(r["start"]) for r in ranks)
 
 
 def med(f, runs):
