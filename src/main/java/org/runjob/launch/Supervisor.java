@@ -191,7 +191,10 @@ final class Supervisor {
         } else if (event instanceof Event.Exited x) {
             exited(workers.get(x.rank()), x.exit());
         } else if (event instanceof Event.AgentDone d) {
-            agents.remove(d.node()).close();
+            AgentChannel channel = agents.remove(d.node());
+            if (channel != null) {
+                channel.close(); // null when a backstop already closed it by force
+            }
             LOG.debug("node {}: agent done", d.node());
             lose(d.node(), "its agent finished without reporting this worker's exit");
         } else if (event instanceof Event.AgentLost l) {
