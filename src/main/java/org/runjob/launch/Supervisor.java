@@ -103,6 +103,13 @@ final class Supervisor {
         Instant begin = clock.instant();
         interrupts.onRaise(() -> events.add(new Event.Interrupted()));
         for (NodePlan node : plan.nodes()) {
+            if (stopAt >= 0) {
+                // an earlier node's agent could not start: start nothing more
+                for (WorkerLaunch w : node.workers()) {
+                    end(workers.get(w.rank()), WorkerState.STOPPED, new Outcome.NotStarted("the job stopped before this node started"));
+                }
+                continue;
+            }
             startNode(node);
         }
         try {
