@@ -36,8 +36,8 @@ import org.runjob.spec.JobSpec;
  *       HostName, Port, User, IdentityFile, ProxyJump), else port 22 and the local user. A
  *       ProxyJump chain ({@code a,b}) is followed hop by hop over direct-tcpip channels
  *       ({@link JumpProxy}); every hop's host key is verified like the target's.</li>
- *   <li>Keys: {@code ssh.identity}, else the config's IdentityFile, else a running ssh-agent, else
- *       {@code ~/.ssh/id_ed25519}, {@code id_ecdsa}, {@code id_rsa}. A password is read only from the
+ *   <li>Keys: {@code ssh.identity}, else a running ssh-agent ({@code SSH_AUTH_SOCK}), else the
+ *       config's IdentityFile, else {@code ~/.ssh/id_ed25519}, {@code id_ecdsa}, {@code id_rsa}. A password is read only from the
  *       environment variable {@code ssh.password_env} names, and never logged.</li>
  *   <li>Host keys are always checked ({@link HostKeyPolicyRepository}).</li>
  *   <li>curve25519 key exchange first (the cheapest here), TCP_NODELAY, a keepalive every
@@ -180,9 +180,6 @@ public final class SshConnector {
             jsch.addIdentity(expand(ssh.identity().get()).toString());
             return;
         }
-        if (config != null && config.getConfig(host).getValues("IdentityFile") != null) {
-            return; // JSch reads IdentityFile from the config itself
-        }
         if (env.containsKey("SSH_AUTH_SOCK")) {
             try {
                 jsch.setIdentityRepository(new AgentIdentityRepository(
@@ -192,12 +189,20 @@ public final class SshConnector {
                 LOG.debug("ssh-agent not usable: {}", e.getMessage());
             }
         }
+        if (config != null && hasIdentityFile(config.getConfig(host))) {
+            return; // JSch reads IdentityFile from the config itself
+        }
         for (String name : new String[] {"id_ed25519", "id_ecdsa", "id_rsa"}) {
             Path key = home.resolve(".ssh").resolve(name);
             if (Files.isReadable(key)) {
                 jsch.addIdentity(key.toString());
             }
         }
+    }
+
+    private static boolean hasIdentityFile(ConfigRepository.Config c) {
+        String[] files = c.getValues("IdentityFile");
+        return files != null && files.length > 0;
     }
 
     private static boolean isReset(JSchException e) {

@@ -300,6 +300,37 @@ class SshClusterTest {
     }
 
     @Test
+    void aRunningSshAgentProvidesTheKeyWhenTheJobNamesNone() throws Exception {
+        Testbed.require(Testbed.runs("sh", "-c", "command -v ssh-agent && command -v ssh-add"), "ssh-agent and ssh-add (openssh-client)");
+        Path sock = tmp.resolve("agent.sock");
+        Process agent = new ProcessBuilder("ssh-agent", "-D", "-a", sock.toString()).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (!Files.exists(sock)) {
+                assertThat(System.nanoTime()).as("ssh-agent socket").isLessThan(deadline);
+                ClusterJobs.sleep();
+            }
+            Map<String, String> env = homeWithSshConfig("");
+            env.put("SSH_AUTH_SOCK", sock.toString());
+            ProcessBuilder addKey = new ProcessBuilder("ssh-add", jobs.bed.userKey().toString()).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+            addKey.environment().put("SSH_AUTH_SOCK", sock.toString());
+            Process add = addKey.start();
+            assertThat(add.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(add.exitValue()).isZero();
+            Path job = jobs.job("agentkey", jobs.node(jobs.bed.host(2), 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
+            // the same job, without ssh.identity: only the agent holds the key (HOME has no ~/.ssh/id_*)
+            Files.writeString(job, Files.readString(job).replace("identity: " + jobs.bed.userKey() + ", ", ""));
+            Cli r = Cli.run(env, job.toString());
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(r.out()).isEqualTo("[h2/0] rank 0 attempt 0 restarts 0\n");
+        } finally {
+            agent.destroyForcibly();
+        }
+    }
+
+    @Test
     void unchangedFilesAreNotSentAgain() throws Exception {
         Path job = jobs.job("resend", jobs.node(jobs.bed.host(2), 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
         Cli first = jobs.run(job);
