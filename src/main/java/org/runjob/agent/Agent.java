@@ -79,9 +79,9 @@ public final class Agent {
         awaitQuietly(started);
         awaitQuietly(ended);
         // every worker reported its exit; what they left behind (a daemonised child, say) goes too
-        if (!workers.stream().allMatch(WorkerProcess::gone)) {
+        if (!WorkerProcess.allGone(workers)) {
             workers.forEach(WorkerProcess::terminate);
-            if (!WorkerProcess.waitUntil(() -> workers.stream().allMatch(WorkerProcess::gone), graceMillis)) {
+            if (!WorkerProcess.waitUntil(() -> WorkerProcess.allGone(workers), graceMillis)) {
                 workers.forEach(WorkerProcess::kill);
             }
         }
@@ -168,7 +168,7 @@ public final class Agent {
         }
         Thread t = new Thread(() -> {
             snapshot.forEach(WorkerProcess::terminate);
-            if (!WorkerProcess.waitUntil(() -> snapshot.stream().allMatch(WorkerProcess::gone), graceMillis)) {
+            if (!WorkerProcess.waitUntil(() -> WorkerProcess.allGone(snapshot), graceMillis)) {
                 snapshot.forEach(WorkerProcess::kill);
             }
         }, "agent-stop");

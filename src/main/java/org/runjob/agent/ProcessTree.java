@@ -1,11 +1,6 @@
 package org.runjob.agent;
 
-import java.io.IOException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.LinkedHashSet;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -34,11 +29,16 @@ public final class ProcessTree {
         return leader;
     }
 
-    /** Live members now: the group, the leader's descendants, and any process seen before that still lives. */
+    /** Live members now, read from a fresh {@link ProcTable}. */
     public Set<ProcessHandle> members() {
-        Set<Long> pids = new LinkedHashSet<>(groupMembers(leader));
+        return members(ProcTable.read());
+    }
+
+    /** Live members in {@code table}: the group, the token's carriers, the leader's descendants, and any process seen before that still lives. */
+    public Set<ProcessHandle> members(ProcTable table) {
+        Set<Long> pids = new LinkedHashSet<>(table.inGroup(leader));
         if (token != null) {
-            pids.addAll(carrying(TOKEN_VARIABLE + "=" + token));
+            pids.addAll(table.carrying(token));
         }
         ProcessHandle.of(leader).ifPresent(h -> {
             pids.add(leader);
@@ -47,7 +47,7 @@ public final class ProcessTree {
         pids.addAll(seen);
         Set<ProcessHandle> live = new LinkedHashSet<>();
         for (long pid : pids) {
-            ProcessHandle.of(pid).filter(ProcessHandle::isAlive).filter(h -> !isZombie(pid)).ifPresent(live::add);
+            ProcessHandle.of(pid).filter(ProcessHandle::isAlive).filter(h -> !table.zombie(pid)).ifPresent(live::add);
         }
         // remember descendants while their parent lives: a grandchild that calls setsid stays ours
         live.forEach(h -> seen.add(h.pid()));
@@ -55,8 +55,8 @@ public final class ProcessTree {
         return live;
     }
 
-    public boolean isEmpty() {
-        return members().isEmpty();
+    public boolean isEmpty(ProcTable table) {
+        return members(table).isEmpty();
     }
 
     /** SIGTERM to every member. */
@@ -67,79 +67,5 @@ public final class ProcessTree {
     /** SIGKILL to every member. */
     public void kill() {
         members().forEach(ProcessHandle::destroyForcibly);
-    }
-
-    /** Pids whose process group is {@code pgid}, from /proc (empty where there is no /proc). */
-    public static Set<Long> groupMembers(long pgid) {
-        Set<Long> out = new LinkedHashSet<>();
-        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(Path.of("/proc"), p -> p.getFileName().toString().matches("\\d+"))) {
-            for (Path dir : dirs) {
-                stat(dir).ifPresent(fields -> {
-                    if (fields.length > 2 && Long.parseLong(fields[2]) == pgid) {
-                        out.add(Long.parseLong(dir.getFileName().toString()));
-                    }
-                });
-            }
-        } catch (IOException e) {
-            // no /proc: descendants alone
-        }
-        return out;
-    }
-
-    /** Pids whose environment holds exactly {@code entry} ("NAME=value"), from /proc/PID/environ. */
-    static Set<Long> carrying(String entry) {
-        Set<Long> out = new LinkedHashSet<>();
-        byte[] needle = (entry + "\0").getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        long self = ProcessHandle.current().pid();
-        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(Path.of("/proc"), p -> p.getFileName().toString().matches("\\d+"))) {
-            for (Path dir : dirs) {
-                long pid = Long.parseLong(dir.getFileName().toString());
-                if (pid == self) {
-                    continue;
-                }
-                try {
-                    byte[] env = Files.readAllBytes(dir.resolve("environ"));
-                    if (startsEntry(env, needle)) {
-                        out.add(pid);
-                    }
-                } catch (IOException | RuntimeException e) {
-                    // gone, or not ours to read
-                }
-            }
-        } catch (IOException e) {
-            // no /proc
-        }
-        return out;
-    }
-
-    private static boolean startsEntry(byte[] env, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= env.length; i++) {
-            if (i > 0 && env[i - 1] != 0) {
-                continue;
-            }
-            for (int j = 0; j < needle.length; j++) {
-                if (env[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return true;
-        }
-        return false;
-    }
-
-    private static boolean isZombie(long pid) {
-        return stat(Path.of("/proc", Long.toString(pid))).map(f -> f.length > 0 && f[0].equals("Z")).orElse(false);
-    }
-
-    /** Fields of /proc/PID/stat after the command name: state, ppid, pgrp, session, ... */
-    private static Optional<String[]> stat(Path dir) {
-        try {
-            String s = Files.readString(dir.resolve("stat"));
-            int close = s.lastIndexOf(')');
-            return close < 0 ? Optional.empty() : Optional.of(s.substring(close + 2).split(" "));
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
-        }
     }
 }

@@ -124,9 +124,15 @@ final class WorkerProcess {
         }
     }
 
-    /** True when the worker has exited and nothing it started is left. */
-    boolean gone() {
-        return process == null || (!process.isAlive() && tree.isEmpty());
+    /** True when the worker has exited and nothing it started is left, in {@code table}. */
+    boolean gone(ProcTable table) {
+        return process == null || (!process.isAlive() && tree.isEmpty(table));
+    }
+
+    /** True when every one of {@code workers} is gone, judged on one reading of /proc. */
+    static boolean allGone(java.util.Collection<WorkerProcess> workers) {
+        ProcTable table = ProcTable.read();
+        return workers.stream().allMatch(w -> w.gone(table));
     }
 
     private Thread drain(InputStream in, Frame.Type type, String name) {
