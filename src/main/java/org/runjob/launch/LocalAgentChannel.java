@@ -12,6 +12,7 @@ import java.util.concurrent.BlockingQueue;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
+import org.runjob.agent.NodeJvm;
 import org.runjob.agent.ProcessTree;
 
 /**
@@ -42,14 +43,7 @@ final class LocalAgentChannel extends StreamAgentChannel {
         if (Files.isExecutable(SETSID)) {
             cmd.add(SETSID.toString());
         }
-        cmd.add(ProcessHandle.current().info().command().orElse("java"));
-        cmd.add("-XX:+UseSerialGC");
-        cmd.add("-XX:TieredStopAtLevel=1");
-        cmd.add("-Xshare:auto");
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add("org.runjob.cli.Main");
-        cmd.add("agent");
+        cmd.addAll(NodeJvm.local("agent"));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().clear();
         pb.environment().putAll(env);

@@ -11,6 +11,7 @@ import com.jcraft.jsch.Session;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
+import org.runjob.agent.NodeJvm;
 import org.runjob.distribute.RemotePaths;
 import org.runjob.plan.NodePlan;
 import org.runjob.transport.SshAgentChannel;
@@ -44,8 +45,7 @@ final class RemoteAgentChannel extends StreamAgentChannel {
 
     static RemoteAgentChannel start(NodePlan node, Session session, BlockingQueue<Event> events) throws IOException {
         List<String> argv = new java.util.ArrayList<>(List.of("sh", "-c", UTF8_LOCALE, "sh"));
-        argv.addAll(List.of("java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp",
-                RemotePaths.agentJar(node.workdir()), "org.runjob.cli.Main", "agent"));
+        argv.addAll(NodeJvm.argv("java", RemotePaths.agentJar(node.workdir()), "agent"));
         SshAgentChannel ch;
         try {
             ch = SshAgentChannel.start(session, argv, new StderrLog(node.name()), 30_000);

@@ -2,12 +2,12 @@ package org.runjob.preflight;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import com.jcraft.jsch.Session;
 
+import org.runjob.agent.NodeJvm;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.RemotePaths;
 import org.runjob.transport.RemoteExec;
@@ -24,8 +24,7 @@ public final class GpuInventories {
 
     public static GpuInventory remote(Session session, String workdir) {
         try {
-            RemoteExec.Result r = RemoteExec.run(session, List.of("java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                    "-cp", RemotePaths.agentJar(workdir), "org.runjob.cli.Main", "probe", "gpus"), 60_000);
+            RemoteExec.Result r = RemoteExec.run(session, NodeJvm.argv("java", RemotePaths.agentJar(workdir), "probe", "gpus"), 60_000);
             return parse(r.stdout(), r.stderr());
         } catch (SshException e) {
             return GpuInventory.none("cannot probe: " + e.getMessage());
@@ -33,9 +32,7 @@ public final class GpuInventories {
     }
 
     public static GpuInventory local() {
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-                "org.runjob.cli.Main", "probe", "gpus"));
+        List<String> cmd = NodeJvm.local("probe", "gpus");
         try {
             Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -23,6 +23,7 @@ import java.util.regex.Pattern;
 
 import com.jcraft.jsch.Session;
 
+import org.runjob.agent.NodeJvm;
 import org.runjob.agent.Probe;
 import org.runjob.agent.Programs;
 import org.runjob.agent.Workdirs;
@@ -293,10 +294,9 @@ public final class Preflight {
     }
 
     private List<String> probe(NodeSpec node, String... args) {
-        List<String> argv = new ArrayList<>(List.of("java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp",
-                RemotePaths.agentJar(workdir(node)), "org.runjob.cli.Main", "probe"));
-        argv.addAll(List.of(args));
-        return argv;
+        List<String> probeArgs = new ArrayList<>(List.of("probe"));
+        probeArgs.addAll(List.of(args));
+        return NodeJvm.argv("java", RemotePaths.agentJar(workdir(node)), probeArgs.toArray(String[]::new));
     }
 
     /** The master's listening socket for the duration of the checks. */
