@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.runjob.cli.Cli;
+import org.runjob.testbed.Pids;
 import org.runjob.testbed.RunjobProcess;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
@@ -78,58 +79,6 @@ final class ClusterJobs {
     }
 
     List<Long> awaitPids(int n, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            List<Long> out = new ArrayList<>();
-            for (int r = 0; r < n; r++) {
-                Path p = pids.resolve("rank-" + r + ".pid");
-                try {
-                    if (Files.exists(p)) {
-                        out.add(Long.parseLong(Files.readString(p).trim()));
-                    }
-                } catch (IOException | NumberFormatException e) {
-                    // being written
-                }
-            }
-            if (out.size() == n) {
-                return out;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + n + " pid files, have " + out);
-            }
-            sleep();
-        }
-    }
-
-    static void sleep() {
-        try {
-            Thread.sleep(20);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    static boolean alive(long pid) {
-        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) && !zombie(pid);
-    }
-
-    static boolean zombie(long pid) {
-        try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            return stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
-    static void awaitGone(List<Long> pids, Duration timeout, String what) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (pids.stream().anyMatch(ClusterJobs::alive)) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out after " + timeout.toMillis() + " ms waiting for " + what
-                        + "; alive: " + pids.stream().filter(ClusterJobs::alive).toList());
-            }
-            sleep();
-        }
+        return Pids.await(pids, "rank", n, timeout);
     }
 }

@@ -19,6 +19,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.testbed.Pids;
+import org.runjob.testbed.Poll;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
 
@@ -207,10 +209,10 @@ class SshClusterTest {
         assertThat(jobs.stderrOf(job)).contains("root cause: rank 1 (local rank 0) on node h3: lost: node h3 lost");
         // keepalive: 1 s x 5 unanswered, plus the teardown of h2's worker
         assertThat(noticed).isLessThan(Duration.ofSeconds(5 + 1 + 6));
-        assertThat(ClusterJobs.alive(pids.get(0))).as("h2's worker was stopped").isFalse();
+        assertThat(Pids.living(List.of(pids.get(0)))).as("h2's worker was stopped").isEmpty();
         jobs.bed.link(h3, true);
         // h3's agent misses the coordinator's heartbeats (15 s) or sshd drops the session, and stops its worker
-        ClusterJobs.awaitGone(pids, Duration.ofSeconds(30), "h3's worker after the link came back");
+        Pids.awaitGone(pids, Duration.ofSeconds(30), "h3's worker after the link came back");
     }
 
     @Test
@@ -223,7 +225,7 @@ class SshClusterTest {
         runjob.destroyForcibly();
         assertThat(runjob.waitFor(10, TimeUnit.SECONDS)).isTrue();
         // the TCP connections close with runjob: sshd closes each agent's stdin; TERM (ignored), KILL after 1 s
-        ClusterJobs.awaitGone(pids, Duration.ofSeconds(1 + 6 + 5), "every worker after kill -9 of runjob");
+        Pids.awaitGone(pids, Duration.ofSeconds(1 + 6 + 5), "every worker after kill -9 of runjob");
     }
 
     @Test
@@ -306,11 +308,7 @@ class SshClusterTest {
         Process agent = new ProcessBuilder("ssh-agent", "-D", "-a", sock.toString()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         try {
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (!Files.exists(sock)) {
-                assertThat(System.nanoTime()).as("ssh-agent socket").isLessThan(deadline);
-                ClusterJobs.sleep();
-            }
+            Poll.until(() -> Files.exists(sock), Duration.ofSeconds(10), "the ssh-agent socket");
             Map<String, String> env = homeWithSshConfig("");
             env.put("SSH_AUTH_SOCK", sock.toString());
             ProcessBuilder addKey = new ProcessBuilder("ssh-add", jobs.bed.userKey().toString()).redirectErrorStream(true)

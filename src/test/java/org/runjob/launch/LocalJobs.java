@@ -8,9 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 
 import org.runjob.cli.Cli;
+import org.runjob.testbed.Pids;
 import org.runjob.testbed.RunjobProcess;
 
 /** Writes local test jobs around the worker scripts in src/test/resources/workers and runs them. */
@@ -77,34 +77,7 @@ final class LocalJobs {
 
     /** Waits until pid files {@code prefix-0.pid ... prefix-(n-1).pid} exist and returns their pids. */
     List<Long> awaitPids(String prefix, int n, Duration timeout) {
-        Poll.until(() -> java.util.stream.IntStream.range(0, n).allMatch(r -> Files.exists(pids.resolve(prefix + "-" + r + ".pid"))),
-                timeout, n + " " + prefix + " pid files");
-        List<Long> out = new ArrayList<>();
-        for (int r = 0; r < n; r++) {
-            try {
-                out.add(Long.parseLong(Files.readString(pids.resolve(prefix + "-" + r + ".pid")).trim()));
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-        return out;
-    }
-
-    static boolean alive(long pid) {
-        return ProcessHandle.of(pid).map(h -> h.isAlive() && !zombie(pid)).orElse(false);
-    }
-
-    static List<Long> living(List<Long> pids) {
-        return pids.stream().filter(LocalJobs::alive).collect(Collectors.toList());
-    }
-
-    private static boolean zombie(long pid) {
-        try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            return stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
-        } catch (IOException e) {
-            return false;
-        }
+        return Pids.await(pids, prefix, n, timeout);
     }
 
     static void signal(Process p, String signal) throws IOException, InterruptedException {
@@ -112,8 +85,4 @@ final class LocalJobs {
         kill.waitFor(10, TimeUnit.SECONDS);
     }
 
-    /** Kills whatever a failed test left behind, so one failure does not leak into the next test. */
-    static void killAll(List<Long> pids) {
-        pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
-    }
 }

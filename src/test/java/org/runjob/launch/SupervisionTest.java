@@ -16,6 +16,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.testbed.Pids;
+import org.runjob.testbed.Poll;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -36,7 +38,7 @@ class SupervisionTest {
 
     @AfterEach
     void cleanUp() {
-        LocalJobs.killAll(toClean);
+        Pids.killAll(toClean);
     }
 
     static JsonNode summary(Path folder) throws Exception {
@@ -52,7 +54,7 @@ class SupervisionTest {
         toClean.addAll(pids);
 
         assertThat(r.code()).isEqualTo(1);
-        assertThat(LocalJobs.living(pids)).isEmpty();
+        assertThat(Pids.living(pids)).isEmpty();
         assertThat(r.err()).contains("root cause: rank 1 (local rank 1) on node n1: exit 3, pid " + pids.get(1) + "\n"
                 + "  last 20 stderr lines:\n  | boom 5 from rank 1\n");
         assertThat(r.err()).contains("  | boom 24 from rank 1\n").doesNotContain("boom 4 from");
@@ -86,7 +88,7 @@ class SupervisionTest {
         toClean.addAll(all);
         assertThat(r.code()).isEqualTo(1);
         assertThat(r.err()).contains("root cause: rank 1 (local rank 1) on node n1: exit 5");
-        assertThat(LocalJobs.living(all)).isEmpty();
+        assertThat(Pids.living(all)).isEmpty();
     }
 
     @Test
@@ -107,11 +109,11 @@ class SupervisionTest {
         Process runjob = jobs.start(job);
         List<Long> pids = jobs.awaitPids("rank", 4, Duration.ofSeconds(30));
         toClean.addAll(pids);
-        assertThat(LocalJobs.living(pids)).hasSize(4);
+        assertThat(Pids.living(pids)).hasSize(4);
         runjob.destroyForcibly();
         assertThat(runjob.waitFor(10, TimeUnit.SECONDS)).isTrue();
         // the agents see their stdin close: TERM (ignored), then KILL after the 1 s grace period
-        Poll.until(() -> LocalJobs.living(pids).isEmpty(), Duration.ofSeconds(1 + 5), "every worker to be gone");
+        Poll.until(() -> Pids.living(pids).isEmpty(), Duration.ofSeconds(1 + 5), "every worker to be gone");
     }
 
     @Test
@@ -123,7 +125,7 @@ class SupervisionTest {
         LocalJobs.signal(runjob, "INT");
         assertThat(runjob.waitFor(20, TimeUnit.SECONDS)).isTrue();
         assertThat(runjob.exitValue()).isEqualTo(130);
-        assertThat(LocalJobs.living(pids)).isEmpty();
+        assertThat(Pids.living(pids)).isEmpty();
         assertThat(jobs.stderrOf(job)).contains("interrupted: every worker was stopped");
         JsonNode s = summary(jobs.runFolder("ctrlc"));
         assertThat(s.get("result").stringValue()).isEqualTo("interrupted");
@@ -152,7 +154,7 @@ class SupervisionTest {
         // the grace period is 60 s: only the second Ctrl-C can end this quickly
         assertThat(runjob.waitFor(15, TimeUnit.SECONDS)).isTrue();
         assertThat(runjob.exitValue()).isEqualTo(130);
-        assertThat(LocalJobs.living(pids)).isEmpty();
+        assertThat(Pids.living(pids)).isEmpty();
     }
 
     @Test
@@ -187,11 +189,11 @@ class SupervisionTest {
         LocalJobs.signal(runA, "TERM");
         assertThat(runA.waitFor(20, TimeUnit.SECONDS)).isTrue();
         assertThat(runA.exitValue()).isEqualTo(130);
-        assertThat(LocalJobs.living(pidsA)).isEmpty();
-        assertThat(LocalJobs.living(pidsB)).containsExactlyElementsOf(pidsB);
+        assertThat(Pids.living(pidsA)).isEmpty();
+        assertThat(Pids.living(pidsB)).containsExactlyElementsOf(pidsB);
         assertThat(runB.isAlive()).isTrue();
         LocalJobs.signal(runB, "TERM");
         assertThat(runB.waitFor(20, TimeUnit.SECONDS)).isTrue();
-        assertThat(LocalJobs.living(pidsB)).isEmpty();
+        assertThat(Pids.living(pidsB)).isEmpty();
     }
 }

@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.testbed;
 
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
@@ -6,12 +6,12 @@ import java.util.function.BooleanSupplier;
 import org.opentest4j.AssertionFailedError;
 
 /** Waits for a condition with a deadline, checking every 20 ms: the tests' only way to wait. */
-final class Poll {
+public final class Poll {
 
     private Poll() {
     }
 
-    static void until(BooleanSupplier condition, Duration timeout, String what) {
+    public static void until(BooleanSupplier condition, Duration timeout, String what) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
