@@ -58,6 +58,8 @@ public final class SshConnector {
     private final JobSpec.SshSpec ssh;
     private final Map<String, String> env;
     private final Path home;
+    private ConfigRepository config;
+    private boolean configRead;
 
     public SshConnector(JobSpec.SshSpec ssh, Map<String, String> env) {
         this.ssh = ssh;
@@ -67,23 +69,18 @@ public final class SshConnector {
 
     /** A connected, authenticated session to {@code target}; the message of a failure says what to fix. */
     public Session connect(SshTarget target) throws SshException {
-        ConfigRepository config;
-        try {
-            config = config();
-        } catch (IOException e) {
-            throw new SshException("node " + target.node() + ": cannot read ~/.ssh/config: " + e.getMessage(), e);
-        }
+        ConfigRepository config = config(target);
         String jumps = config == null ? null : config.getConfig(target.host()).getValue("ProxyJump");
         Session via = null;
         if (jumps != null && !jumps.isBlank() && !jumps.equalsIgnoreCase("none")) {
             List<String> hops = List.of(jumps.split(","));
-            via = connectChain(target.node(), hops);
+            via = connectChain(target.node(), hops, config);
         }
-        return connect(target, via);
+        return connect(target, via, config);
     }
 
     /** Sessions to each hop in turn, each through the one before; returns the last. */
-    private Session connectChain(String node, List<String> hops) throws SshException {
+    private Session connectChain(String node, List<String> hops, ConfigRepository config) throws SshException {
         Session via = null;
         for (String hop : hops) {
             String h = hop.trim();
@@ -100,7 +97,7 @@ public final class SshConnector {
                 h = h.substring(0, colon);
             }
             try {
-                via = connect(new SshTarget(node + " jump host", h, port, user), via);
+                via = connect(new SshTarget(node + " jump host", h, port, user), via, config);
             } catch (SshException e) {
                 if (via != null) {
                     via.disconnect();
@@ -111,13 +108,12 @@ public final class SshConnector {
         return via;
     }
 
-    private Session connect(SshTarget target, Session via) throws SshException {
+    private Session connect(SshTarget target, Session via, ConfigRepository config) throws SshException {
         JSch jsch = new JSch();
         HostKeyPolicyRepository keys;
         try {
             keys = new HostKeyPolicyRepository(jsch, expand(ssh.knownHosts()), ssh.hostKeyPolicy());
             jsch.setHostKeyRepository(keys);
-            ConfigRepository config = config();
             if (config != null) {
                 jsch.setConfigRepository(config);
             }
@@ -138,7 +134,7 @@ public final class SshConnector {
                     session.setPort(target.port().getAsInt());
                 }
                 session.setConfig("StrictHostKeyChecking", "yes");
-                session.setConfig("kex", "curve25519-sha256,curve25519-sha256@libssh.org," + session.getConfig("kex"));
+                session.setConfig("kex", curve25519First(session.getConfig("kex")));
                 session.setConfig("PreferredAuthentications", "publickey,keyboard-interactive,password");
                 ssh.passwordEnv().map(env::get).ifPresent(session::setPassword);
                 if (via != null) {
@@ -170,9 +166,18 @@ public final class SshConnector {
         }
     }
 
-    private ConfigRepository config() throws IOException {
-        Path file = home.resolve(".ssh/config");
-        return Files.isReadable(file) ? OpenSSHConfig.parseFile(file.toString()) : null;
+    /** ~/.ssh/config, parsed once for all nodes and hops; null when there is none. */
+    private synchronized ConfigRepository config(SshTarget target) throws SshException {
+        if (!configRead) {
+            Path file = home.resolve(".ssh/config");
+            try {
+                config = Files.isReadable(file) ? OpenSSHConfig.parseFile(file.toString()) : null;
+            } catch (IOException e) {
+                throw new SshException("node " + target.node() + ": cannot read " + file + ": " + e.getMessage(), e);
+            }
+            configRead = true;
+        }
+        return config;
     }
 
     private void identities(JSch jsch, ConfigRepository config, String host) throws JSchException {
@@ -198,6 +203,13 @@ public final class SshConnector {
                 jsch.addIdentity(key.toString());
             }
         }
+    }
+
+    /** The key exchanges JSch offers, curve25519 first (the cheapest here), each once. */
+    static String curve25519First(String kex) {
+        java.util.LinkedHashSet<String> order = new java.util.LinkedHashSet<>(List.of("curve25519-sha256", "curve25519-sha256@libssh.org"));
+        order.addAll(List.of(kex.split(",")));
+        return String.join(",", order);
     }
 
     private static boolean hasIdentityFile(ConfigRepository.Config c) {
