@@ -58,8 +58,9 @@ final class GpusCommand implements Callable<Integer> {
         try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()))) {
             Path jar = spec.nodes().stream().allMatch(NodeSpec::local) ? null : AgentBundle.jar();
             List<CompletableFuture<GpuInventory>> probes = new ArrayList<>();
+            Map<Boolean, GpuInventory> localGpus = new java.util.concurrent.ConcurrentHashMap<>();
             for (NodeSpec node : spec.nodes()) {
-                probes.add(CompletableFuture.supplyAsync(() -> probe(spec, node, connections, jar)));
+                probes.add(CompletableFuture.supplyAsync(() -> probe(spec, node, connections, jar, localGpus)));
             }
             for (int i = 0; i < probes.size(); i++) {
                 found.put(spec.nodes().get(i).name(), probes.get(i).join());
@@ -75,9 +76,9 @@ final class GpusCommand implements Callable<Integer> {
         return all ? ExitCode.OK : ExitCode.PREFLIGHT_FAILED;
     }
 
-    private static GpuInventory probe(JobSpec spec, NodeSpec node, Connections connections, Path jar) {
+    private GpuInventory probe(JobSpec spec, NodeSpec node, Connections connections, Path jar, Map<Boolean, GpuInventory> localGpus) {
         if (node.local()) {
-            return GpuInventories.local();
+            return localGpus.computeIfAbsent(Boolean.TRUE, k -> GpuInventories.local(io.env()));
         }
         String workdir = node.workdir().orElse(spec.workdir());
         try {

@@ -59,6 +59,8 @@ final class RunJob {
             PreflightReport report = Launch.preflight(spec, connections, io.env(), true, shipped, io.err());
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
                 PreflightText.print(report, io.err());
+            } else {
+                PreflightText.printWarnings(report, io.err());
             }
             if (!report.ok()) {
                 return ExitCode.PREFLIGHT_FAILED;

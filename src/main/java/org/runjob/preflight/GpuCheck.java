@@ -1,7 +1,10 @@
 package org.runjob.preflight;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 import org.runjob.agent.gpu.Gpu;
 import org.runjob.agent.gpu.GpuInventory;
@@ -17,7 +20,8 @@ import org.runjob.spec.NodeSpec;
  *       the node has.</li>
  *   <li>A listed GPU with more than {@value #BUSY_FRACTION_PERCENT}% of its memory in use is a
  *       warning naming it and how much is used (another job may be on it).</li>
- *   <li>A model other than the first GPU node's is a warning (mixed V100 and A30 nodes, say).</li>
+ *   <li>A model other than the first GPU node's is a warning (mixed V100 and A30 nodes, say), and
+ *       so are mixed models among one node's GPUs.</li>
  * </ul>
  */
 final class GpuCheck {
@@ -50,12 +54,18 @@ final class GpuCheck {
                         .append(gib(used)).append(" of ").append(gib(g.totalBytes())).append(" in use (another job?)");
             }
         }
+        Map<String, Integer> models = new LinkedHashMap<>();
+        wanted.forEach(i -> models.merge(inventory.gpus().get(i).name(), 1, Integer::sum));
         String model = inventory.gpus().get(wanted.isEmpty() ? 0 : wanted.get(0)).name();
+        if (models.size() > 1) {
+            warnings.append(warnings.length() == 0 ? "" : "; ").append("mixed models on one node (the slowest sets the pace)");
+        }
         if (referenceModel.isPresent() && !referenceModel.get().equals(model)) {
             warnings.append(warnings.length() == 0 ? "" : "; ").append("model ").append(model).append(" differs from node ")
                     .append(referenceNode).append("'s ").append(referenceModel.get());
         }
-        String ok = wanted.size() + " of " + count + " " + model;
+        String ok = wanted.size() + " of " + count + " " + (models.size() == 1 ? model
+                : models.entrySet().stream().map(e -> e.getValue() + " " + e.getKey()).collect(Collectors.joining(" + ")));
         return warnings.length() == 0 ? Cell.ok(ok) : Cell.warn(ok + ": " + warnings);
     }
 

@@ -3,6 +3,7 @@ package org.runjob.preflight;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import com.jcraft.jsch.Session;
@@ -16,6 +17,11 @@ import org.runjob.transport.SshException;
 /**
  * Asks a node for its GPUs by running {@code runjob probe gpus} there (over SSH, or as a child
  * process for a local node), so that JCuda's native code never runs inside runjob itself.
+ *
+ * <p>The probe runs without {@code CUDA_VISIBLE_DEVICES} and with
+ * {@code CUDA_DEVICE_ORDER=PCI_BUS_ID}: the driver itself honours both, and a value left in the
+ * user's shell (or set by a login script on the node) would hide GPUs from the probe and shift
+ * the indices a job's {@code gpus} list means.
  */
 public final class GpuInventories {
 
@@ -24,17 +30,24 @@ public final class GpuInventories {
 
     public static GpuInventory remote(Session session, String workdir) {
         try {
-            RemoteExec.Result r = RemoteExec.run(session, NodeJvm.argv("java", RemotePaths.agentJar(workdir), "probe", "gpus"), 60_000);
+            List<String> argv = new java.util.ArrayList<>(List.of("env", "-u", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER=PCI_BUS_ID"));
+            argv.addAll(NodeJvm.argv("java", RemotePaths.agentJar(workdir), "probe", "gpus"));
+            RemoteExec.Result r = RemoteExec.run(session, argv, 60_000);
             return parse(r.stdout(), r.stderr());
         } catch (SshException e) {
             return GpuInventory.none("cannot probe: " + e.getMessage());
         }
     }
 
-    public static GpuInventory local() {
-        List<String> cmd = NodeJvm.local("probe", "gpus");
+    /** Probes this machine, with {@code env} as the probe's environment (less the two above). */
+    public static GpuInventory local(Map<String, String> env) {
+        ProcessBuilder pb = new ProcessBuilder(NodeJvm.local("probe", "gpus")).redirectError(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().clear();
+        pb.environment().putAll(env);
+        pb.environment().remove("CUDA_VISIBLE_DEVICES");
+        pb.environment().put("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
         try {
-            Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            Process p = pb.start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!p.waitFor(60, TimeUnit.SECONDS)) {
                 p.destroyForcibly();

@@ -82,6 +82,8 @@ public final class Preflight {
     private final Map<String, String> env;
     private final Path agentJar;
     private final Map<String, GpuInventory> inventories = new java.util.concurrent.ConcurrentHashMap<>();
+    /** This machine's GPUs, probed once however many local nodes ask (they share the machine). */
+    private final Map<Boolean, GpuInventory> localGpus = new java.util.concurrent.ConcurrentHashMap<>();
 
     public Preflight(JobSpec spec, Connections connections, Map<String, String> env, Path agentJar) {
         this.spec = spec;
@@ -167,7 +169,8 @@ public final class Preflight {
         }
         if (GpuCheck.wantsGpus(node)) {
             inventories.put(node.name(), session.isPresent()
-                    ? GpuInventories.remote(session.get(), workdir(node)) : GpuInventories.local());
+                    ? GpuInventories.remote(session.get(), workdir(node))
+                    : localGpus.computeIfAbsent(Boolean.TRUE, k -> GpuInventories.local(env)));
         } else {
             row.put(Check.GPUS, Cell.ok("not used"));
         }

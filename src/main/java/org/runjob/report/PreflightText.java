@@ -26,21 +26,38 @@ public final class PreflightText {
             header.append(String.format(" %-" + WIDTH + "s", c.label()));
         }
         out.println(header.toString().stripTrailing());
-        List<String> details = new ArrayList<>();
         for (NodeReport n : report.nodes()) {
             StringBuilder row = new StringBuilder(String.format("%-14s", n.node()));
             for (Check c : Check.values()) {
+                row.append(String.format(" %-" + WIDTH + "s", short_(n.cells().get(c))));
+            }
+            out.println(row.toString().stripTrailing());
+        }
+        details(report).forEach(out::println);
+        out.println(report.ok() ? "preflight: ok" : "preflight failed: nothing was started");
+        out.flush();
+    }
+
+    /**
+     * Only the warnings, one line each ("warn NODE CHECK: TEXT"): what a run of local nodes, which
+     * prints no table when all is well, still owes the user.
+     */
+    public static void printWarnings(PreflightReport report, PrintStream out) {
+        details(report).forEach(line -> out.println("runjob: " + line));
+        out.flush();
+    }
+
+    private static List<String> details(PreflightReport report) {
+        List<String> details = new ArrayList<>();
+        for (NodeReport n : report.nodes()) {
+            for (Check c : Check.values()) {
                 Cell cell = n.cells().get(c);
-                row.append(String.format(" %-" + WIDTH + "s", short_(cell)));
                 if (cell.status() == Cell.Status.FAIL || cell.status() == Cell.Status.WARN) {
                     details.add((cell.status() == Cell.Status.FAIL ? "FAIL " : "warn ") + n.node() + " " + c.label() + ": " + cell.text());
                 }
             }
-            out.println(row.toString().stripTrailing());
         }
-        details.forEach(out::println);
-        out.println(report.ok() ? "preflight: ok" : "preflight failed: nothing was started");
-        out.flush();
+        return details;
     }
 
     private static String short_(Cell cell) {

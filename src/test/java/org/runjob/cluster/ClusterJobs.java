@@ -44,6 +44,12 @@ final class ClusterJobs {
         return node(h.name(), h.address(), h.port(), workers);
     }
 
+    /** A node that uses every GPU the stand-in driver gives it. */
+    String gpuNode(SshTestbed.Host h) {
+        return "  - {name: " + h.name() + ", host: " + h.address() + ", port: " + h.port() + ", user: root, gpus: all"
+                + ", workdir: " + dir.resolve("work-" + h.name()) + "}\n";
+    }
+
     Path job(String name, String nodes, List<Path> files, List<String> command, String extra, Map<String, String> env)
             throws IOException {
         StringBuilder y = new StringBuilder("name: " + name + "\nnodes:\n" + nodes);

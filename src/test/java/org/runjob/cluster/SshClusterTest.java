@@ -19,6 +19,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.testbed.FakeCuda;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.SshTestbed;
@@ -118,6 +119,37 @@ class SshClusterTest {
         JsonNode plan = runFile("unequal", "plan.json");
         assertThat(plan.get("world_size").intValue()).isEqualTo(3);
         assertThat(plan.get("nodes").get(1).get("ranks").toString()).isEqualTo("[2]");
+    }
+
+    @Test
+    void gpusAllOnAV100NodeAndAnA30NodeCountsForItselfOverSsh() throws Exception {
+        FakeCuda.library();
+        SshTestbed.Host h1 = jobs.bed.host(1);
+        SshTestbed.Host h2 = jobs.bed.host(2);
+        Path job = jobs.job("hetero-gpus", jobs.gpuNode(h1) + jobs.gpuNode(h2) + jobs.gpuNode(jobs.bed.host(3)), List.of(),
+                List.of("python3", "-c", "'import os; e = os.environ; print(e[\"RANK\"], e[\"LOCAL_RANK\"], e[\"WORLD_SIZE\"], "
+                        + "e[\"CUDA_VISIBLE_DEVICES\"])'"), "", Map.of());
+        Cli gpus = Cli.run(System.getenv(), "gpus", job.toString());
+        // h1's login environment sets CUDA_VISIBLE_DEVICES=1: the probe still sees both GPUs, in bus order
+        assertThat(gpus.out()).isEqualTo(
+                "node           index  model                             total       free  cc    bus id\n"
+                + "h1                 0  Tesla V100-PCIE-16GB           16.0 GiB   16.0 GiB  7.0   00000000:3B:00.0\n"
+                + "h1                 1  Tesla V100-PCIE-16GB           16.0 GiB   16.0 GiB  7.0   00000000:86:00.0\n"
+                + "h2                 0  NVIDIA A30                     24.0 GiB   24.0 GiB  8.0   00000000:17:00.0\n"
+                + "h3                 -  no CUDA device (the driver found no GPU)\n");
+        assertThat(gpus.code()).isEqualTo(3);
+
+        Cli refused = jobs.run(job);
+        assertThat(refused.code()).isEqualTo(3);
+        assertThat(refused.err()).contains("FAIL h3 gpus: gpus: all, but no CUDA device (the driver found no GPU)\n");
+
+        Path two = jobs.job("hetero-gpus", jobs.gpuNode(h1) + jobs.gpuNode(h2), List.of(),
+                List.of("python3", "-c", "'import os; e = os.environ; print(e[\"RANK\"], e[\"LOCAL_RANK\"], e[\"WORLD_SIZE\"], "
+                        + "e[\"CUDA_VISIBLE_DEVICES\"])'"), "", Map.of());
+        Cli r = jobs.run(two);
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out().lines().sorted()).containsExactly("[h1/0] 0 0 3 0,1", "[h1/1] 1 1 3 0,1", "[h2/2] 2 0 3 0");
+        assertThat(r.err()).contains("warn h2 gpus: 1 of 1 NVIDIA A30: model NVIDIA A30 differs from node h1's Tesla V100-PCIE-16GB\n");
     }
 
     @Test

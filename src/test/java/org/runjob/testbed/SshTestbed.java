@@ -128,8 +128,10 @@ public final class SshTestbed {
                     "MaxStartups 100",
                     "ClientAliveInterval 2",
                     "ClientAliveCountMax 3",
-                    // bash skips ~/.bashrc (pyenv here) when SHLVL is set: measure runjob, not shell start-up
-                    "SetEnv SHLVL=1",
+                    // bash skips ~/.bashrc (pyenv here) when SHLVL is set: measure runjob, not shell start-up;
+                    // the stand-in CUDA driver gives each host its GPUs (h1 also has a stray CUDA_VISIBLE_DEVICES)
+                    "SetEnv SHLVL=1 LD_LIBRARY_PATH=" + FakeCuda.DIR + " \"FAKECUDA_GPUS=" + fakeGpus(i) + "\""
+                            + (i == 1 ? " CUDA_VISIBLE_DEVICES=1" : ""),
                     "Subsystem sftp internal-sftp",
                     "LogLevel ERROR", ""));
             Process sshd = new ProcessBuilder("ip", "netns", "exec", ns, "/usr/sbin/sshd", "-D", "-e", "-f", config.toString())
@@ -142,6 +144,18 @@ public final class SshTestbed {
         for (Host h : hosts) {
             awaitListening(h, Duration.ofSeconds(20));
         }
+    }
+
+    /**
+     * The GPUs the stand-in driver gives host {@code i} (see {@link FakeCuda}): h1 two V100s,
+     * listed out of PCI bus order; h2 one A30; the others none.
+     */
+    public static String fakeGpus(int i) {
+        return switch (i) {
+            case 1 -> "Tesla V100-PCIE-16GB|16384|0|7.0|0000:86:00;Tesla V100-PCIE-16GB|16384|0|7.0|0000:3b:00";
+            case 2 -> "NVIDIA A30|24576|0|8.0|0000:17:00";
+            default -> "";
+        };
     }
 
     /** The host's public key line for known_hosts ("ssh-ed25519 AAAA..."). */

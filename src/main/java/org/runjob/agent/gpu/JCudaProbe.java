@@ -87,7 +87,8 @@ public final class JCudaProbe implements GpuProbe {
             return -1;
         } finally {
             try {
-                JCudaDriver.cuCtxSetCurrent(null);
+                // JCuda refuses a Java null; a handle that was never set is the driver's NULL context
+                JCudaDriver.cuCtxSetCurrent(new CUcontext());
                 JCudaDriver.cuDevicePrimaryCtxRelease(dev);
             } catch (CudaException e) {
                 // nothing to release

@@ -1,0 +1,99 @@
+package org.runjob.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.testbed.FakeCuda;
+
+/**
+ * GPU jobs on local nodes with the stand-in driver: the real probe (JCuda over libcuda.so.1),
+ * {@code runjob gpus}, the GPU preflight and {@code gpus: all} through to the workers' environment.
+ */
+class StandInDriverTest {
+
+    /** Listed in the driver's default order, which is not PCI bus order; one A30 is 20 GiB full. */
+    static final String THREE = "NVIDIA A30|24576|20480|8.0|0000:b1:00;NVIDIA A30|24576|0|8.0|0000:3b:00;"
+            + "Tesla V100-PCIE-16GB|16384|512|7.0|0000:18:00";
+
+    @TempDir
+    Path tmp;
+
+    Map<String, String> env() throws Exception {
+        Map<String, String> env = FakeCuda.env(THREE);
+        env.put("FAKECUDA_LOG", tmp.resolve("driver.log").toString());
+        // left in the caller's shell: the probe must still see every GPU
+        env.put("CUDA_VISIBLE_DEVICES", "1");
+        return env;
+    }
+
+    @Test
+    void gpusPrintsEveryGpuInPciBusOrderWhateverTheCallerHides() throws Exception {
+        Path job = Files.writeString(tmp.resolve("g.yaml"), "name: g\nnodes:\n  - {name: box, local: true, gpus: all}\n"
+                + "entrypoint: {command: [python3]}\n");
+        Cli r = Cli.run(env(), "gpus", job.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).isEqualTo(
+                "node           index  model                             total       free  cc    bus id\n"
+                + "box                0  Tesla V100-PCIE-16GB           16.0 GiB   15.5 GiB  7.0   00000000:18:00.0\n"
+                + "box                1  NVIDIA A30                     24.0 GiB   24.0 GiB  8.0   00000000:3B:00.0\n"
+                + "box                2  NVIDIA A30                     24.0 GiB    4.0 GiB  8.0   00000000:B1:00.0\n");
+        // every primary context the probe took, it gave back
+        assertThat(Files.readString(tmp.resolve("driver.log"))).isEqualTo("retain 0\nrelease 0\nretain 1\nrelease 1\nretain 2\nrelease 2\n");
+    }
+
+    @Test
+    void gpusAllStartsOneWorkerPerGpuWithEveryGpuVisibleAndFlagsTheBusyOne() throws Exception {
+        Path job = Files.writeString(tmp.resolve("all.yaml"), "name: all\nnodes:\n  - {name: box, local: true, gpus: all}\n"
+                + "entrypoint: {command: [python3, -c, 'import os; e = os.environ; "
+                + "print(e[\"RANK\"], e[\"LOCAL_RANK\"], e[\"WORLD_SIZE\"], e[\"CUDA_VISIBLE_DEVICES\"], e[\"CUDA_DEVICE_ORDER\"])']}\n"
+                + "logs: {dir: " + tmp.resolve("runs") + "}\n");
+        Cli r = Cli.run(env(), job.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out().lines().sorted()).containsExactly(
+                "[box/0] 0 0 3 0,1,2 PCI_BUS_ID", "[box/1] 1 1 3 0,1,2 PCI_BUS_ID", "[box/2] 2 2 3 0,1,2 PCI_BUS_ID");
+        assertThat(r.err()).startsWith("runjob: warn box gpus: 3 of 3 1 Tesla V100-PCIE-16GB + 2 NVIDIA A30: "
+                + "GPU 2 has 20.0 GiB of 24.0 GiB in use (another job?); mixed models on one node (the slowest sets the pace)\n"
+                + "runjob: all run " + Cli.RUN_ID + ": 3 workers on 1 node,");
+    }
+
+    @Test
+    void aListedGpuTheNodeDoesNotHaveIsRefusedBeforeAnythingStarts() throws Exception {
+        Path job = Files.writeString(tmp.resolve("four.yaml"), "name: four\nnodes:\n  - {name: box, local: true, gpus: [1, 3]}\n"
+                + "entrypoint: {command: [python3, -c, 'open(\"" + tmp.resolve("ran") + "\", \"w\")']}\n"
+                + "logs: {dir: " + tmp.resolve("runs") + "}\n");
+        Cli r = Cli.run(env(), job.toString());
+        assertThat(r.code()).isEqualTo(3);
+        assertThat(r.err()).contains("FAIL box gpus: GPU 3 does not exist on node box: it has 3 GPUs (indices 0-2)\n")
+                .endsWith("preflight failed: nothing was started\n");
+        assertThat(tmp.resolve("ran")).doesNotExist();
+    }
+
+    @Test
+    void twoLocalNodesShareOneProbeAndTheirOwnGpus() throws Exception {
+        Path job = Files.writeString(tmp.resolve("two.yaml"), "name: two\nnodes:\n  - {name: a, local: true, gpus: [0]}\n"
+                + "  - {name: b, local: true, gpus: [1]}\n"
+                + "entrypoint: {command: [python3, -c, 'import os; print(os.environ[\"CUDA_VISIBLE_DEVICES\"])']}\n"
+                + "logs: {dir: " + tmp.resolve("runs") + "}\n");
+        Cli r = Cli.run(env(), job.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out().lines().sorted()).containsExactly("[a/0] 0", "[b/1] 1");
+        // one probe for the machine: each GPU's context taken once, not once per node
+        assertThat(Files.readAllLines(tmp.resolve("driver.log"))).filteredOn(l -> l.startsWith("retain")).hasSize(3);
+        // a V100 node and an A30 node: noted, not refused
+        assertThat(r.err()).startsWith("runjob: warn b gpus: 1 of 3 NVIDIA A30: model NVIDIA A30 differs from node a's Tesla V100-PCIE-16GB\n");
+    }
+
+    @Test
+    void aDriverWithoutADeviceSaysSo() throws Exception {
+        Path job = Files.writeString(tmp.resolve("none.yaml"), "name: none\nnodes:\n  - {name: box, local: true, gpus: all}\n"
+                + "entrypoint: {command: [python3]}\n");
+        Cli r = Cli.run(FakeCuda.env(""), "gpus", job.toString());
+        assertThat(r.code()).isEqualTo(3);
+        assertThat(r.out()).endsWith("box                -  no CUDA device (the driver found no GPU)\n");
+    }
+}
