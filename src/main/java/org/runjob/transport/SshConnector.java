@@ -109,6 +109,10 @@ public final class SshConnector {
     }
 
     private Session connect(SshTarget target, Session via, ConfigRepository config) throws SshException {
+        if (ssh.passwordEnv().isPresent() && env.get(ssh.passwordEnv().get()) == null) {
+            throw new SshException("node " + target.node() + ": ssh.password_env names " + ssh.passwordEnv().get()
+                    + ", which is not set in runjob's environment");
+        }
         JSch jsch = new JSch();
         HostKeyPolicyRepository keys;
         try {
@@ -254,7 +258,8 @@ public final class SshConnector {
             return where + ": cannot connect (" + cause.getMessage() + ")";
         }
         if (m.contains("Auth fail") || m.contains("Auth cancel")) {
-            return where + ": login refused (check user, ssh.identity, or ssh-agent)";
+            return where + ": login refused (check user, " + ssh.passwordEnv().map(v -> "the password in $" + v + ", ")
+                    .orElse("") + "ssh.identity, or ssh-agent)";
         }
         return where + ": " + m;
     }

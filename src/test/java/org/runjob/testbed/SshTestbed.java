@@ -28,6 +28,8 @@ public final class SshTestbed {
     }
 
     public static final String SUBNET = "10.203.0";
+    /** The user a test creates for password login on h3, which accepts nothing else from it. */
+    public static final String PASSWORD_USER = "rjtpw";
     private static final String BRIDGE = "rjtbr0";
     private static final String PREFIX = "rjt";
     private static SshTestbed instance;
@@ -121,7 +123,8 @@ public final class SshTestbed {
                     "PidFile " + dir.resolve("sshd-" + i + ".pid"),
                     "AuthorizedKeysFile " + dir.resolve("authorized_keys"),
                     "PermitRootLogin prohibit-password",
-                    "PasswordAuthentication no",
+                    // h3 also takes passwords, and only a password from the throw-away user PASSWORD_USER
+                    "PasswordAuthentication " + (i == 3 ? "yes" : "no"),
                     "KbdInteractiveAuthentication no",
                     "UsePAM no",
                     "StrictModes no",
@@ -133,7 +136,8 @@ public final class SshTestbed {
                     "SetEnv SHLVL=1 LD_LIBRARY_PATH=" + FakeCuda.DIR + " \"FAKECUDA_GPUS=" + fakeGpus(i) + "\""
                             + (i == 1 ? " CUDA_VISIBLE_DEVICES=1" : ""),
                     "Subsystem sftp internal-sftp",
-                    "LogLevel ERROR", ""));
+                    "LogLevel ERROR",
+                    i == 3 ? "Match User " + PASSWORD_USER + "\n  AuthenticationMethods password" : "", ""));
             Process sshd = new ProcessBuilder("ip", "netns", "exec", ns, "/usr/sbin/sshd", "-D", "-e", "-f", config.toString())
                     .redirectErrorStream(true).redirectOutput(dir.resolve("sshd-" + i + ".log").toFile()).start();
             sshds.add(sshd);
