@@ -4,9 +4,13 @@ import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -66,7 +70,17 @@ public final class Agent {
             // SIGINT already ignored or reserved: fine either way
         }
         Path spillDir = Path.of(System.getProperty("java.io.tmpdir"));
-        return new Agent(in, out, env, spillDir, SPOOL_MEMORY).run();
+        return new Agent(interruptible(in), out, env, spillDir, SPOOL_MEMORY).run();
+    }
+
+    /**
+     * The real stdin as a channel that {@link #run} can close under its blocked reader. A thread
+     * left blocked in a plain {@code read(0)} holds the JVM's exit for 300 ms (HotSpot waits that
+     * long for threads in native code), on every node of every run; closing a {@link FileChannel}
+     * wakes its reader at once.
+     */
+    private static InputStream interruptible(InputStream in) {
+        return in == System.in ? Channels.newInputStream(new FileInputStream(FileDescriptor.in).getChannel()) : in;
     }
 
     int run() {
@@ -88,8 +102,12 @@ public final class Agent {
         put(Frame.of(Frame.Type.DONE));
         try {
             sender.join(TimeUnit.SECONDS.toMillis(30));
+            in.close(); // wakes the reader (see interruptible): the JVM then exits without waiting for it
+            reader.join(1000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            // closed already
         }
         return 0;
     }
