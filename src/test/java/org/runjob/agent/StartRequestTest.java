@@ -1,0 +1,33 @@
+package org.runjob.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+class StartRequestTest {
+
+    @Test
+    void roundTripsEveryFieldByteForByte() {
+        WorkerSpec a = new WorkerSpec(0, List.of("python3", "-c", "print('训练')", "", "a\nb\u0000c"),
+                Map.of("RANK", "0", "EMPTY", "", "QUOTE", "it's \"x\" $(y)"), "/tmp/w d");
+        WorkerSpec b = new WorkerSpec(7, List.of("x"), Map.of(), "~/runs");
+        StartRequest r = new StartRequest(List.of(a, b), 10_000, 15_000);
+        assertThat(StartRequest.decode(r.encode())).isEqualTo(r);
+    }
+
+    @Test
+    void refusesAnotherFormatAndATruncatedPayload() {
+        byte[] bytes = new StartRequest(List.of(new WorkerSpec(1, List.of("x"), Map.of("A", "B"), "/w")), 1, 2).encode();
+        byte[] other = bytes.clone();
+        other[0] = 9;
+        assertThatThrownBy(() -> StartRequest.decode(other)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("START payload format 9, expected 1");
+        assertThatThrownBy(() -> StartRequest.decode(Arrays.copyOf(bytes, bytes.length - 1)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+}
