@@ -23,6 +23,7 @@ import org.runjob.plan.Planner;
 import org.runjob.plan.PlanningException;
 import org.runjob.plan.RunId;
 import org.runjob.preflight.PreflightReport;
+import org.runjob.report.GpuTable;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
 import org.runjob.report.RunReport;
@@ -72,19 +73,22 @@ final class RunJob {
                 io.err().println("runjob: " + file + ": " + e.getMessage());
                 return ExitCode.INVALID;
             }
-            return launch(io, file, loaded, plan, ranks, commandLine, connections, shipped);
+            return launch(io, file, loaded, plan, report, ranks, commandLine, connections, shipped);
         } finally {
             Diagnostics.reset();
         }
     }
 
-    private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, Set<Integer> ranks,
+    private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, PreflightReport report, Set<Integer> ranks,
                               List<String> commandLine, Connections connections, Map<String, Shipped> shipped)
             throws IOException {
         JobSpec spec = loaded.spec();
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
         folder.writeJob(loaded.document().json());
         folder.writeJson("plan.json", PlanJson.of(plan));
+        ObjectNode preflight = PreflightText.json(report);
+        preflight.set("gpus", GpuTable.json(report.gpus()).get("nodes"));
+        folder.writeJson("preflight.json", preflight);
         folder.writeCommand(commandLine);
         io.err().printf("runjob: %s run %s: %d worker%s on %d node%s, rendezvous %s:%d; logs in %s%n", spec.name(), plan.runId(),
                 plan.worldSize(), plan.worldSize() == 1 ? "" : "s", plan.nodes().size(), plan.nodes().size() == 1 ? "" : "s",
@@ -106,6 +110,9 @@ final class RunJob {
                 distribution.putObject(node.name()).put("bytes_sent", s.bytesSent()).put("bytes_unchanged", s.bytesUnchanged())
                         .put("files_sent", s.filesSent()).put("files_unchanged", s.filesUnchanged());
             }
+        }
+        if (!report.gpus().isEmpty()) {
+            summary.set("gpus", GpuTable.used(plan, report.gpus()));
         }
         folder.writeJson("summary.json", summary);
         RunReport.print(result, io.err());

@@ -5,6 +5,8 @@ import java.util.Map;
 
 import org.runjob.agent.gpu.Gpu;
 import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.plan.LaunchPlan;
+import org.runjob.plan.NodePlan;
 
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -44,6 +46,27 @@ public final class GpuTable {
                         .put("free_bytes", g.freeBytes()).put("compute_capability", g.computeCapability()).put("pci_bus_id", g.pciBusId());
             }
         });
+        return root;
+    }
+
+    /**
+     * For summary.json: per GPU node, the GPUs its workers were given (its CUDA_VISIBLE_DEVICES),
+     * as index, model, memory and bus id, so a run's record says what hardware it ran on.
+     */
+    public static ObjectNode used(LaunchPlan plan, Map<String, GpuInventory> inventories) {
+        ObjectNode root = JsonNodeFactory.instance.objectNode();
+        for (NodePlan node : plan.nodes()) {
+            GpuInventory inv = inventories.get(node.name());
+            if (inv == null || node.visibleDevices().isEmpty()) {
+                continue;
+            }
+            ArrayNode list = root.putArray(node.name());
+            for (String index : node.visibleDevices().split(",")) {
+                Gpu g = inv.gpus().get(Integer.parseInt(index.trim()));
+                list.addObject().put("index", g.index()).put("name", g.name()).put("total_bytes", g.totalBytes())
+                        .put("compute_capability", g.computeCapability()).put("pci_bus_id", g.pciBusId());
+            }
+        }
         return root;
     }
 

@@ -10,11 +10,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.testbed.FakeCuda;
 
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
 /**
  * GPU jobs on local nodes with the stand-in driver: the real probe (JCuda over libcuda.so.1),
  * {@code runjob gpus}, the GPU preflight and {@code gpus: all} through to the workers' environment.
  */
 class StandInDriverTest {
+
+    static final JsonMapper JSON = JsonMapper.builder().build();
 
     /** Listed in the driver's default order, which is not PCI bus order; one A30 is 20 GiB full. */
     static final String THREE = "NVIDIA A30|24576|20480|8.0|0000:b1:00;NVIDIA A30|24576|0|8.0|0000:3b:00;"
@@ -59,6 +64,16 @@ class StandInDriverTest {
         assertThat(r.err()).startsWith("runjob: warn box gpus: 3 of 3 1 Tesla V100-PCIE-16GB + 2 NVIDIA A30: "
                 + "GPU 2 has 20.0 GiB of 24.0 GiB in use (another job?); mixed models on one node (the slowest sets the pace)\n"
                 + "runjob: all run " + Cli.RUN_ID + ": 3 workers on 1 node,");
+        // the run's record says what it ran on, and what preflight found
+        Path run = tmp.resolve("runs/all/" + Cli.RUN_ID);
+        JsonNode used = JSON.readTree(Files.readString(run.resolve("summary.json"))).get("gpus").get("box");
+        assertThat(used).extracting(g -> g.get("pci_bus_id").stringValue())
+                .containsExactly("00000000:18:00.0", "00000000:3B:00.0", "00000000:B1:00.0");
+        assertThat(used.get(0).toString()).isEqualTo("{\"index\":0,\"name\":\"Tesla V100-PCIE-16GB\",\"total_bytes\":17179869184,"
+                + "\"compute_capability\":\"7.0\",\"pci_bus_id\":\"00000000:18:00.0\"}");
+        JsonNode preflight = JSON.readTree(Files.readString(run.resolve("preflight.json")));
+        assertThat(preflight.get("nodes").get(0).get("checks").get("gpus").get("status").stringValue()).isEqualTo("warn");
+        assertThat(preflight.get("gpus").get(0).get("gpus").get(2).get("free_bytes").longValue()).isEqualTo(4L << 30);
     }
 
     @Test
