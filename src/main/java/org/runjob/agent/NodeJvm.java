@@ -17,8 +17,14 @@ public final class NodeJvm {
 
     /** {@code java FLAGS -cp CLASSPATH org.runjob.cli.Main ARGS...} */
     public static List<String> argv(String java, String classPath, String... args) {
-        List<String> argv = new ArrayList<>(List.of(java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-                "-cp", classPath, MAIN));
+        return argv(java, List.of(), classPath, args);
+    }
+
+    /** The same with more JVM options ({@code -Dname=value}, say) after the flags. */
+    public static List<String> argv(String java, List<String> options, String classPath, String... args) {
+        List<String> argv = new ArrayList<>(List.of(java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"));
+        argv.addAll(options);
+        argv.addAll(List.of("-cp", classPath, MAIN));
         argv.addAll(List.of(args));
         return argv;
     }

@@ -31,7 +31,10 @@ public final class GpuInventories {
     public static GpuInventory remote(Session session, String workdir) {
         try {
             List<String> argv = new java.util.ArrayList<>(List.of("env", "-u", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER=PCI_BUS_ID"));
-            argv.addAll(NodeJvm.argv("java", RemotePaths.agentJar(workdir), "probe", "gpus"));
+            // JCuda's native library is unpacked under the workdir (the probe makes a private
+            // directory there), not in the node's /tmp, which may be shared or mounted noexec
+            String tmp = "-Djava.io.tmpdir=" + RemotePaths.join(RemotePaths.of(workdir), ".runjob");
+            argv.addAll(NodeJvm.argv("java", List.of(tmp), RemotePaths.agentJar(workdir), "probe", "gpus"));
             RemoteExec.Result r = RemoteExec.run(session, argv, 60_000);
             return parse(r.stdout(), r.stderr());
         } catch (SshException e) {

@@ -1,8 +1,12 @@
 package org.runjob.agent.gpu;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.stream.Stream;
 
 import jcuda.CudaException;
 import jcuda.driver.CUcontext;
@@ -19,11 +23,41 @@ import jcuda.driver.JCudaDriver;
  * on a machine without one the first touch fails with a {@link LinkageError}
  * ({@code UnsatisfiedLinkError}, later {@code NoClassDefFoundError}); that is caught once and
  * reported as "no CUDA driver". {@code CUDA_ERROR_NO_DEVICE} is a driver without a GPU.
+ *
+ * <p>JCuda extracts its native library to {@code java.io.tmpdir} under a fixed name and loads a
+ * file already there without checking it: in a shared {@code /tmp}, another user could plant one
+ * and have it run as the job's user. The probe therefore points {@code java.io.tmpdir} at a
+ * directory of its own (created with a random name, mode 700, under the given temporary
+ * directory) while JCuda loads, and removes it afterwards.
  */
 public final class JCudaProbe implements GpuProbe {
 
     @Override
     public GpuInventory probe() {
+        Path dir;
+        try {
+            dir = Files.createTempDirectory("runjob-jcuda-");
+        } catch (IOException | RuntimeException e) {
+            return GpuInventory.none("cannot create a private directory for JCuda's native library: " + e.getMessage());
+        }
+        String tmp = System.getProperty("java.io.tmpdir");
+        System.setProperty("java.io.tmpdir", dir.toString());
+        try {
+            return probeSafely();
+        } finally {
+            System.setProperty("java.io.tmpdir", tmp);
+            try (Stream<Path> files = Files.list(dir)) {
+                for (Path f : (Iterable<Path>) files::iterator) {
+                    Files.deleteIfExists(f); // already mapped: deleting does not unload it
+                }
+                Files.deleteIfExists(dir);
+            } catch (IOException e) {
+                // left in the temporary directory
+            }
+        }
+    }
+
+    private static GpuInventory probeSafely() {
         try {
             return probeWithDriver();
         } catch (LinkageError e) {

@@ -2,6 +2,7 @@ package org.runjob.agent.gpu;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -9,6 +10,9 @@ import java.util.Optional;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.agent.NodeJvm;
+import org.runjob.testbed.FakeCuda;
 
 /** The real JCuda probe where there is no NVIDIA driver (CI): one clean line, no crash. */
 class JCudaProbeTest {
@@ -24,6 +28,25 @@ class JCudaProbeTest {
         assertThat(first).isEqualTo(GpuInventory.none("no CUDA driver (libcuda.so.1 not found)"));
         // the class failed to initialise: a second touch is a NoClassDefFoundError, reported the same way
         assertThat(new JCudaProbe().probe().unavailable()).isPresent();
+    }
+
+    @Test
+    void aLibraryPlantedAtJCudasFixedTempPathIsNeverLoaded(@TempDir Path tmp) throws Exception {
+        // what another user of a shared /tmp could leave there: not JCuda, so loading it would fail the probe
+        Path planted = Files.copy(FakeCuda.library(), tmp.resolve("libJCudaDriver-12.6.0-linux-x86_64.so"));
+        List<String> cmd = NodeJvm.argv(ProcessHandle.current().info().command().orElse("java"),
+                List.of("-Djava.io.tmpdir=" + tmp), System.getProperty("java.class.path"), "probe", "gpus");
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().putAll(FakeCuda.env("NVIDIA A30|24576|0|8.0|0000:17:00"));
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).isZero();
+        assertThat(GpuInventory.fromJson(out.strip())).isEqualTo(new GpuInventory(
+                List.of(new Gpu(0, "NVIDIA A30", 24L << 30, 24L << 30, 8, 0, "00000000:17:00.0")), 12040, Optional.empty()));
+        // and the private directory the probe unpacked into is gone again
+        try (var left = Files.list(tmp)) {
+            assertThat(left.toList()).containsExactly(planted);
+        }
     }
 
     @Test
