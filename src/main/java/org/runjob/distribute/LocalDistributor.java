@@ -1,12 +1,9 @@
 package org.runjob.distribute;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +36,7 @@ public final class LocalDistributor {
             Path source = e.source();
             Path target = workdir.resolve(e.destination()).normalize();
             long size = Files.size(source);
-            if (Files.isRegularFile(target) && sha256(target).equals(sha256(source))) {
+            if (Files.isRegularFile(target) && Sha256.of(target).equals(Sha256.ofSource(source))) {
                 skipped += size;
                 filesSkipped++;
                 continue;
@@ -52,19 +49,5 @@ public final class LocalDistributor {
             filesSent++;
         }
         return new Shipped(sent, skipped, filesSent, filesSkipped);
-    }
-
-    static String sha256(Path file) throws IOException {
-        try (InputStream in = Files.newInputStream(file)) {
-            MessageDigest md = MessageDigest.getInstance("SHA-256");
-            byte[] buf = new byte[1 << 16];
-            int n;
-            while ((n = in.read(buf)) > 0) {
-                md.update(buf, 0, n);
-            }
-            return java.util.HexFormat.of().formatHex(md.digest());
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

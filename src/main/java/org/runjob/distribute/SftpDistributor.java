@@ -65,7 +65,7 @@ public final class SftpDistributor {
         Map<String, Path> toSend = new LinkedHashMap<>();
         for (Map.Entry<String, Path> t : targets.entrySet()) {
             long size = Files.size(t.getValue());
-            if (LocalDistributor.sha256(t.getValue()).equals(remote.get(t.getKey()))) {
+            if (Sha256.ofSource(t.getValue()).equals(remote.get(t.getKey()))) {
                 skipped += size;
                 filesSkipped++;
             } else {
