@@ -381,6 +381,28 @@ class SshClusterTest {
             assertThat(d.get("files_unchanged").intValue()).isEqualTo(3);
             assertThat(d.get("bytes_unchanged").longValue()).isEqualTo(firstSummary.get("bytes_sent").longValue());
         }
-        assertThat(Files.readString(tmp.resolve("work-h2/flaky.py"))).isEqualTo(Files.readString(ClusterJobs.WORKERS.resolve("flaky.py")));
+        Path source = ClusterJobs.WORKERS.resolve("flaky.py");
+        Path shipped = tmp.resolve("work-h2/flaky.py");
+        assertThat(Files.readString(shipped)).isEqualTo(Files.readString(source));
+        // shipped files carry the source's modification time (to the second)...
+        long sourceTime = Files.getLastModifiedTime(source).to(java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(Files.getLastModifiedTime(shipped).to(java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(sourceTime);
+        // ...so a file only touched on the node is hashed, found equal, and kept
+        Files.setLastModifiedTime(shipped, java.nio.file.attribute.FileTime.fromMillis((sourceTime + 100) * 1000));
+        Cli touched = jobs.run(job, "--set", "logs.dir=" + tmp.resolve("runs3"));
+        assertThat(touched.err()).contains("ok 0 sent (0 B), 3 kept");
+        // and one whose size and time match the source's is not read at all (rsync's quick check):
+        // a same-size edit that keeps the time goes unnoticed, as with rsync
+        String edited = Files.readString(source).replaceFirst("import", "IMPORT");
+        Files.writeString(shipped, edited);
+        Files.setLastModifiedTime(shipped, Files.getLastModifiedTime(source));
+        Cli quick = jobs.run(job, "--set", "logs.dir=" + tmp.resolve("runs4"));
+        assertThat(quick.err()).contains("ok 0 sent (0 B), 3 kept");
+        assertThat(Files.readString(shipped)).isEqualTo(edited);
+        // a change of size is sent
+        Files.writeString(shipped, edited + "# more\n");
+        Cli changed = jobs.run(job, "--set", "logs.dir=" + tmp.resolve("runs5"));
+        assertThat(changed.err()).contains("ok 1 sent (");
+        assertThat(Files.readString(shipped)).isEqualTo(Files.readString(source));
     }
 }
