@@ -11,6 +11,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -50,6 +54,8 @@ final class Supervisor {
     static final long IDLE_FLUSH_MS = 5;
     static final long PING_EVERY_MS = 2000;
     static final long HEARTBEAT_TIMEOUT_MS = 15_000;
+    /** Agents started at once (each is an SSH round trip or a child JVM start). */
+    static final int STARTER_THREADS = 32;
     static final long KILL_SLACK_MS = 5000;
     private static final Logger LOG = LogManager.getLogger(Supervisor.class);
 
@@ -102,16 +108,7 @@ final class Supervisor {
     AttemptResult run() {
         Instant begin = clock.instant();
         interrupts.onRaise(() -> events.add(new Event.Interrupted()));
-        for (NodePlan node : plan.nodes()) {
-            if (stopAt >= 0) {
-                // an earlier node's agent could not start: start nothing more
-                for (WorkerLaunch w : node.workers()) {
-                    end(workers.get(w.rank()), WorkerState.STOPPED, new Outcome.NotStarted("the job stopped before this node started"));
-                }
-                continue;
-            }
-            startNode(node);
-        }
+        startAgents();
         try {
             while (!agents.isEmpty()) {
                 // under load, write in batches; after 5 ms without events, flush so output shows at once
@@ -154,7 +151,75 @@ final class Supervisor {
         return new AttemptResult(attempt, begin, clock.instant(), results, cause, interrupted);
     }
 
-    private void startNode(NodePlan node) {
+    /**
+     * Starts every node's agent at once (an SSH exec channel or a child JVM each: a round trip or a
+     * JVM start per node, which in turn would add up), then, only when all of them are up, sends
+     * each its START. If any agent cannot start, no START goes anywhere: the agents that did start
+     * see their channel close and exit, and no worker runs on any node.
+     */
+    private void startAgents() {
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(STARTER_THREADS, plan.nodes().size()), r -> {
+            Thread t = new Thread(r, "agent-start");
+            t.setDaemon(true);
+            return t;
+        });
+        Map<NodePlan, Future<AgentChannel>> starting = new LinkedHashMap<>();
+        try {
+            for (NodePlan node : plan.nodes()) {
+                starting.put(node, pool.submit(() -> starter.start(node, events)));
+            }
+            Map<NodePlan, AgentChannel> started = new LinkedHashMap<>();
+            String failure = null;
+            for (Map.Entry<NodePlan, Future<AgentChannel>> e : starting.entrySet()) {
+                try {
+                    started.put(e.getKey(), e.getValue().get());
+                } catch (ExecutionException ex) {
+                    String why = ex.getCause() instanceof IOException io ? io.getMessage() : String.valueOf(ex.getCause());
+                    LOG.error("node {}: cannot start its agent: {}", e.getKey().name(), why);
+                    for (WorkerLaunch w : e.getKey().workers()) {
+                        Worker worker = workers.get(w.rank());
+                        end(worker, WorkerState.LOST, new Outcome.Lost("cannot start the node's agent: " + why));
+                        failed(worker);
+                    }
+                    failure = failure == null ? "node " + e.getKey().name() + "'s agent did not start" : failure;
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    failure = failure == null ? "runjob was interrupted" : failure;
+                }
+            }
+            for (Map.Entry<NodePlan, AgentChannel> e : started.entrySet()) {
+                NodePlan node = e.getKey();
+                AgentChannel channel = e.getValue();
+                if (failure == null) {
+                    try {
+                        channel.send(new Frame(Frame.Type.START, -1, new StartRequest(specs(node), graceMillis, HEARTBEAT_TIMEOUT_MS).encode()));
+                        agents.put(node.name(), channel);
+                        continue;
+                    } catch (IOException ex) {
+                        LOG.error("node {}: cannot reach its agent: {}", node.name(), ex.getMessage());
+                        failure = "node " + node.name() + "'s agent did not answer";
+                        channel.forceClose();
+                        for (WorkerLaunch w : node.workers()) {
+                            Worker worker = workers.get(w.rank());
+                            end(worker, WorkerState.LOST, new Outcome.Lost("cannot reach the node's agent: " + ex.getMessage()));
+                            failed(worker);
+                        }
+                        // nodes already sent START are stopped by the fail-fast path like any failure
+                        continue;
+                    }
+                }
+                channel.close();
+                for (WorkerLaunch w : node.workers()) {
+                    end(workers.get(w.rank()), WorkerState.STOPPED,
+                            new Outcome.NotStarted("the job stopped before its workers started: " + failure));
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private List<WorkerSpec> specs(NodePlan node) {
         List<WorkerSpec> specs = new ArrayList<>();
         for (WorkerLaunch w : node.workers()) {
             Map<String, String> env = new LinkedHashMap<>(w.env());
@@ -163,22 +228,7 @@ final class Supervisor {
             env.put("TORCHELASTIC_MAX_RESTARTS", Integer.toString(plan.spec().failure().maxRestarts()));
             specs.add(new WorkerSpec(w.rank(), w.argv(), env, node.workdir()));
         }
-        try {
-            AgentChannel channel = starter.start(node, events);
-            agents.put(node.name(), channel);
-            channel.send(new Frame(Frame.Type.START, -1, new StartRequest(specs, graceMillis, HEARTBEAT_TIMEOUT_MS).encode()));
-        } catch (IOException e) {
-            LOG.error("node {}: cannot start its agent: {}", node.name(), e.getMessage());
-            AgentChannel channel = agents.remove(node.name());
-            if (channel != null) {
-                channel.forceClose();
-            }
-            for (WorkerLaunch w : node.workers()) {
-                Worker worker = workers.get(w.rank());
-                end(worker, WorkerState.LOST, new Outcome.Lost("cannot start the node's agent: " + e.getMessage()));
-                failed(worker);
-            }
-        }
+        return specs;
     }
 
     private void handle(Event event) {
