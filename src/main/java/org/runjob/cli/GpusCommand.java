@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.AgentBundle;
@@ -58,7 +59,7 @@ final class GpusCommand implements Callable<Integer> {
         try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()))) {
             Path jar = spec.nodes().stream().allMatch(NodeSpec::local) ? null : AgentBundle.jar();
             List<CompletableFuture<GpuInventory>> probes = new ArrayList<>();
-            Map<Boolean, GpuInventory> localGpus = new java.util.concurrent.ConcurrentHashMap<>();
+            Supplier<GpuInventory> localGpus = GpuInventories.localOnce(io.env());
             for (NodeSpec node : spec.nodes()) {
                 probes.add(CompletableFuture.supplyAsync(() -> probe(spec, node, connections, jar, localGpus)));
             }
@@ -76,9 +77,9 @@ final class GpusCommand implements Callable<Integer> {
         return all ? ExitCode.OK : ExitCode.PREFLIGHT_FAILED;
     }
 
-    private GpuInventory probe(JobSpec spec, NodeSpec node, Connections connections, Path jar, Map<Boolean, GpuInventory> localGpus) {
+    private static GpuInventory probe(JobSpec spec, NodeSpec node, Connections connections, Path jar, Supplier<GpuInventory> localGpus) {
         if (node.local()) {
-            return localGpus.computeIfAbsent(Boolean.TRUE, k -> GpuInventories.local(io.env()));
+            return localGpus.get();
         }
         String workdir = node.workdir().orElse(spec.workdir());
         try {

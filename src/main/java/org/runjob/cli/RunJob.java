@@ -86,9 +86,7 @@ final class RunJob {
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
         folder.writeJob(loaded.document().json());
         folder.writeJson("plan.json", PlanJson.of(plan));
-        ObjectNode preflight = PreflightText.json(report);
-        preflight.set("gpus", GpuTable.json(report.gpus()).get("nodes"));
-        folder.writeJson("preflight.json", preflight);
+        folder.writeJson("preflight.json", PreflightText.json(report));
         folder.writeCommand(commandLine);
         io.err().printf("runjob: %s run %s: %d worker%s on %d node%s, rendezvous %s:%d; logs in %s%n", spec.name(), plan.runId(),
                 plan.worldSize(), plan.worldSize() == 1 ? "" : "s", plan.nodes().size(), plan.nodes().size() == 1 ? "" : "s",

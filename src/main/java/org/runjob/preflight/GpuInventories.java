@@ -2,9 +2,11 @@ package org.runjob.preflight;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import com.jcraft.jsch.Session;
 
@@ -30,7 +32,7 @@ public final class GpuInventories {
 
     public static GpuInventory remote(Session session, String workdir) {
         try {
-            List<String> argv = new java.util.ArrayList<>(List.of("env", "-u", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER=PCI_BUS_ID"));
+            List<String> argv = new ArrayList<>(List.of("env", "-u", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER=PCI_BUS_ID"));
             // JCuda's native library is unpacked under the workdir (the probe makes a private
             // directory there), not in the node's /tmp, which may be shared or mounted noexec
             String tmp = "-Djava.io.tmpdir=" + RemotePaths.join(RemotePaths.of(workdir), ".runjob");
@@ -40,6 +42,24 @@ public final class GpuInventories {
         } catch (SshException e) {
             return GpuInventory.none("cannot probe: " + e.getMessage());
         }
+    }
+
+    /**
+     * This machine's inventory, probed on the first {@code get} only: local nodes share the
+     * machine, so however many of them ask, one probe answers all.
+     */
+    public static Supplier<GpuInventory> localOnce(Map<String, String> env) {
+        return new Supplier<>() {
+            private GpuInventory found;
+
+            @Override
+            public synchronized GpuInventory get() {
+                if (found == null) {
+                    found = local(env);
+                }
+                return found;
+            }
+        };
     }
 
     /** Probes this machine, with {@code env} as the probe's environment (less the two above). */

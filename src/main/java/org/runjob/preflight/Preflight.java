@@ -82,14 +82,16 @@ public final class Preflight {
     private final Map<String, String> env;
     private final Path agentJar;
     private final Map<String, GpuInventory> inventories = new java.util.concurrent.ConcurrentHashMap<>();
-    /** This machine's GPUs, probed once however many local nodes ask (they share the machine). */
-    private final Map<Boolean, GpuInventory> localGpus = new java.util.concurrent.ConcurrentHashMap<>();
+    /** This machine's GPUs, probed once however many local nodes ask. */
+    /** This machine's GPUs, probed once however many local nodes ask. */
+    private final java.util.function.Supplier<GpuInventory> localGpus;
 
     public Preflight(JobSpec spec, Connections connections, Map<String, String> env, Path agentJar) {
         this.spec = spec;
         this.connections = connections;
         this.env = Map.copyOf(env);
         this.agentJar = agentJar;
+        this.localGpus = GpuInventories.localOnce(this.env);
     }
 
     public PreflightReport run(Shipper shipper) {
@@ -170,7 +172,7 @@ public final class Preflight {
         if (GpuCheck.wantsGpus(node)) {
             inventories.put(node.name(), session.isPresent()
                     ? GpuInventories.remote(session.get(), workdir(node))
-                    : localGpus.computeIfAbsent(Boolean.TRUE, k -> GpuInventories.local(env)));
+                    : localGpus.get());
         } else {
             row.put(Check.GPUS, Cell.ok("not used"));
         }

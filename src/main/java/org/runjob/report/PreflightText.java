@@ -12,7 +12,10 @@ import org.runjob.preflight.PreflightReport;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
-/** The preflight table (a row per node, a column per check) followed by every warning and failure in full. */
+/**
+ * The preflight table (a row per node, a column per check) followed by every warning and failure
+ * in full; as JSON, the same with the GPU inventories of the nodes that were probed.
+ */
 public final class PreflightText {
 
     private static final int WIDTH = 26;
@@ -84,6 +87,7 @@ public final class PreflightText {
                 checks.putObject(c.label()).put("status", cell.status().name().toLowerCase(java.util.Locale.ROOT)).put("detail", cell.text());
             }
         }
+        root.set("gpus", GpuTable.json(report.gpus()).get("nodes"));
         return root;
     }
 }
