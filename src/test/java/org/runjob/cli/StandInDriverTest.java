@@ -36,10 +36,15 @@ class StandInDriverTest {
         return env;
     }
 
+    /** A job file named {@code name}: these node lines, this command (a YAML flow list), logs under tmp. */
+    Path job(String name, String nodes, String command) throws Exception {
+        return Files.writeString(tmp.resolve(name + ".yaml"), "name: " + name + "\nnodes:\n" + nodes
+                + "entrypoint: {command: " + command + "}\nlogs: {dir: " + tmp.resolve("runs") + "}\n");
+    }
+
     @Test
     void gpusPrintsEveryGpuInPciBusOrderWhateverTheCallerHides() throws Exception {
-        Path job = Files.writeString(tmp.resolve("g.yaml"), "name: g\nnodes:\n  - {name: box, local: true, gpus: all}\n"
-                + "entrypoint: {command: [python3]}\n");
+        Path job = job("g", "  - {name: box, local: true, gpus: all}\n", "[python3]");
         Cli r = Cli.run(env(), "gpus", job.toString());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).isEqualTo(
@@ -53,10 +58,8 @@ class StandInDriverTest {
 
     @Test
     void gpusAllStartsOneWorkerPerGpuWithEveryGpuVisibleAndFlagsTheBusyOne() throws Exception {
-        Path job = Files.writeString(tmp.resolve("all.yaml"), "name: all\nnodes:\n  - {name: box, local: true, gpus: all}\n"
-                + "entrypoint: {command: [python3, -c, 'import os; e = os.environ; "
-                + "print(e[\"RANK\"], e[\"LOCAL_RANK\"], e[\"WORLD_SIZE\"], e[\"CUDA_VISIBLE_DEVICES\"], e[\"CUDA_DEVICE_ORDER\"])']}\n"
-                + "logs: {dir: " + tmp.resolve("runs") + "}\n");
+        Path job = job("all", "  - {name: box, local: true, gpus: all}\n", "[python3, -c, 'import os; e = os.environ; "
+                + "print(e[\"RANK\"], e[\"LOCAL_RANK\"], e[\"WORLD_SIZE\"], e[\"CUDA_VISIBLE_DEVICES\"], e[\"CUDA_DEVICE_ORDER\"])']");
         Cli r = Cli.run(env(), job.toString());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out().lines().sorted()).containsExactly(
@@ -78,9 +81,8 @@ class StandInDriverTest {
 
     @Test
     void aListedGpuTheNodeDoesNotHaveIsRefusedBeforeAnythingStarts() throws Exception {
-        Path job = Files.writeString(tmp.resolve("four.yaml"), "name: four\nnodes:\n  - {name: box, local: true, gpus: [1, 3]}\n"
-                + "entrypoint: {command: [python3, -c, 'open(\"" + tmp.resolve("ran") + "\", \"w\")']}\n"
-                + "logs: {dir: " + tmp.resolve("runs") + "}\n");
+        Path job = job("four", "  - {name: box, local: true, gpus: [1, 3]}\n",
+                "[python3, -c, 'open(\"" + tmp.resolve("ran") + "\", \"w\")']");
         Cli r = Cli.run(env(), job.toString());
         assertThat(r.code()).isEqualTo(3);
         assertThat(r.err()).contains("FAIL box gpus: GPU 3 does not exist on node box: it has 3 GPUs (indices 0-2)\n")
@@ -90,10 +92,8 @@ class StandInDriverTest {
 
     @Test
     void twoLocalNodesShareOneProbeAndTheirOwnGpus() throws Exception {
-        Path job = Files.writeString(tmp.resolve("two.yaml"), "name: two\nnodes:\n  - {name: a, local: true, gpus: [0]}\n"
-                + "  - {name: b, local: true, gpus: [1]}\n"
-                + "entrypoint: {command: [python3, -c, 'import os; print(os.environ[\"CUDA_VISIBLE_DEVICES\"])']}\n"
-                + "logs: {dir: " + tmp.resolve("runs") + "}\n");
+        Path job = job("two", "  - {name: a, local: true, gpus: [0]}\n  - {name: b, local: true, gpus: [1]}\n",
+                "[python3, -c, 'import os; print(os.environ[\"CUDA_VISIBLE_DEVICES\"])']");
         Cli r = Cli.run(env(), job.toString());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out().lines().sorted()).containsExactly("[a/0] 0", "[b/1] 1");
@@ -105,8 +105,7 @@ class StandInDriverTest {
 
     @Test
     void aDriverWithoutADeviceSaysSo() throws Exception {
-        Path job = Files.writeString(tmp.resolve("none.yaml"), "name: none\nnodes:\n  - {name: box, local: true, gpus: all}\n"
-                + "entrypoint: {command: [python3]}\n");
+        Path job = job("none", "  - {name: box, local: true, gpus: all}\n", "[python3]");
         Cli r = Cli.run(FakeCuda.env(""), "gpus", job.toString());
         assertThat(r.code()).isEqualTo(3);
         assertThat(r.out()).endsWith("box                -  no CUDA device (the driver found no GPU)\n");
