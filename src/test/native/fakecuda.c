@@ -6,9 +6,12 @@
  * real driver does where runjob depends on it:
  *
  *   FAKECUDA_GPUS     devices separated by ';', each "name|total MiB|used MiB|major.minor|dddd:bb:dd"
- *                     (PCI domain:bus:device, hex), listed in the driver's default order
- *                     (fastest first), which need not be PCI bus order. Unset or empty: no device,
- *                     and cuInit fails with CUDA_ERROR_NO_DEVICE, as the real driver does.
+ *                     (PCI domain:bus:device, hex), optionally followed by "|CODE": the CUresult
+ *                     that creating a context on it fails with (2 out of memory: a full GPU;
+ *                     46 device unavailable: exclusive-process mode and busy). Devices are listed in
+ *                     the driver's default order (fastest first), which need not be PCI bus order.
+ *                     Unset or empty: no device, and cuInit fails with CUDA_ERROR_NO_DEVICE, as
+ *                     the real driver does.
  *   FAKECUDA_DRIVER   the driver API version cuDriverGetVersion reports (default 12040).
  *   CUDA_DEVICE_ORDER PCI_BUS_ID orders devices by bus id; anything else keeps the listed order.
  *   CUDA_VISIBLE_DEVICES  honoured as the driver does: a comma-separated list of indices into that
@@ -50,6 +53,7 @@ struct device {
     size_t total, used;
     int major, minor;
     unsigned domain, bus, dev;
+    int context_error;
 };
 
 static struct device listed[MAX_DEVICES];
@@ -59,14 +63,15 @@ static int current = -1;
 static char contexts[MAX_DEVICES]; /* a context handle is the address of its device's slot */
 
 static int parse_device(char *text, struct device *d) {
-    char *fields[5];
+    char *fields[6];
     int n = 0;
-    for (char *save = NULL, *f = strtok_r(text, "|", &save); f && n < 5; f = strtok_r(NULL, "|", &save)) {
+    for (char *save = NULL, *f = strtok_r(text, "|", &save); f && n < 6; f = strtok_r(NULL, "|", &save)) {
         fields[n++] = f;
     }
-    if (n != 5) {
+    if (n < 5) {
         return 0;
     }
+    d->context_error = n == 6 ? atoi(fields[5]) : 0;
     snprintf(d->name, sizeof d->name, "%s", fields[0]);
     d->total = strtoull(fields[1], NULL, 10) << 20;
     d->used = strtoull(fields[2], NULL, 10) << 20;
@@ -183,6 +188,10 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, CUdevice d) {
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d) {
     CUresult r = check(d);
+    if (r == CUDA_SUCCESS && visible[d].context_error) {
+        log_line("refused", d);
+        return visible[d].context_error;
+    }
     if (r == CUDA_SUCCESS) {
         *ctx = &contexts[d];
         log_line("retain", d);

@@ -19,7 +19,8 @@ import org.runjob.spec.NodeSpec;
  *   <li>Every listed index must exist on the node; otherwise it fails, naming the index and what
  *       the node has.</li>
  *   <li>A listed GPU with more than {@value #BUSY_FRACTION_PERCENT}% of its memory in use is a
- *       warning naming it and how much is used (another job may be on it).</li>
+ *       warning naming it and how much is used (another job may be on it); so is one on which the
+ *       driver refused the probe a context (full, or exclusive-process and taken), saying why.</li>
  *   <li>A model other than the first GPU node's is a warning (mixed V100 and A30 nodes, say), and
  *       so are mixed models among one node's GPUs.</li>
  * </ul>
@@ -52,6 +53,9 @@ final class GpuCheck {
             if (used >= 0 && used * 100 > g.totalBytes() * BUSY_FRACTION_PERCENT) {
                 warnings.append(warnings.length() == 0 ? "" : "; ").append("GPU ").append(index).append(" has ")
                         .append(gib(used)).append(" of ").append(gib(g.totalBytes())).append(" in use (another job?)");
+            } else if (g.freeUnknown().isPresent()) {
+                warnings.append(warnings.length() == 0 ? "" : "; ").append("GPU ").append(index).append(": ")
+                        .append(g.freeUnknown().get());
             }
         }
         Map<String, Integer> models = new LinkedHashMap<>();

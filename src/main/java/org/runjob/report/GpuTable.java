@@ -43,7 +43,8 @@ public final class GpuTable {
             ArrayNode gpus = n.putArray("gpus");
             for (Gpu g : inv.gpus()) {
                 gpus.addObject().put("index", g.index()).put("name", g.name()).put("total_bytes", g.totalBytes())
-                        .put("free_bytes", g.freeBytes()).put("compute_capability", g.computeCapability()).put("pci_bus_id", g.pciBusId());
+                        .put("free_bytes", g.freeBytes()).put("free_unknown", g.freeUnknown().orElse(null))
+                        .put("compute_capability", g.computeCapability()).put("pci_bus_id", g.pciBusId());
             }
         });
         return root;

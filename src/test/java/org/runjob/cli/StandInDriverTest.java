@@ -104,6 +104,27 @@ class StandInDriverTest {
     }
 
     @Test
+    void aGpuThatRefusesTheProbeAContextIsFlaggedWithWhy() throws Exception {
+        // one A30 so full that no context fits, one in exclusive-process mode and taken by another job
+        Map<String, String> env = FakeCuda.env("NVIDIA A30|24576|24576|8.0|0000:17:00|2;NVIDIA A30|24576|0|8.0|0000:31:00|46");
+        env.put("FAKECUDA_LOG", tmp.resolve("driver.log").toString());
+        Path job = job("taken", "  - {name: box, local: true, gpus: all}\n", "[python3, -c, 'print(1)']");
+        Cli r = Cli.run(env, job.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.err()).startsWith("runjob: warn box gpus: 2 of 2 NVIDIA A30: "
+                + "GPU 0: no memory left for a context: the GPU is full (CUDA_ERROR_OUT_OF_MEMORY); "
+                + "GPU 1: the GPU takes no new context: exclusive-process mode and in use, or prohibited (CUDA_ERROR_DEVICE_UNAVAILABLE)\n");
+        // nothing was released that was not retained
+        assertThat(Files.readString(tmp.resolve("driver.log"))).isEqualTo("refused 0\nrefused 1\n");
+        Cli json = Cli.run(env, "gpus", "--output", "json", job.toString());
+        JsonNode gpu = JSON.readTree(json.out()).get("nodes").get(0).get("gpus").get(0);
+        assertThat(gpu.get("free_bytes").longValue()).isEqualTo(-1);
+        assertThat(gpu.get("free_unknown").stringValue()).isEqualTo("no memory left for a context: the GPU is full (CUDA_ERROR_OUT_OF_MEMORY)");
+        assertThat(Cli.run(env, "gpus", job.toString()).out()).contains(
+                "box                0  NVIDIA A30                     24.0 GiB          ?  8.0   00000000:17:00.0\n");
+    }
+
+    @Test
     void aDriverWithoutADeviceSaysSo() throws Exception {
         Path job = job("none", "  - {name: box, local: true, gpus: all}\n", "[python3]");
         Cli r = Cli.run(FakeCuda.env(""), "gpus", job.toString());

@@ -39,7 +39,7 @@ public record GpuInventory(List<Gpu> gpus, int driverVersion, Optional<String> u
         for (Gpu g : gpus) {
             list.addObject().put("index", g.index()).put("name", g.name()).put("total_bytes", g.totalBytes())
                     .put("free_bytes", g.freeBytes()).put("cc_major", g.ccMajor()).put("cc_minor", g.ccMinor())
-                    .put("pci_bus_id", g.pciBusId());
+                    .put("pci_bus_id", g.pciBusId()).put("free_unknown", g.freeUnknown().orElse(null));
         }
         return JSON.writeValueAsString(root);
     }
@@ -50,10 +50,12 @@ public record GpuInventory(List<Gpu> gpus, int driverVersion, Optional<String> u
         for (JsonNode g : root.get("gpus")) {
             gpus.add(new Gpu(g.get("index").intValue(), g.get("name").stringValue(), g.get("total_bytes").longValue(),
                     g.get("free_bytes").longValue(), g.get("cc_major").intValue(), g.get("cc_minor").intValue(),
-                    g.get("pci_bus_id").stringValue()));
+                    g.get("pci_bus_id").stringValue(), text(g.get("free_unknown"))));
         }
-        JsonNode why = root.get("unavailable");
-        return new GpuInventory(gpus, root.get("driver_version").intValue(),
-                why == null || why.isNull() ? Optional.empty() : Optional.of(why.stringValue()));
+        return new GpuInventory(gpus, root.get("driver_version").intValue(), text(root.get("unavailable")));
+    }
+
+    private static Optional<String> text(JsonNode node) {
+        return node == null || node.isNull() ? Optional.empty() : Optional.of(node.stringValue());
     }
 }

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 import jcuda.CudaException;
@@ -81,7 +82,7 @@ public final class JCudaProbe implements GpuProbe {
         JCudaDriver.cuDriverGetVersion(version);
         int[] count = new int[1];
         JCudaDriver.cuDeviceGetCount(count);
-        record Found(String busId, int domain, int bus, int device, String name, long total, long free, int major, int minor) {
+        record Found(String busId, int domain, int bus, int device, String name, long total, Free free, int major, int minor) {
         }
         List<Found> found = new ArrayList<>();
         for (int i = 0; i < count[0]; i++) {
@@ -103,31 +104,50 @@ public final class JCudaProbe implements GpuProbe {
         List<Gpu> gpus = new ArrayList<>();
         for (int i = 0; i < found.size(); i++) {
             Found f = found.get(i);
-            gpus.add(new Gpu(i, f.name(), f.total(), f.free(), f.major(), f.minor(), f.busId()));
+            gpus.add(new Gpu(i, f.name(), f.total(), f.free().bytes(), f.major(), f.minor(), f.busId(), f.free().unknown()));
         }
-        return new GpuInventory(gpus, version[0], gpus.isEmpty() ? java.util.Optional.of("no CUDA device") : java.util.Optional.empty());
+        return new GpuInventory(gpus, version[0], gpus.isEmpty() ? Optional.of("no CUDA device") : Optional.empty());
     }
 
-    private static long free(CUdevice dev) {
+    /** Free memory, or -1 and why not: reading it takes a context, which the driver may refuse. */
+    private record Free(long bytes, Optional<String> unknown) {
+    }
+
+    private static Free free(CUdevice dev) {
         CUcontext ctx = new CUcontext();
         try {
             JCudaDriver.cuDevicePrimaryCtxRetain(ctx, dev);
+        } catch (CudaException e) {
+            return new Free(-1, Optional.of(refusal(String.valueOf(e.getMessage()))));
+        }
+        try {
             JCudaDriver.cuCtxSetCurrent(ctx);
             long[] free = new long[1];
             long[] total = new long[1];
             JCudaDriver.cuMemGetInfo(free, total);
-            return free[0];
+            return new Free(free[0], Optional.empty());
         } catch (CudaException e) {
-            return -1;
+            return new Free(-1, Optional.of(String.valueOf(e.getMessage())));
         } finally {
             try {
                 // JCuda refuses a Java null; a handle that was never set is the driver's NULL context
                 JCudaDriver.cuCtxSetCurrent(new CUcontext());
                 JCudaDriver.cuDevicePrimaryCtxRelease(dev);
             } catch (CudaException e) {
-                // nothing to release
+                // released already
             }
         }
+    }
+
+    /** Why the driver would not give the probe a context on a GPU, in words. */
+    static String refusal(String error) {
+        if (error.contains("CUDA_ERROR_OUT_OF_MEMORY")) {
+            return "no memory left for a context: the GPU is full (" + error + ")";
+        }
+        if (error.contains("CUDA_ERROR_DEVICE_UNAVAILABLE") || error.contains("CUDA_ERROR_DEVICE_NOT_LICENSED")) {
+            return "the GPU takes no new context: exclusive-process mode and in use, or prohibited (" + error + ")";
+        }
+        return "no context could be created (" + error + ")";
     }
 
     private static int attribute(CUdevice dev, int attribute) {
