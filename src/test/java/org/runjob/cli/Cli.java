@@ -23,6 +23,13 @@ public record Cli(int code, String out, String err) {
         return new Cli(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
+    /** {@code runjob OPTIONS... JOB} with this JVM's environment. */
+    public static Cli job(java.nio.file.Path job, String... options) {
+        String[] args = java.util.Arrays.copyOf(options, options.length + 1);
+        args[options.length] = job.toString();
+        return run(System.getenv(), args);
+    }
+
     public static Cli run(String... args) {
         return run(Map.of(), args);
     }

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -71,9 +70,7 @@ final class ClusterJobs {
     }
 
     Cli run(Path job, String... extra) {
-        List<String> args = new ArrayList<>(List.of(extra));
-        args.add(job.toString());
-        return Cli.run(System.getenv(), args.toArray(String[]::new));
+        return Cli.job(job, extra);
     }
 
     Process start(Path job) throws IOException {

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -50,9 +49,7 @@ final class LocalJobs {
 
     /** runjob in this JVM (agents are still separate processes). */
     Cli runInProcess(Path job, String... extra) {
-        List<String> args = new ArrayList<>(List.of(extra));
-        args.add(job.toString());
-        return Cli.run(System.getenv(), args.toArray(String[]::new));
+        return Cli.job(job, extra);
     }
 
     /** runjob as its own JVM, so it can be signalled and killed for real. */
