@@ -9,7 +9,6 @@ import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -80,7 +79,37 @@ public final class Agent {
      * wakes its reader at once.
      */
     private static InputStream interruptible(InputStream in) {
-        return in == System.in ? Channels.newInputStream(new FileInputStream(FileDescriptor.in).getChannel()) : in;
+        return in == System.in ? new ChannelStream(new FileInputStream(FileDescriptor.in).getChannel()) : in;
+    }
+
+    /**
+     * A pipe's {@link FileChannel} as a stream. Not {@code Channels.newInputStream}: its
+     * {@code available()} asks a FileChannel for size and position, which a pipe does not have
+     * ("Illegal seek"), so every frame larger than one buffer (a START for many workers) broke
+     * the channel.
+     */
+    private static final class ChannelStream extends InputStream {
+        private final FileChannel channel;
+
+        ChannelStream(FileChannel channel) {
+            this.channel = channel;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            return len == 0 ? 0 : channel.read(java.nio.ByteBuffer.wrap(b, off, len));
+        }
+
+        @Override
+        public void close() throws IOException {
+            channel.close();
+        }
     }
 
     int run() {

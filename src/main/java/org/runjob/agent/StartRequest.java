@@ -17,24 +17,27 @@ import java.util.Map;
  * go without any frame from the coordinator (it sends PING every few seconds) before it treats the
  * channel as lost; 0 turns that off.
  *
- * <p>Encoded with {@link DataOutputStream}: a format byte, the two longs, then per worker its
- * rank, workdir, argv and env, each string as a length and UTF-8 bytes. Not JSON: loading a JSON
+ * <p>Encoded with {@link DataOutputStream}: a format byte, the two longs, the variables every
+ * worker shares (once: 200 workers and a large value stay one copy), then per worker its rank,
+ * workdir, argv and its own variables, each string as a length and UTF-8 bytes. Not JSON: loading a JSON
  * library cost every agent about 200 ms of start-up, on every node of every run.
  */
 public record StartRequest(List<WorkerSpec> workers, long graceMillis, long heartbeatTimeoutMillis) {
 
-    private static final byte FORMAT = 1;
+    private static final byte FORMAT = 2;
 
     public StartRequest {
         workers = List.copyOf(workers);
     }
 
     public byte[] encode() {
+        Map<String, String> shared = shared();
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeByte(FORMAT);
             out.writeLong(graceMillis);
             out.writeLong(heartbeatTimeoutMillis);
+            map(out, shared);
             out.writeInt(workers.size());
             for (WorkerSpec w : workers) {
                 out.writeInt(w.rank());
@@ -43,16 +46,23 @@ public record StartRequest(List<WorkerSpec> workers, long graceMillis, long hear
                 for (String a : w.argv()) {
                     string(out, a);
                 }
-                out.writeInt(w.env().size());
-                for (Map.Entry<String, String> e : w.env().entrySet()) {
-                    string(out, e.getKey());
-                    string(out, e.getValue());
-                }
+                Map<String, String> own = new LinkedHashMap<>(w.env());
+                own.keySet().removeAll(shared.keySet());
+                map(out, own);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a byte array does not fail
         }
         return bytes.toByteArray();
+    }
+
+    /** The variables every worker gets with the same value: sent once, however many workers there are. */
+    private Map<String, String> shared() {
+        Map<String, String> shared = new LinkedHashMap<>(workers.isEmpty() ? Map.of() : workers.get(0).env());
+        for (WorkerSpec w : workers) {
+            shared.entrySet().removeIf(e -> !e.getValue().equals(w.env().get(e.getKey())));
+        }
+        return shared;
     }
 
     /** @throws IllegalArgumentException for bytes that are not a START payload of this format */
@@ -64,27 +74,42 @@ public record StartRequest(List<WorkerSpec> workers, long graceMillis, long hear
             }
             long grace = in.readLong();
             long heartbeat = in.readLong();
+            Map<String, String> shared = map(in);
             int n = in.readInt();
-            List<WorkerSpec> workers = new ArrayList<>(n);
+            List<WorkerSpec> workers = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 int rank = in.readInt();
                 String workdir = string(in);
                 int argc = in.readInt();
-                List<String> argv = new ArrayList<>(argc);
+                List<String> argv = new ArrayList<>();
                 for (int j = 0; j < argc; j++) {
                     argv.add(string(in));
                 }
-                int envc = in.readInt();
-                Map<String, String> env = new LinkedHashMap<>();
-                for (int j = 0; j < envc; j++) {
-                    env.put(string(in), string(in));
-                }
+                Map<String, String> env = new LinkedHashMap<>(shared);
+                env.putAll(map(in));
                 workers.add(new WorkerSpec(rank, argv, env, workdir));
             }
             return new StartRequest(workers, grace, heartbeat);
         } catch (IOException e) {
             throw new IllegalArgumentException("truncated START payload", e);
         }
+    }
+
+    private static void map(DataOutputStream out, Map<String, String> map) throws IOException {
+        out.writeInt(map.size());
+        for (Map.Entry<String, String> e : map.entrySet()) {
+            string(out, e.getKey());
+            string(out, e.getValue());
+        }
+    }
+
+    private static Map<String, String> map(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        Map<String, String> map = new LinkedHashMap<>();
+        for (int j = 0; j < n; j++) {
+            map.put(string(in), string(in));
+        }
+        return map;
     }
 
     private static void string(DataOutputStream out, String s) throws IOException {

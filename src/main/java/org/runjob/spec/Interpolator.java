@@ -7,9 +7,6 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * Replaces {@code ${env:NAME}} and {@code ${env:NAME:-default}} in string values.
@@ -19,8 +16,11 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *   <li>Only string scalars are touched, never keys.</li>
  *   <li>{@code $${} stands for a literal {@code ${}.</li>
  *   <li>A variable that is unset and has no default is a problem naming the variable and its place.</li>
- *   <li>An unquoted value that is exactly one reference takes YAML's type of the result, so
- *       {@code port: ${env:PORT:-29500}} is a number; a quoted one stays a string.</li>
+ *   <li>An unquoted value that is exactly one reference becomes a number when the result is a
+ *       plain decimal number (no leading zero) and a boolean when it is {@code true} or
+ *       {@code false}, so {@code port: ${env:PORT:-29500}} is a number; anything else, and every
+ *       quoted value, is the exact string: {@code #}, {@code &}, quotes and leading zeros are
+ *       never re-read as YAML.</li>
  * </ol>
  * The environment is passed in: interpolation reads nothing else.
  */
@@ -92,18 +92,20 @@ final class Interpolator {
         return new SourceNode.Scalar(scalar.at(), result, false);
     }
 
-    /** YAML's implicit type of a plain scalar: "29500" is a number, "true" a boolean. */
+    private static final Pattern INTEGER = Pattern.compile("-?(0|[1-9][0-9]{0,17})");
+    private static final Pattern DECIMAL = Pattern.compile("-?(0|[1-9][0-9]*)\\.[0-9]+([eE][-+]?[0-9]+)?");
+
+    /** A plain number or boolean as that type; any other text as itself. */
     private static Object typed(String text) {
-        if (text.isEmpty() || text.contains("\n")) {
-            return text;
+        if (INTEGER.matcher(text).matches()) {
+            long v = Long.parseLong(text);
+            return v == (int) v ? (Object) (int) v : (Object) v;
         }
-        try {
-            Object v = new Yaml(new SafeConstructor(new LoaderOptions())).load(text);
-            if (v == null || v instanceof String || v instanceof Number || v instanceof Boolean) {
-                return v == null ? text : v;
-            }
-        } catch (RuntimeException e) {
-            // not a scalar YAML reads as a typed value: keep the text
+        if (DECIMAL.matcher(text).matches()) {
+            return Double.parseDouble(text);
+        }
+        if (text.equals("true") || text.equals("false")) {
+            return Boolean.parseBoolean(text);
         }
         return text;
     }

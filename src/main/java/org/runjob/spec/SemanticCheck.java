@@ -19,7 +19,8 @@ import tools.jackson.databind.JsonNode;
  * names a node, and a local master without a host needs {@code rendezvous.addr} when other nodes are
  * remote; the entrypoint is either {@code command} or {@code jar} with {@code main}; shipped files and
  * the jar exist (relative to the file that names them) and land under distinct names; job and node
- * env do not set runjob's reserved variables.
+ * env do not set runjob's reserved variables, and no variable is longer than exec allows; no
+ * workdir is {@code /}, a home directory itself, or a system directory.
  */
 final class SemanticCheck {
 
@@ -51,6 +52,7 @@ final class SemanticCheck {
         entrypoint(root.get("entrypoint"));
         files(root.get("files"));
         env(root.get("env"), "/env");
+        workdir(root.get("workdir"), "/workdir");
     }
 
     private List<String> nodes(JsonNode nodes) {
@@ -95,6 +97,7 @@ final class SemanticCheck {
                         + " uses no GPUs, so say how many processes to start there with workers: N");
             }
             env(node.get("env"), p + "/env");
+            workdir(node.get("workdir"), p + "/workdir");
         }
         return names;
     }
@@ -221,6 +224,45 @@ final class SemanticCheck {
         for (String name : env.propertyNames()) {
             ReservedEnv.why(name).ifPresent(why ->
                     keyProblem(LocatedJson.child(pointer, name), name + " is set by runjob for each worker (" + why + ")"));
+            JsonNode value = env.get(name);
+            int bytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 1
+                    + (value.isString() ? value.stringValue() : value.toString()).getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            if (bytes > MAX_ENV_ENTRY_BYTES) {
+                problem(LocatedJson.child(pointer, name), name + "=... is " + bytes + " bytes; Linux passes at most "
+                        + MAX_ENV_ENTRY_BYTES + " bytes per variable to a program (MAX_ARG_STRLEN): ship large values as a file");
+            }
+        }
+    }
+
+    /** Linux's MAX_ARG_STRLEN (32 pages of 4 KiB) less the terminating NUL: the longest NAME=value exec accepts. */
+    static final int MAX_ENV_ENTRY_BYTES = 131_071;
+
+    /** Directories a workdir cannot be meant to be: files land in it and workers start there. */
+    private static final java.util.Set<String> SYSTEM_DIRS = java.util.Set.of("/", "/bin", "/boot", "/dev", "/etc", "/home",
+            "/lib", "/lib32", "/lib64", "/proc", "/run", "/sbin", "/sys", "/tmp", "/usr", "/var", "/var/tmp");
+    private static final java.util.Set<String> NEVER_UNDER = java.util.Set.of("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32",
+            "/lib64", "/proc", "/sbin", "/sys", "/usr");
+
+    /** A workdir that is a system directory, under one, or a home directory itself. */
+    private void workdir(JsonNode value, String pointer) {
+        if (value == null || !value.isString()) {
+            return;
+        }
+        String w = value.stringValue();
+        String norm = w.startsWith("/") ? java.nio.file.Path.of(w).normalize().toString() : w.replaceAll("/+$", "");
+        String why = null;
+        if (norm.equals("~") || norm.equals("$HOME") || norm.equals("${HOME}") || norm.isEmpty() || norm.equals(".")) {
+            why = "is a home directory itself";
+        } else if (norm.matches("/home/[^/]+") || norm.equals("/root")) {
+            why = "is a home directory itself";
+        } else if (SYSTEM_DIRS.contains(norm)) {
+            why = "is a system directory";
+        } else if (NEVER_UNDER.stream().anyMatch(d -> norm.startsWith(d + "/"))) {
+            why = "is inside a system directory";
+        }
+        if (why != null) {
+            problem(pointer, "workdir '" + w + "' " + why + ": runjob writes files there and starts workers in it; "
+                    + "name a directory of its own, e.g. ~/.runjob/JOB or /scratch/USER/JOB");
         }
     }
 }

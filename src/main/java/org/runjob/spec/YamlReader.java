@@ -68,7 +68,15 @@ public final class YamlReader {
         Location start = new Location(display, file, 1, 1);
         String text;
         try {
-            byte[] bytes = Files.readAllBytes(file);
+            java.nio.file.attribute.BasicFileAttributes attrs = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class);
+            if (!attrs.isRegularFile()) {
+                return failed(start, attrs.isDirectory() ? "is a directory, not a job file"
+                        : "is not a regular file (a device, FIFO or socket): a job file must be a file");
+            }
+            if (attrs.size() > MAX_FILE_BYTES) {
+                return failed(start, "is " + (attrs.size() >> 20) + " MiB; a job file may have at most " + (MAX_FILE_BYTES >> 20) + " MiB");
+            }
+            byte[] bytes = readAtMost(file, MAX_FILE_BYTES);
             text = StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
@@ -81,6 +89,20 @@ public final class YamlReader {
             return failed(start, "cannot read: " + e.getMessage());
         }
         return readText(text, display, file);
+    }
+
+    /** The largest job file read: far above any real inventory, far below the JVM's heap. */
+    static final long MAX_FILE_BYTES = 8L << 20;
+
+    /** A file's bytes, refusing one that grows past {@code max} while it is read. */
+    private static byte[] readAtMost(Path file, long max) throws IOException {
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            byte[] bytes = in.readNBytes((int) max + 1);
+            if (bytes.length > max) {
+                throw new IOException("larger than " + (max >> 20) + " MiB");
+            }
+            return bytes;
+        }
     }
 
     /** Reads YAML text; {@code path} may be null for text that is not a file (a --set value). */

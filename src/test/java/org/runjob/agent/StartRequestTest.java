@@ -21,12 +21,25 @@ class StartRequestTest {
     }
 
     @Test
+    void aLargeSharedValueTravelsOnceForTwoHundredWorkers() {
+        String big = "v".repeat(1 << 20);
+        List<WorkerSpec> workers = new java.util.ArrayList<>();
+        for (int r = 0; r < 200; r++) {
+            workers.add(new WorkerSpec(r, List.of("python3", "t.py"), Map.of("BIG", big, "RANK", Integer.toString(r)), "/w"));
+        }
+        StartRequest request = new StartRequest(workers, 1, 2);
+        byte[] bytes = request.encode();
+        assertThat(bytes.length).isLessThan((1 << 20) + 200 * 64).isLessThan(Frame.MAX_PAYLOAD);
+        assertThat(StartRequest.decode(bytes)).isEqualTo(request);
+    }
+
+    @Test
     void refusesAnotherFormatAndATruncatedPayload() {
         byte[] bytes = new StartRequest(List.of(new WorkerSpec(1, List.of("x"), Map.of("A", "B"), "/w")), 1, 2).encode();
         byte[] other = bytes.clone();
         other[0] = 9;
         assertThatThrownBy(() -> StartRequest.decode(other)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("START payload format 9, expected 1");
+                .hasMessage("START payload format 9, expected 2");
         assertThatThrownBy(() -> StartRequest.decode(Arrays.copyOf(bytes, bytes.length - 1)))
                 .isInstanceOf(IllegalArgumentException.class);
     }

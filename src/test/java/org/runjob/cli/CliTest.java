@@ -85,6 +85,14 @@ class CliTest {
     }
 
     @Test
+    void validateOfADeviceExitsTwoWithoutReadingIt() {
+        Cli r = Cli.run("validate", "/dev/zero");
+        assertThat(r.code()).isEqualTo(ExitCode.INVALID);
+        assertThat(r.err()).isEqualTo("/dev/zero:1:1: is not a regular file (a device, FIFO or socket): a job file must be a file\n"
+                + "/dev/zero: 1 problem\n");
+    }
+
+    @Test
     void brokenFileExitsTwoWithLineAndColumnAndNoStackTrace() throws IOException {
         Path bad = dir.resolve("bad.yaml");
         Files.writeString(bad, "name: bad\nnodes:\n  - name: a\n    hots: h\n    gpus: [0]\nentrypoint: {command: [python3]}\n");

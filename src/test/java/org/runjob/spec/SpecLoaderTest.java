@@ -134,6 +134,32 @@ class SpecLoaderTest {
     }
 
     @Test
+    void unquotedReferencesKeepTheExactTextUnlessItIsAPlainNumberOrBoolean() throws Exception {
+        Path f = write("e.yaml", "name: e\nnodes: [{name: a, host: h, gpus: [0]}]\nentrypoint: {command: [python3]}\n"
+                + "rendezvous:\n  port: ${env:PORT}\n"
+                + "env:\n  PW: ${env:PW}\n  ZEROS: ${env:ZEROS}\n  ANCHOR: ${env:ANCHOR}\n  QUOTES: ${env:QUOTES}\n"
+                + "  AFFIRM: ${env:YES}\n  FLAG: ${env:FLAG}\n  NUM: ${env:NUM}\n  RATE: ${env:RATE}\n");
+        JobSpec spec = load(f, Map.of("PORT", "29555", "PW", "p@ss&w0rd #1", "ZEROS", "007", "ANCHOR", "&a x",
+                "QUOTES", "'it''s' \"x\"", "YES", "yes", "FLAG", "true", "NUM", "-12", "RATE", "0.5"));
+        assertThat(spec.rendezvous().port()).isEqualTo(new JobSpec.MasterPort.Fixed(29555));
+        assertThat(spec.env()).containsExactly(Map.entry("PW", "p@ss&w0rd #1"), Map.entry("ZEROS", "007"),
+                Map.entry("ANCHOR", "&a x"), Map.entry("QUOTES", "'it''s' \"x\""), Map.entry("AFFIRM", "yes"),
+                Map.entry("FLAG", "true"), Map.entry("NUM", "-12"), Map.entry("RATE", "0.5"));
+    }
+
+    @Test
+    void aJobFileThatIsNotARegularFileIsRefusedAtOnce() throws Exception {
+        assertThat(problems(Path.of("/dev/zero"), Map.of())).containsExactly(
+                "zero:1:1: is not a regular file (a device, FIFO or socket): a job file must be a file");
+        Path fifo = dir.resolve("pipe.yaml");
+        new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor();
+        assertThat(problems(fifo, Map.of())).containsExactly(
+                "pipe.yaml:1:1: is not a regular file (a device, FIFO or socket): a job file must be a file");
+        Files.createDirectories(dir.resolve("d.yaml"));
+        assertThat(problems(dir.resolve("d.yaml"), Map.of())).containsExactly("d.yaml:1:1: is a directory, not a job file");
+    }
+
+    @Test
     void setOverridesApplyBeforeValidation() throws Exception {
         Path f = write("s.yaml", "name: s\nnodes:\n  - {name: a, host: h1, gpus: [0]}\n  - {name: b, host: h2, gpus: [0]}\n"
                 + "entrypoint: {command: [python3]}\n");
