@@ -45,6 +45,7 @@ public final class Agent {
     private final DataOutputStream out;
     private final Map<String, String> env;
     private final Spool spool;
+    private final Registry registry;
     private final List<WorkerProcess> workers = new ArrayList<>();
     private final CountDownLatch started = new CountDownLatch(1);
     private volatile CountDownLatch ended;
@@ -52,12 +53,16 @@ public final class Agent {
     private volatile boolean stopping;
     private volatile boolean channelOpen = true;
     private volatile long lastFrame = System.nanoTime();
+    private boolean finished;
 
     Agent(InputStream in, OutputStream out, Map<String, String> env, Path spillDir, long spoolMemory) {
         this.in = new DataInputStream(new BufferedInputStream(in, 65536));
         this.out = new DataOutputStream(new BufferedOutputStream(out, 65536));
-        this.env = Map.copyOf(env);
+        Map<String, String> workerEnv = new java.util.HashMap<>(env);
+        workerEnv.remove(Registry.VARIABLE);
+        this.env = Map.copyOf(workerEnv);
         this.spool = new Spool(spoolMemory, spillDir);
+        this.registry = new Registry(env);
     }
 
     /** Runs an agent on these streams until its workers are gone; returns the exit code. */
@@ -68,6 +73,8 @@ public final class Agent {
         } catch (IllegalArgumentException e) {
             // SIGINT already ignored or reserved: fine either way
         }
+        Subreaper.become().ifPresent(why -> System.err.println("runjob agent: not a subreaper (" + why
+                + "); processes that leave a worker's tree are found by its token only"));
         Path spillDir = Path.of(System.getProperty("java.io.tmpdir"));
         return new Agent(interruptible(in), out, env, spillDir, SPOOL_MEMORY).run();
     }
@@ -122,12 +129,17 @@ public final class Agent {
         awaitQuietly(started);
         awaitQuietly(ended);
         // every worker reported its exit; what they left behind (a daemonised child, say) goes too
-        if (!WorkerProcess.allGone(workers)) {
-            workers.forEach(WorkerProcess::terminate);
-            if (!WorkerProcess.waitUntil(() -> WorkerProcess.allGone(workers), graceMillis)) {
-                workers.forEach(WorkerProcess::kill);
-            }
+        List<WorkerProcess> all;
+        synchronized (this) {
+            all = List.copyOf(workers);
         }
+        if (!allGone(all)) {
+            stop(all);
+        }
+        synchronized (this) {
+            finished = true;
+        }
+        registry.sweep(List.of());
         put(Frame.of(Frame.Type.DONE));
         try {
             sender.join(TimeUnit.SECONDS.toMillis(30));
@@ -177,9 +189,63 @@ public final class Agent {
         for (WorkerSpec spec : request.workers()) {
             workers.add(new WorkerProcess(spec, spool));
         }
+        registry.grace(graceMillis);
         started.countDown();
         for (WorkerProcess w : workers) {
             w.start(env, ended::countDown);
+        }
+        registry.sweep(workerPids());
+        Thread keeper = new Thread(this::keepRegistry, "agent-registry");
+        keeper.setDaemon(true);
+        keeper.start();
+    }
+
+    /** Keeps the watchdog's list of this node's job processes current until the agent is done. */
+    private void keepRegistry() {
+        while (true) {
+            try {
+                Thread.sleep(Registry.EVERY_MS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            synchronized (this) {
+                if (finished) {
+                    return;
+                }
+            }
+            registry.sweep(workerPids());
+        }
+    }
+
+    private synchronized List<Long> workerPids() {
+        return workers.stream().map(WorkerProcess::pid).filter(p -> p > 0).toList();
+    }
+
+    /** True when every worker is gone and nothing else descends from the agent (an adopted daemon, say). */
+    private boolean allGone(List<WorkerProcess> snapshot) {
+        return WorkerProcess.allGone(snapshot) && registry.sweep(workerPids()).isEmpty();
+    }
+
+    /** TERM to every worker tree and adopted process, KILL to what is left after the grace period. */
+    private void stop(List<WorkerProcess> snapshot) {
+        snapshot.forEach(WorkerProcess::terminate);
+        signalStrays(false);
+        if (!WorkerProcess.waitUntil(() -> allGone(snapshot), graceMillis)) {
+            snapshot.forEach(WorkerProcess::kill);
+            signalStrays(true);
+        }
+    }
+
+    /** Signals every living descendant of the agent (workers' trees included). */
+    private void signalStrays(boolean kill) {
+        for (long pid : registry.sweep(workerPids())) {
+            ProcessHandle.of(pid).ifPresent(h -> {
+                if (kill) {
+                    h.destroyForcibly();
+                } else {
+                    h.destroy();
+                }
+            });
         }
     }
 
@@ -213,12 +279,7 @@ public final class Agent {
             stopping = true;
             snapshot = List.copyOf(workers);
         }
-        Thread t = new Thread(() -> {
-            snapshot.forEach(WorkerProcess::terminate);
-            if (!WorkerProcess.waitUntil(() -> WorkerProcess.allGone(snapshot), graceMillis)) {
-                snapshot.forEach(WorkerProcess::kill);
-            }
-        }, "agent-stop");
+        Thread t = new Thread(() -> stop(snapshot), "agent-stop");
         t.setDaemon(true);
         t.start();
     }
@@ -230,6 +291,7 @@ public final class Agent {
             snapshot = List.copyOf(workers);
         }
         snapshot.forEach(WorkerProcess::kill);
+        signalStrays(true);
     }
 
     private void put(Frame f) {

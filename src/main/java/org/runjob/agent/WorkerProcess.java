@@ -46,6 +46,12 @@ final class WorkerProcess {
         return spec.rank();
     }
 
+    /** The worker's pid, or -1 before it started or when it could not start. */
+    long pid() {
+        Process p = process;
+        return p == null ? -1 : p.pid();
+    }
+
     /** Starts the worker; a failure to start is reported as {@link Exit.NotStarted}, not thrown. */
     void start(Map<String, String> agentEnv, Runnable onEnd) {
         Map<String, String> env = new HashMap<>(agentEnv);

@@ -14,6 +14,7 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.runjob.agent.NodeJvm;
 import org.runjob.agent.ProcessTree;
+import org.runjob.agent.Watchdog;
 
 /**
  * A node agent run as a child process of runjob ({@code local: true} nodes): the same jar and the
@@ -21,7 +22,8 @@ import org.runjob.agent.ProcessTree;
  * its own, so a Ctrl-C on the terminal reaches only runjob, which then decides what stops.
  *
  * <p>If runjob dies, even by SIGKILL, the agent's stdin closes and it stops its workers. If the
- * agent dies instead, {@link #forceClose} stops the workers it had reported, by pid and group.
+ * agent dies instead, its {@link Watchdog} stops every process it had recorded, and
+ * {@link #forceClose} those it had reported, by pid and group.
  */
 final class LocalAgentChannel extends StreamAgentChannel {
 
@@ -43,6 +45,7 @@ final class LocalAgentChannel extends StreamAgentChannel {
         if (Files.isExecutable(SETSID)) {
             cmd.add(SETSID.toString());
         }
+        cmd.addAll(List.of("sh", "-c", Watchdog.SCRIPT, "sh"));
         cmd.addAll(NodeJvm.local("agent"));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().clear();
@@ -76,6 +79,7 @@ final class LocalAgentChannel extends StreamAgentChannel {
 
     @Override
     public void forceClose() {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
         pump.workerTokens().forEach((pid, token) -> new ProcessTree(pid, token).kill());
     }

@@ -12,6 +12,7 @@ import com.jcraft.jsch.Session;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.runjob.agent.NodeJvm;
+import org.runjob.agent.Watchdog;
 import org.runjob.distribute.RemotePaths;
 import org.runjob.plan.NodePlan;
 import org.runjob.transport.SshAgentChannel;
@@ -19,7 +20,8 @@ import org.runjob.transport.SshException;
 
 /**
  * A node agent on a remote node: {@code java -cp WORKDIR/.runjob/runjob.jar org.runjob.cli.Main
- * agent} over an SSH exec channel of the node's session, speaking the same frames as a local agent.
+ * agent} under its {@link Watchdog} over an SSH exec channel of the node's session, speaking the
+ * same frames as a local agent.
  * If the link drops, the session's keepalive ends the channel here (the node is lost) and the agent
  * there sees its stdin close, or misses the coordinator's heartbeats, and stops its workers.
  */
@@ -44,7 +46,7 @@ final class RemoteAgentChannel extends StreamAgentChannel {
     }
 
     static RemoteAgentChannel start(NodePlan node, Session session, BlockingQueue<Event> events) throws IOException {
-        List<String> argv = new java.util.ArrayList<>(List.of("sh", "-c", UTF8_LOCALE, "sh"));
+        List<String> argv = new java.util.ArrayList<>(List.of("sh", "-c", UTF8_LOCALE, "sh", "sh", "-c", Watchdog.SCRIPT, "sh"));
         argv.addAll(NodeJvm.argv("java", RemotePaths.agentJar(node.workdir()), "agent"));
         SshAgentChannel ch;
         try {

@@ -41,6 +41,30 @@ public final class Pids {
         pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
     }
 
+    /** The parent of a worker: its agent (workers are exec'd in place by setsid). */
+    public static long parentOf(long pid) throws Exception {
+        String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+        return Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[1]);
+    }
+
+    /** The watchdog's list of the agent's processes ({@code RUNJOB_AGENT_STATE/procs} of the agent's environment). */
+    public static Path registryOf(long agent) throws Exception {
+        for (String kv : Files.readString(Path.of("/proc", Long.toString(agent), "environ")).split("\u0000")) {
+            if (kv.startsWith("RUNJOB_AGENT_STATE=")) {
+                return Path.of(kv.substring("RUNJOB_AGENT_STATE=".length()), "procs");
+            }
+        }
+        throw new AssertionError("agent " + agent + " has no RUNJOB_AGENT_STATE");
+    }
+
+    public static List<Long> recorded(Path registry) {
+        try {
+            return Files.readAllLines(registry).stream().map(l -> Long.parseLong(l.split(" ")[0])).toList();
+        } catch (java.io.IOException e) {
+            return List.of();
+        }
+    }
+
     private static boolean readable(Path file) {
         try {
             read(file);

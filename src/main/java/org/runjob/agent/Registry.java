@@ -1,0 +1,80 @@
+package org.runjob.agent;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * What the agent's watchdog needs if the agent dies (SIGKILL, the OOM killer, a JVM crash): every
+ * process of the job on this node, as {@code PID STARTTIME} lines in {@code DIR/procs} (the start
+ * time guards against a reused pid), and the stop grace in {@code DIR/grace}. DIR is the private
+ * directory ({@code mktemp -d}) the watchdog made and named in {@value #VARIABLE}; the watchdog is
+ * the shell that started the agent and waits for it ({@link Watchdog}).
+ *
+ * <p>{@link #sweep} runs every {@value #EVERY_MS} ms while workers run: it walks the agent's tree
+ * ({@link ChildTree}), reaps adopted children that have exited, and rewrites {@code procs}
+ * atomically when the set changed. A process forked and orphaned within the last sweep before the
+ * agent's death is the one that can escape.
+ */
+final class Registry {
+
+    /** The environment variable naming the watchdog's directory; never passed on to workers. */
+    static final String VARIABLE = "RUNJOB_AGENT_STATE";
+    static final long EVERY_MS = 100;
+
+    private final Optional<Path> dir;
+    private final long self = ProcessHandle.current().pid();
+    private String written = "";
+
+    Registry(Map<String, String> env) {
+        this.dir = Optional.ofNullable(env.get(VARIABLE)).map(Path::of).filter(Files::isDirectory);
+    }
+
+    void grace(long millis) {
+        write("grace", Long.toString(millis));
+    }
+
+    /**
+     * One look at the agent's tree: adopted zombies are reaped, the living are recorded.
+     *
+     * @param workerPids the workers the JVM started (and so waits for itself)
+     * @return the living descendants
+     */
+    synchronized Set<Long> sweep(Collection<Long> workerPids) {
+        Map<Long, ChildTree.Proc> tree = ChildTree.of(self);
+        for (ChildTree.Proc p : tree.values()) {
+            if (p.state() == 'Z' && p.parent() == self && !workerPids.contains(p.pid())) {
+                Subreaper.reap(p.pid());
+            }
+        }
+        Set<Long> living = tree.values().stream().filter(p -> p.state() != 'Z').map(ChildTree.Proc::pid)
+                .collect(Collectors.toCollection(java.util.LinkedHashSet::new));
+        String lines = tree.values().stream().filter(p -> p.state() != 'Z')
+                .map(p -> p.pid() + " " + p.startTicks() + "\n").collect(Collectors.joining());
+        if (!lines.equals(written)) {
+            write("procs", lines);
+            written = lines;
+        }
+        return living;
+    }
+
+    private void write(String name, String text) {
+        if (dir.isEmpty()) {
+            return;
+        }
+        try {
+            Path tmp = dir.get().resolve(name + ".tmp");
+            Files.writeString(tmp, text, StandardCharsets.US_ASCII);
+            Files.move(tmp, dir.get().resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            // the watchdog's directory is gone: nothing to tell it
+        }
+    }
+}

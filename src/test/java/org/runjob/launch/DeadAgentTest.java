@@ -1,0 +1,80 @@
+package org.runjob.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
+import org.runjob.testbed.Pids;
+import org.runjob.testbed.Poll;
+
+/**
+ * Nothing the job started outlives the agent, on local nodes: a daemon that clears its environment
+ * and leaves its session is still stopped, and a SIGKILLed agent's workers are stopped by its
+ * watchdog within the grace period plus 2 s.
+ */
+class DeadAgentTest {
+
+    @TempDir
+    Path tmp;
+
+    LocalJobs jobs;
+    final List<Long> toClean = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        jobs = new LocalJobs(tmp);
+    }
+
+    @AfterEach
+    void cleanUp() {
+        Pids.killAll(toClean);
+    }
+
+    @Test
+    void aDaemonWithAClearedEnvironmentIsStoppedWhenTheJobEnds() throws Exception {
+        Path job = jobs.job("daemon", "daemon.py", 1, 2, Map.of("THEN", "exit"), 1, 0);
+        Cli r = jobs.runInProcess(job);
+        List<Long> daemon = jobs.awaitPids("daemon", 1, Duration.ofSeconds(1));
+        toClean.addAll(daemon);
+        assertThat(r.code()).as(r.err()).isEqualTo(0);
+        assertThat(Pids.living(daemon)).isEmpty();
+    }
+
+    @Test
+    void sigkillOfALocalAgentLeavesNothingWithinGracePlusTwoSeconds() throws Exception {
+        Path job = jobs.job("agentkill", "daemon.py", 2, 2, Map.of("IGNORE_TERM", "1"), 1, 0);
+        Process runjob = jobs.start(job);
+        List<Long> pids = new ArrayList<>(jobs.awaitPids("rank", 4, Duration.ofSeconds(30)));
+        pids.addAll(jobs.awaitPids("daemon", 1, Duration.ofSeconds(5)));
+        toClean.addAll(pids);
+        long agent = Pids.parentOf(pids.get(0));
+        assertThat(Pids.parentOf(pids.get(1))).isEqualTo(agent);
+        assertThat(Pids.parentOf(pids.get(4))).as("the daemon is adopted by its agent").isEqualTo(agent);
+        long otherAgent = Pids.parentOf(pids.get(2));
+        // the agent records its tree every 100 ms for its watchdog; a daemon younger than that could escape
+        Path registry = Pids.registryOf(agent);
+        Poll.until(() -> Pids.recorded(registry).contains(pids.get(4)), Duration.ofSeconds(5), "the daemon to be recorded");
+
+        ProcessHandle.of(agent).orElseThrow().destroyForcibly();
+        // the watchdog: TERM (ignored by the workers), KILL after the 1 s grace; the daemon goes too
+        Poll.until(() -> Pids.living(List.of(pids.get(0), pids.get(1), pids.get(4))).isEmpty(), Duration.ofSeconds(1 + 2),
+                "node n1's workers and daemon to be gone");
+        // runjob sees node n1 lost and stops the other node as for any failure
+        assertThat(runjob.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(runjob.exitValue()).isEqualTo(1);
+        assertThat(Pids.living(pids)).isEmpty();
+        assertThat(ProcessHandle.of(otherAgent).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+        assertThat(jobs.stderrOf(job)).contains("root cause: rank 0 (local rank 0) on node n1: lost:");
+    }
+}
