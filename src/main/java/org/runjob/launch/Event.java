@@ -5,6 +5,15 @@ import org.runjob.agent.Exit;
 /** What agents report to the supervisor, in arrival order on one queue. */
 sealed interface Event {
 
+    /** The node the event is about; empty for {@link Interrupted}. */
+    default String node() {
+        return "";
+    }
+
+    /** The agent's JVM runs and reads frames: the only proof that a node is ready for START. */
+    record Hello(String node) implements Event {
+    }
+
     record Started(String node, int rank, long pid) implements Event {
     }
 
@@ -22,7 +31,7 @@ sealed interface Event {
     record AgentLost(String node, String reason) implements Event {
     }
 
-    /** A Ctrl-C or SIGTERM reached runjob. */
+    /** A Ctrl-C, SIGTERM or SIGHUP reached runjob: a wake-up for the supervisor, which reads {@link Interrupts}. */
     record Interrupted() implements Event {
     }
 }

@@ -52,6 +52,7 @@ final class FramePump {
                     case STDOUT -> events.add(new Event.Output(node, f.rank(), false, f.payload()));
                     case STDERR -> events.add(new Event.Output(node, f.rank(), true, f.payload()));
                     case EXITED -> events.add(new Event.Exited(node, f.rank(), Exit.decode(f.payload())));
+                    case HELLO -> events.add(new Event.Hello(node));
                     case DONE -> done = true;
                     default -> { }
                 }

@@ -3,9 +3,10 @@ package org.runjob.launch;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Counts Ctrl-C / SIGTERM requests. The first asks for a graceful stop of every worker, the second
- * for an immediate kill. {@link #installed()} hooks SIGINT and SIGTERM so the JVM does not exit on them:
- * the supervisor decides when to exit, after the workers are gone.
+ * Counts Ctrl-C / SIGTERM / SIGHUP requests. The first asks for a graceful stop of every worker, the
+ * second for an immediate kill. {@link #installed()} hooks SIGINT, SIGTERM and SIGHUP (the terminal
+ * was closed) so the JVM does not exit on them: the supervisor decides when to exit, after the
+ * workers are gone, with the report, summary.json and exit code 130.
  */
 public final class Interrupts {
 
@@ -17,11 +18,11 @@ public final class Interrupts {
         return new Interrupts();
     }
 
-    /** Interrupts raised by this process's SIGINT and SIGTERM. */
+    /** Interrupts raised by this process's SIGINT, SIGTERM and SIGHUP. */
     @SuppressWarnings("sunapi")
     public static Interrupts installed() {
         Interrupts interrupts = new Interrupts();
-        for (String name : new String[] {"INT", "TERM"}) {
+        for (String name : new String[] {"INT", "TERM", "HUP"}) {
             try {
                 sun.misc.Signal.handle(new sun.misc.Signal(name), s -> interrupts.raise());
             } catch (IllegalArgumentException e) {

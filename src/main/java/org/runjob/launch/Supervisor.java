@@ -57,6 +57,8 @@ final class Supervisor {
     /** Agents started at once (each is an SSH round trip or a child JVM start). */
     static final int STARTER_THREADS = 32;
     static final long KILL_SLACK_MS = 5000;
+    /** How long an agent may take from its start to HELLO (a JVM start on a loaded node). */
+    static final long HELLO_TIMEOUT_MS = 60_000;
     private static final Logger LOG = LogManager.getLogger(Supervisor.class);
 
     private final LaunchPlan plan;
@@ -69,6 +71,8 @@ final class Supervisor {
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final Map<Integer, Worker> workers = new LinkedHashMap<>();
     private final Map<String, AgentChannel> agents = new LinkedHashMap<>();
+    /** Events that arrived while agents were still starting, for the main loop. */
+    private final List<Event> early = new ArrayList<>();
     private Worker rootCause;
     private boolean interrupted;
     private int interruptsSeen;
@@ -109,6 +113,7 @@ final class Supervisor {
         Instant begin = clock.instant();
         interrupts.onRaise(() -> events.add(new Event.Interrupted()));
         startAgents();
+        early.forEach(this::handle);
         try {
             while (!agents.isEmpty()) {
                 // under load, write in batches; after 5 ms without events, flush so output shows at once
@@ -153,8 +158,8 @@ final class Supervisor {
 
     /**
      * Starts every node's agent at once (an SSH exec channel or a child JVM each: a round trip or a
-     * JVM start per node, which in turn would add up), then, only when all of them are up, sends
-     * each its START. If any agent cannot start, no START goes anywhere: the agents that did start
+     * JVM start per node, which in turn would add up), then, only when every agent has said HELLO
+     * (its JVM runs), sends each its START. If any agent cannot start, no START goes anywhere: the agents that did start
      * see their channel close and exit, and no worker runs on any node.
      */
     private void startAgents() {
@@ -187,6 +192,9 @@ final class Supervisor {
                     failure = failure == null ? "runjob was interrupted" : failure;
                 }
             }
+            if (failure == null) {
+                failure = awaitHellos(started);
+            }
             for (Map.Entry<NodePlan, AgentChannel> e : started.entrySet()) {
                 NodePlan node = e.getKey();
                 AgentChannel channel = e.getValue();
@@ -217,6 +225,58 @@ final class Supervisor {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /**
+     * Waits until every started agent has said HELLO (its JVM runs and reads frames). An agent that
+     * exits first, or stays silent for {@value #HELLO_TIMEOUT_MS} ms, fails the start: its workers
+     * are lost with the reason, and the failure is returned (null when all said HELLO).
+     */
+    private String awaitHellos(Map<NodePlan, AgentChannel> started) {
+        Map<String, NodePlan> waiting = new LinkedHashMap<>();
+        started.keySet().forEach(n -> waiting.put(n.name(), n));
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HELLO_TIMEOUT_MS);
+        while (!waiting.isEmpty()) {
+            Event e;
+            try {
+                e = events.poll(100, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return "runjob was interrupted";
+            }
+            if (interrupts.count() > interruptsSeen) {
+                interruptsSeen = interrupts.count();
+                interrupted = true;
+                return "runjob was interrupted";
+            }
+            String why = null;
+            String node = null;
+            if (e instanceof Event.Hello h) {
+                waiting.remove(h.node());
+            } else if (e != null && !waiting.containsKey(e.node())) {
+                early.add(e); // an agent that already said HELLO: handled by the main loop, in order
+            } else if (e instanceof Event.AgentLost l && waiting.containsKey(l.node())) {
+                node = l.node();
+                why = "its agent ended before it was ready (" + l.reason() + "; its stderr is in runjob.log)";
+            } else if (e instanceof Event.AgentDone d && waiting.containsKey(d.node())) {
+                node = d.node();
+                why = "its agent ended before it was ready";
+            } else if (System.nanoTime() > deadline) {
+                node = waiting.keySet().iterator().next();
+                why = "its agent did not report ready within " + HELLO_TIMEOUT_MS / 1000 + " s";
+            }
+            if (node != null) {
+                LOG.error("node {}: {}", node, why);
+                started.remove(waiting.get(node)).forceClose();
+                for (WorkerLaunch w : waiting.get(node).workers()) {
+                    Worker worker = workers.get(w.rank());
+                    end(worker, WorkerState.LOST, new Outcome.Lost(why));
+                    failed(worker);
+                }
+                return "node " + node + "'s agent did not start";
+            }
+        }
+        return null;
     }
 
     private List<WorkerSpec> specs(NodePlan node) {

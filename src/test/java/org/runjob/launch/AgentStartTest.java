@@ -120,7 +120,8 @@ class AgentStartTest {
             }
             Recording r = new Recording(node.name());
             channels.put(node.name(), r);
-            // the agent is done at once, so the supervisor's loop ends
+            // the agent says hello and is done at once, so the supervisor's loop ends
+            events.add(new Event.Hello(node.name()));
             events.add(new Event.AgentDone(node.name()));
             return r;
         };
@@ -130,5 +131,32 @@ class AgentStartTest {
         }
         assertThat(channels.values()).hasSize(3).allSatisfy(r -> assertThat(r.sent).startsWith(Frame.Type.START));
         assertThat(result.ranks()).extracting(RankResult::state).containsOnly(WorkerState.LOST);
+    }
+
+    @Test
+    void anAgentThatEndsBeforeHelloStopsTheStartEverywhere() throws Exception {
+        Map<String, Recording> channels = new ConcurrentHashMap<>();
+        AgentStarter starter = (NodePlan node, BlockingQueue<Event> events) -> {
+            Recording r = new Recording(node.name());
+            channels.put(node.name(), r);
+            // c's channel opened, but its JVM died at once (no java, out of memory): no HELLO
+            events.add(node.name().equals("c") ? new Event.AgentLost("c", "its agent exited") : new Event.Hello(node.name()));
+            return r;
+        };
+        AttemptResult result;
+        try (OutputRouter router = new OutputRouter(tmp, new Console(System.out, false, Set.of()))) {
+            result = new Supervisor(plan(), 0, starter, router, Interrupts.none(), Clock.systemUTC(), 1000).run();
+        }
+        assertThat(channels.values()).hasSize(3).allSatisfy(r -> {
+            assertThat(r.sent).as(r.node).isEmpty();
+            assertThat(r.closed).as(r.node).isTrue();
+        });
+        assertThat(result.rootCause().orElseThrow().rank()).isEqualTo(3);
+        assertThat(result.ranks()).extracting(RankResult::rank, RankResult::state, r -> r.outcome().map(Outcome::describe).orElse(""))
+                .containsExactly(
+                        Tuple.tuple(0, WorkerState.STOPPED, "not started: the job stopped before its workers started: node c's agent did not start"),
+                        Tuple.tuple(1, WorkerState.STOPPED, "not started: the job stopped before its workers started: node c's agent did not start"),
+                        Tuple.tuple(2, WorkerState.STOPPED, "not started: the job stopped before its workers started: node c's agent did not start"),
+                        Tuple.tuple(3, WorkerState.LOST, "lost: its agent ended before it was ready (its agent exited; its stderr is in runjob.log)"));
     }
 }

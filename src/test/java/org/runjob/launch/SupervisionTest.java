@@ -118,11 +118,20 @@ class SupervisionTest {
 
     @Test
     void ctrlCStopsEverythingAndExits130() throws Exception {
+        interruptStopsEverythingAndExits130("INT");
+    }
+
+    @Test
+    void aClosedTerminalSighupStopsEverythingLikeCtrlC() throws Exception {
+        interruptStopsEverythingAndExits130("HUP");
+    }
+
+    private void interruptStopsEverythingAndExits130(String signal) throws Exception {
         Path job = jobs.job("ctrlc", "sleeper.py", 2, 2, Map.of(), 5, 0);
         Process runjob = jobs.start(job);
         List<Long> pids = jobs.awaitPids("rank", 4, Duration.ofSeconds(30));
         toClean.addAll(pids);
-        LocalJobs.signal(runjob, "INT");
+        LocalJobs.signal(runjob, signal);
         assertThat(runjob.waitFor(20, TimeUnit.SECONDS)).isTrue();
         assertThat(runjob.exitValue()).isEqualTo(130);
         assertThat(Pids.living(pids)).isEmpty();
