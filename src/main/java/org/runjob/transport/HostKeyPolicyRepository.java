@@ -16,7 +16,11 @@ import org.runjob.spec.JobSpec;
  * Host key checking with runjob's policies, in front of JSch's known_hosts file.
  *
  * <ul>
- *   <li>{@code strict}: a key that is not in known_hosts, or differs from it, is refused.</li>
+ *   <li>Under every policy a key the file marks {@code @revoked} for the host is refused, and a
+ *       key that differs from the host's known key of the same type is refused as changed.
+ *       Matching follows OpenSSH ({@link KnownHostsFile}): wildcards, negated patterns, hashed
+ *       names.</li>
+ *   <li>{@code strict}: a key that is not in known_hosts is refused.</li>
  *   <li>{@code accept-new}: an unknown key is added to known_hosts (the file is created when
  *       missing); a changed key is still refused. JSch itself treats accept-new as no checking at
  *       all, which is why this class exists.</li>
@@ -26,11 +30,19 @@ import org.runjob.spec.JobSpec;
 final class HostKeyPolicyRepository implements HostKeyRepository {
 
     /** Why the last key was refused: the key seen and whether known_hosts had another one. */
-    record Refusal(String host, String type, String fingerprint, boolean changed) {
+    record Refusal(String host, String type, String fingerprint, KnownHostsFile.Verdict verdict) {
+        boolean changed() {
+            return verdict == KnownHostsFile.Verdict.CHANGED;
+        }
+
+        boolean revoked() {
+            return verdict == KnownHostsFile.Verdict.REVOKED;
+        }
     }
 
     private final JSch jsch;
     private final HostKeyRepository known;
+    private final KnownHostsFile file;
     private final JobSpec.HostKeyPolicy policy;
     private volatile Refusal refusal;
 
@@ -45,6 +57,7 @@ final class HostKeyPolicyRepository implements HostKeyRepository {
             jsch.setKnownHosts(knownHosts.toString());
         }
         this.known = jsch.getHostKeyRepository();
+        this.file = KnownHostsFile.read(knownHosts);
     }
 
     Refusal refusal() {
@@ -52,27 +65,32 @@ final class HostKeyPolicyRepository implements HostKeyRepository {
     }
 
     @Override
-    public int check(String host, byte[] key) {
-        int result = known.check(host, key);
-        if (result == OK) {
+    public synchronized int check(String host, byte[] key) {
+        String type;
+        String fingerprint;
+        try {
+            HostKey seen = new HostKey(host, key);
+            type = seen.getType();
+            fingerprint = seen.getFingerPrint(jsch);
+        } catch (JSchException e) {
+            type = "?";
+            fingerprint = "?";
+        }
+        KnownHostsFile.Verdict verdict = file.check(host, type, key);
+        if (verdict == KnownHostsFile.Verdict.KNOWN) {
             return OK;
         }
-        boolean changed = result == CHANGED;
-        if (!changed && policy == JobSpec.HostKeyPolicy.ACCEPT_NEW) {
+        if (verdict == KnownHostsFile.Verdict.UNKNOWN && policy == JobSpec.HostKeyPolicy.ACCEPT_NEW) {
             try {
                 known.add(new HostKey(host, key), null);
+                file.add(host, type, key);
                 return OK;
             } catch (JSchException e) {
                 // fall through to a refusal
             }
         }
-        try {
-            HostKey seen = new HostKey(host, key);
-            refusal = new Refusal(host, seen.getType(), seen.getFingerPrint(jsch), changed);
-        } catch (JSchException e) {
-            refusal = new Refusal(host, "?", "?", changed);
-        }
-        return changed ? CHANGED : NOT_INCLUDED;
+        refusal = new Refusal(host, type, fingerprint, verdict);
+        return verdict == KnownHostsFile.Verdict.CHANGED ? CHANGED : NOT_INCLUDED;
     }
 
     @Override

@@ -239,6 +239,16 @@ public final class SshConnector {
         Throwable cause = e.getCause();
         String m = String.valueOf(e.getMessage());
         if (refusal != null && (m.contains("HostKey") || m.contains("UnknownHostKey") || m.contains("reject HostKey"))) {
+            if (refusal.revoked()) {
+                return where + ": the host key " + refusal.type() + " " + refusal.fingerprint() + " is REVOKED in " + ssh.knownHosts()
+                        + " (@revoked); refusing to connect under every policy";
+            }
+            if (refusal.verdict() == KnownHostsFile.Verdict.ONLY_CA) {
+                return where + ": " + ssh.knownHosts() + " trusts a certificate authority (@cert-authority) for this host, but runjob"
+                        + " does not check host certificates; add the host's key " + refusal.type() + " " + refusal.fingerprint()
+                        + " itself: ssh-keyscan " + (t.port().isPresent() ? "-p " + t.port().getAsInt() + " " : "") + t.host()
+                        + " >> " + ssh.knownHosts();
+            }
             if (refusal.changed()) {
                 return where + ": the host key has CHANGED (" + refusal.type() + " " + refusal.fingerprint() + ") and differs from "
                         + ssh.knownHosts() + "; refusing to connect (someone may be intercepting). If the host was"

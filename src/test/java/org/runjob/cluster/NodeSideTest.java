@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
 import org.runjob.spec.JobSpec;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.SshTestbed;
@@ -28,7 +30,7 @@ import org.runjob.transport.SshTarget;
 import com.jcraft.jsch.Session;
 import org.runjob.testbed.Poll;
 
-/** The node side on real sshd hosts: what a dead agent leaves behind, commands that hang. */
+/** The node side on real sshd hosts: what a dead agent leaves behind, commands that hang, host keys. */
 class NodeSideTest {
 
     @TempDir
@@ -87,5 +89,28 @@ class NodeSideTest {
         } finally {
             session.disconnect();
         }
+    }
+
+    @Test
+    void aRevokedHostKeyIsRefusedUnderEveryPolicyAndAWildcardEntryIsAccepted() throws Exception {
+        SshTestbed.Host h2 = jobs.bed.host(2);
+        Path job = jobs.job("revoked", jobs.node(h2, 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
+        String revokedLine = "@revoked * " + jobs.bed.publicKey(h2) + "\n";
+        for (String policy : List.of("strict", "accept-new")) {
+            // revoked and also listed as known: revoked wins, and nothing is appended
+            Path known = Files.writeString(tmp.resolve("known_hosts-" + policy), revokedLine + h2.knownHostsName() + " "
+                    + jobs.bed.publicKey(h2) + "\n");
+            String before = Files.readString(known);
+            Cli r = jobs.run(job, "--set", "ssh.known_hosts=" + known, "--set", "ssh.host_key_policy=" + policy);
+            assertThat(r.code()).as(policy).isEqualTo(3);
+            assertThat(r.err()).as(policy).contains("FAIL h2 ssh: node h2 (10.203.0.12:22): the host key ssh-ed25519 "
+                    + jobs.bed.fingerprint(h2) + " is REVOKED in " + known + " (@revoked); refusing to connect under every policy");
+            assertThat(Files.readString(known)).as(policy).isEqualTo(before);
+        }
+        Path wildcard = Files.writeString(tmp.resolve("known_hosts-wildcard"), "!10.203.0.13," + SshTestbed.SUBNET + ".* "
+                + jobs.bed.publicKey(h2) + "\n");
+        Cli ok = jobs.run(job, "--set", "ssh.known_hosts=" + wildcard);
+        assertThat(ok.code()).as(ok.err()).isZero();
+        assertThat(ok.out()).contains("[h2/0] rank 0 attempt 0 restarts 0\n");
     }
 }
