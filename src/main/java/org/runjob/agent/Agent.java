@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -24,7 +25,12 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Contract:
  * <ol>
- *   <li>On start it sends HELLO, then waits for one START naming this node's workers.</li>
+ *   <li>On start it checks its node ({@link WorkdirGuard}: workdir, trust, run lock, disk,
+ *       program) and sends HELLO carrying the {@link NodeFacts}.</li>
+ *   <li>Before START it answers preflight requests, one at a time, each with one REPLY: FILES and
+ *       FILE_DATA ({@link FileReceiver}), LISTEN / CONNECT / UNLISTEN (the rendezvous checks,
+ *       {@link Probe}), PROBE_GPUS (a child JVM runs the GPU probe).</li>
+ *   <li>It then waits for one START naming this node's workers.</li>
  *   <li>It starts every worker ({@link WorkerProcess}), sends STARTED with each pid, streams
  *       output as STDOUT/STDERR frames through a {@link Spool} (memory, then a spill file: a slow
  *       coordinator never blocks a worker), and EXITED with each worker's {@link Exit}.</li>
@@ -46,6 +52,9 @@ public final class Agent {
     private final Map<String, String> env;
     private final Spool spool;
     private final Registry registry;
+    private final AgentOptions options;
+    private FileReceiver receiver;
+    private java.net.ServerSocket listener;
     private final List<WorkerProcess> workers = new ArrayList<>();
     private final CountDownLatch started = new CountDownLatch(1);
     private volatile CountDownLatch ended;
@@ -56,6 +65,11 @@ public final class Agent {
     private boolean finished;
 
     Agent(InputStream in, OutputStream out, Map<String, String> env, Path spillDir, long spoolMemory) {
+        this(in, out, env, spillDir, spoolMemory, AgentOptions.NONE);
+    }
+
+    Agent(InputStream in, OutputStream out, Map<String, String> env, Path spillDir, long spoolMemory, AgentOptions options) {
+        this.options = options;
         this.in = new DataInputStream(new BufferedInputStream(in, 65536));
         this.out = new DataOutputStream(new BufferedOutputStream(out, 65536));
         Map<String, String> workerEnv = new java.util.HashMap<>(env);
@@ -67,16 +81,24 @@ public final class Agent {
 
     /** Runs an agent on these streams until its workers are gone; returns the exit code. */
     @SuppressWarnings("sunapi")
-    public static int main(InputStream in, OutputStream out, Map<String, String> env) {
+    public static int main(java.util.List<String> args, InputStream in, OutputStream out, Map<String, String> env) {
+        AgentOptions options;
+        try {
+            options = AgentOptions.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("runjob agent: " + e.getMessage());
+            return 2;
+        }
         try {
             sun.misc.Signal.handle(new sun.misc.Signal("INT"), s -> { });
         } catch (IllegalArgumentException e) {
             // SIGINT already ignored or reserved: fine either way
         }
-        Subreaper.become().ifPresent(why -> System.err.println("runjob agent: not a subreaper (" + why
+        Optional<String> subreaper = Subreaper.become();
+        subreaper.ifPresent(why -> System.err.println("runjob agent: not a subreaper (" + why
                 + "); processes that leave a worker's tree are found by its token only"));
         Path spillDir = Path.of(System.getProperty("java.io.tmpdir"));
-        return new Agent(interruptible(in), out, env, spillDir, SPOOL_MEMORY).run();
+        return new Agent(interruptible(in), out, env, spillDir, SPOOL_MEMORY, options).run();
     }
 
     /**
@@ -125,7 +147,7 @@ public final class Agent {
         Thread reader = new Thread(this::readLoop, "agent-read");
         reader.setDaemon(true);
         reader.start();
-        put(new Frame(Frame.Type.HELLO, -1, ("{\"pid\":" + ProcessHandle.current().pid() + "}").getBytes(StandardCharsets.UTF_8)));
+        put(new Frame(Frame.Type.HELLO, -1, WorkdirGuard.check(options, env).encode()));
         awaitQuietly(started);
         awaitQuietly(ended);
         // every worker reported its exit; what they left behind (a daemonised child, say) goes too
@@ -163,6 +185,23 @@ public final class Agent {
                     case STOP -> stopAll();
                     case KILL -> killAll();
                     case PING -> put(new Frame(Frame.Type.PONG, -1, f.payload()));
+                    case FILES -> reply(receiver().manifest(f.payload()));
+                    case FILE_DATA -> {
+                        String answer = receiver().data(f.rank(), f.payload());
+                        if (answer != null) {
+                            reply(answer);
+                        }
+                    }
+                    case LISTEN -> reply(listen(f.payload()));
+                    case CONNECT -> {
+                        String[] a = text(f.payload()).split(" ");
+                        reply(Probe.connect(a[0], Integer.parseInt(a[1]), Integer.parseInt(a[2])));
+                    }
+                    case UNLISTEN -> {
+                        closeListener();
+                        reply("ok");
+                    }
+                    case PROBE_GPUS -> reply(GpuProbeChild.run(env, workdir()));
                     default -> { }
                 }
             }
@@ -170,11 +209,54 @@ public final class Agent {
             // a broken channel is handled like a closed one
         }
         channelOpen = false;
+        closeListener();
         if (started.getCount() > 0) {
             ended = new CountDownLatch(0);
             started.countDown();
         }
         stopAll();
+    }
+
+    private void reply(String text) {
+        put(new Frame(Frame.Type.REPLY, -1, text.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private static String text(byte[] payload) {
+        return new String(payload, StandardCharsets.UTF_8);
+    }
+
+    private Path workdir() {
+        return Workdirs.resolve(options.workdir().orElse("~"), env);
+    }
+
+    private FileReceiver receiver() {
+        if (receiver == null) {
+            receiver = new FileReceiver(workdir());
+        }
+        return receiver;
+    }
+
+    /** LISTEN "ADDR PORT": binds as rank 0's store will and accepts until UNLISTEN; "listening PORT IFACE" or "failed ...". */
+    private String listen(byte[] payload) {
+        String[] a = text(payload).split(" ");
+        closeListener();
+        try {
+            listener = Probe.listen(Integer.parseInt(a[1]));
+            return "listening " + listener.getLocalPort() + " " + Probe.interfaceHolding(a[0]);
+        } catch (IOException e) {
+            return "failed port " + a[1] + " cannot be bound: " + e.getMessage();
+        }
+    }
+
+    private void closeListener() {
+        if (listener != null) {
+            try {
+                listener.close();
+            } catch (IOException e) {
+                // closed
+            }
+            listener = null;
+        }
     }
 
     private synchronized void start(StartRequest request) {

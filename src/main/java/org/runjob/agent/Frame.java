@@ -20,10 +20,12 @@ public record Frame(Type type, int rank, byte[] payload) {
 
     /** Frame types; codes are the wire values. */
     public enum Type {
-        // coordinator -> agent
+        // coordinator -> agent: supervision
         START(1), STOP(2), KILL(3), PING(4),
+        // coordinator -> agent: preflight requests, each answered by one REPLY, one at a time
+        FILES(5), FILE_DATA(6), LISTEN(7), CONNECT(8), UNLISTEN(9), PROBE_GPUS(20),
         // agent -> coordinator
-        HELLO(10), STARTED(11), STDOUT(12), STDERR(13), EXITED(14), PONG(15), DONE(17);
+        HELLO(10), STARTED(11), STDOUT(12), STDERR(13), EXITED(14), PONG(15), DONE(17), REPLY(18);
 
         final int code;
 

@@ -50,22 +50,9 @@ public final class Probe {
     }
 
     private static int listen(String addr, int port, InputStream stdin, PrintStream out) {
-        try (ServerSocket server = new ServerSocket()) {
-            server.setReuseAddress(true);
-            server.bind(new InetSocketAddress(port));
+        try (ServerSocket server = listen(port)) {
             out.println("listening " + server.getLocalPort() + " " + interfaceHolding(addr));
             out.flush();
-            Thread acceptor = new Thread(() -> {
-                while (!server.isClosed()) {
-                    try (Socket s = server.accept()) {
-                        s.getOutputStream().write('k');
-                    } catch (IOException e) {
-                        // closed, or the peer went away
-                    }
-                }
-            }, "probe-accept");
-            acceptor.setDaemon(true);
-            acceptor.start();
             while (stdin.read() >= 0) {
                 // wait for the coordinator to close our stdin
             }
@@ -75,6 +62,30 @@ public final class Probe {
             out.flush();
             return 1;
         }
+    }
+
+    /** Binds {@code port} (0: any free one) on all addresses, as rank 0's store will, and accepts until closed. */
+    static ServerSocket listen(int port) throws IOException {
+        ServerSocket server = new ServerSocket();
+        server.setReuseAddress(true);
+        try {
+            server.bind(new InetSocketAddress(port));
+        } catch (IOException e) {
+            server.close();
+            throw e;
+        }
+        Thread acceptor = new Thread(() -> {
+            while (!server.isClosed()) {
+                try (Socket s = server.accept()) {
+                    s.getOutputStream().write('k');
+                } catch (IOException e) {
+                    // closed, or the peer went away
+                }
+            }
+        }, "probe-accept");
+        acceptor.setDaemon(true);
+        acceptor.start();
+        return server;
     }
 
     /** "connected IFACE" or "failed REASON". */

@@ -2,6 +2,10 @@ package org.runjob.cli;
 
 import java.util.concurrent.Callable;
 
+import java.util.Optional;
+
+import org.runjob.launch.NodeStarter;
+import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.report.PreflightText;
 import org.runjob.spec.SpecLoader;
@@ -37,8 +41,10 @@ final class CheckCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         PreflightReport report;
-        try (Connections connections = new Connections(new SshConnector(loaded.spec().ssh(), io.env()))) {
-            report = Launch.preflight(loaded.spec(), connections, io.env(), false, new java.util.concurrent.ConcurrentHashMap<>(), io.err());
+        try (Connections connections = new Connections(new SshConnector(loaded.spec().ssh(), io.env()));
+             Preflight.Outcome checked = Launch.preflight(loaded.spec(), connections,
+                     new NodeStarter(loaded.spec(), connections, io.env(), Optional.empty()), io.env(), Optional.empty(), io.err())) {
+            report = checked.report();
         }
         if (options.output == JobOptions.Output.json) {
             io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(PreflightText.json(report)));

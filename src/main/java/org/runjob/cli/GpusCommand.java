@@ -1,17 +1,19 @@
 package org.runjob.cli;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 
 import org.runjob.agent.gpu.GpuInventory;
-import org.runjob.distribute.AgentBundle;
-import org.runjob.distribute.SftpDistributor;
+import org.runjob.launch.NodeSession;
+import org.runjob.launch.NodeStarter;
 import org.runjob.preflight.GpuInventories;
 import org.runjob.report.GpuTable;
 import org.runjob.spec.JobSpec;
@@ -20,7 +22,6 @@ import org.runjob.spec.SpecLoader;
 import org.runjob.transport.Connections;
 import org.runjob.transport.SshConnector;
 import org.runjob.transport.SshException;
-import org.runjob.transport.SshTarget;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -57,14 +58,19 @@ final class GpusCommand implements Callable<Integer> {
         JobSpec spec = loaded.spec();
         Map<String, GpuInventory> found = new LinkedHashMap<>();
         try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()))) {
-            Path jar = spec.nodes().stream().allMatch(NodeSpec::local) ? null : AgentBundle.jar();
-            List<CompletableFuture<GpuInventory>> probes = new ArrayList<>();
-            Supplier<GpuInventory> localGpus = GpuInventories.localOnce(io.env());
-            for (NodeSpec node : spec.nodes()) {
-                probes.add(CompletableFuture.supplyAsync(() -> probe(spec, node, connections, jar, localGpus)));
-            }
-            for (int i = 0; i < probes.size(); i++) {
-                found.put(spec.nodes().get(i).name(), probes.get(i).join());
+            NodeStarter starter = new NodeStarter(spec, connections, io.env(), Optional.empty());
+            ExecutorService pool = Executors.newFixedThreadPool(Math.min(32, spec.nodes().size()));
+            try {
+                List<CompletableFuture<GpuInventory>> probes = new ArrayList<>();
+                Supplier<GpuInventory> localGpus = GpuInventories.localOnce(io.env());
+                for (NodeSpec node : spec.nodes()) {
+                    probes.add(CompletableFuture.supplyAsync(() -> probe(node, starter, localGpus), pool));
+                }
+                for (int i = 0; i < probes.size(); i++) {
+                    found.put(spec.nodes().get(i).name(), probes.get(i).join());
+                }
+            } finally {
+                pool.shutdownNow();
             }
         }
         if (options.output == JobOptions.Output.json) {
@@ -77,15 +83,16 @@ final class GpusCommand implements Callable<Integer> {
         return all ? ExitCode.OK : ExitCode.PREFLIGHT_FAILED;
     }
 
-    private static GpuInventory probe(JobSpec spec, NodeSpec node, Connections connections, Path jar, Supplier<GpuInventory> localGpus) {
+    private static GpuInventory probe(NodeSpec node, NodeStarter starter, Supplier<GpuInventory> localGpus) {
         if (node.local()) {
             return localGpus.get();
         }
-        String workdir = node.workdir().orElse(spec.workdir());
         try {
-            var session = connections.session(new SshTarget(node.name(), node.host().orElseThrow(), node.port(), node.user()));
-            SftpDistributor.ship(session, workdir, jar, List.of());
-            return GpuInventories.remote(session, workdir);
+            starter.login(node);
+            try (NodeSession session = starter.start(node)) {
+                session.hello(60_000);
+                return session.gpus();
+            }
         } catch (SshException | java.io.IOException e) {
             return GpuInventory.none("unreachable: " + e.getMessage());
         }

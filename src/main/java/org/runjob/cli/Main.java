@@ -34,7 +34,7 @@ public final class Main {
     public static void main(String[] args) {
         if (args.length > 0 && args[0].equals(AGENT)) {
             // the node agent: no picocli, no Log4j start-up; it speaks frames on stdin/stdout
-            System.exit(Agent.main(System.in, System.out, System.getenv()));
+            System.exit(Agent.main(java.util.Arrays.asList(args).subList(1, args.length), System.in, System.out, System.getenv()));
         }
         if (args.length > 0 && args[0].equals(PROBE)) {
             System.exit(Probe.main(java.util.Arrays.copyOfRange(args, 1, args.length), System.in, System.out));

@@ -7,10 +7,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.runjob.distribute.Shipped;
 import org.runjob.launch.Launcher;
+import org.runjob.launch.NodeStarter;
+import org.runjob.preflight.Preflight;
 import org.runjob.launch.RunResult;
 import org.runjob.logs.Console;
 import org.runjob.logs.Diagnostics;
@@ -37,8 +38,9 @@ import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * {@code runjob FILE}: load, preflight (which also ships the agent jar and files), plan with what
- * preflight found, launch, record, report; returns the exit code.
+ * {@code runjob FILE}: load, preflight (which starts every node's agent and ships the job's files
+ * through it), plan with what preflight found, launch on those agents, record, report; returns the
+ * exit code.
  */
 final class RunJob {
 
@@ -55,9 +57,10 @@ final class RunJob {
         Path logFile = Path.of(spec.logsDir()).resolve(spec.name()).resolve(runId).resolve("runjob.log");
         java.nio.file.Files.createDirectories(logFile.getParent());
         Diagnostics.toRunFolder(logFile, options.verbose);
-        try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()))) {
-            Map<String, Shipped> shipped = new ConcurrentHashMap<>();
-            PreflightReport report = Launch.preflight(spec, connections, io.env(), true, shipped, io.err());
+        try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()));
+             Preflight.Outcome checked = Launch.preflight(spec, connections, new NodeStarter(spec, connections, io.env(), Optional.of(runId)),
+                     io.env(), Optional.of(runId), io.err())) {
+            PreflightReport report = checked.report();
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
                 PreflightText.print(report, io.err());
             } else {
@@ -73,14 +76,16 @@ final class RunJob {
                 io.err().println("runjob: " + file + ": " + e.getMessage());
                 return ExitCode.INVALID;
             }
-            return launch(io, file, loaded, plan, report, ranks, commandLine, connections, shipped);
+            NodeStarter restarts = new NodeStarter(spec, connections, io.env(), Optional.of(runId));
+            return launch(io, file, loaded, plan, report, ranks, commandLine, new Launcher(io.interrupts(), io.clock(), checked.sessions(),
+                    restarts), checked.shipped());
         } finally {
             Diagnostics.reset();
         }
     }
 
     private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, PreflightReport report, Set<Integer> ranks,
-                              List<String> commandLine, Connections connections, Map<String, Shipped> shipped)
+                              List<String> commandLine, Launcher launcher, Map<String, Shipped> shipped)
             throws IOException {
         JobSpec spec = loaded.spec();
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
@@ -94,7 +99,6 @@ final class RunJob {
         boolean colour = io.terminal() && !io.env().containsKey("NO_COLOR") && !"dumb".equals(io.env().get("TERM"));
         RunResult result;
         try (OutputRouter router = new OutputRouter(folder.dir(), new Console(io.out(), colour, ranks))) {
-            Launcher launcher = new Launcher(io.interrupts(), io.clock(), io.env(), connections);
             result = new RunResult(spec.name(), plan.runId(), folder.dir(), launcher.run(plan, router));
         }
         int code = result.succeeded() ? ExitCode.OK : result.interrupted() ? ExitCode.INTERRUPTED : ExitCode.WORKER_FAILED;

@@ -14,16 +14,16 @@ import org.runjob.spec.JobSpec;
  * files under the directory's name with their relative paths. A destination that would leave the
  * workdir ({@code ..}, an absolute path) is refused.
  */
-final class FileList {
+public final class FileList {
 
     /** One file to ship: where it is here, and its path relative to the workdir ('/'-separated). */
-    record Entry(Path source, String destination) {
+    public record Entry(Path source, String destination) {
     }
 
     private FileList() {
     }
 
-    static List<Entry> of(List<JobSpec.ShippedFile> files) throws IOException {
+    public static List<Entry> of(List<JobSpec.ShippedFile> files) throws IOException {
         List<Entry> out = new ArrayList<>();
         for (JobSpec.ShippedFile f : files) {
             boolean dir = Files.isDirectory(f.source());

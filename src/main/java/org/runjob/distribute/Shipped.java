@@ -1,6 +1,9 @@
 package org.runjob.distribute;
 
-/** What shipping to one node did: bytes and files sent, and those already there unchanged (skipped by SHA-256). */
+/**
+ * What shipping to one node did: bytes and files sent, and those already there unchanged (kept: equal
+ * size and modification time, or else equal SHA-256).
+ */
 public record Shipped(long bytesSent, long bytesUnchanged, int filesSent, int filesUnchanged) {
 
     public static final Shipped NOTHING = new Shipped(0, 0, 0, 0);

@@ -14,6 +14,10 @@ sealed interface Event {
     record Hello(String node) implements Event {
     }
 
+    /** The answer to a preflight request (text). */
+    record Reply(String node, String text) implements Event {
+    }
+
     record Started(String node, int rank, long pid) implements Event {
     }
 

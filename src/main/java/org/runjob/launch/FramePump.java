@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import org.runjob.agent.Exit;
 import org.runjob.agent.Frame;
+import org.runjob.agent.NodeFacts;
 
 /**
  * Reads an agent's frames and puts them on the supervisor's queue as events, on its own thread.
@@ -22,44 +23,73 @@ final class FramePump {
 
     private final String node;
     private final Map<Long, String> workerTokens = new ConcurrentHashMap<>();
+    private BlockingQueue<Event> sink;
+    private volatile NodeFacts facts;
 
-    FramePump(String node) {
+    /** @param sink where events go until {@link #redirect} */
+    FramePump(String node, BlockingQueue<Event> sink) {
         this.node = node;
+        this.sink = sink;
     }
 
     Map<Long, String> workerTokens() {
         return workerTokens;
     }
 
-    void start(InputStream stream, BlockingQueue<Event> events) {
-        Thread t = new Thread(() -> pump(stream, events), "agent-" + node);
+    /** The facts of the agent's HELLO, once it came. */
+    NodeFacts facts() {
+        return facts;
+    }
+
+    /** From now on events go to {@code to}; what is waiting in the old sink, replies aside, moves along in order. */
+    synchronized void redirect(BlockingQueue<Event> to) {
+        BlockingQueue<Event> old = sink;
+        sink = to;
+        Event e;
+        while ((e = old.poll()) != null) {
+            if (!(e instanceof Event.Reply) && !(e instanceof Event.Hello)) {
+                to.add(e);
+            }
+        }
+    }
+
+    private synchronized void deliver(Event e) {
+        sink.add(e);
+    }
+
+    void start(InputStream stream) {
+        Thread t = new Thread(() -> pump(stream), "agent-" + node);
         t.setDaemon(true);
         t.start();
     }
 
-    private void pump(InputStream stream, BlockingQueue<Event> events) {
+    private void pump(InputStream stream) {
         boolean done = false;
         String reason = "its agent exited";
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(stream, 65536))) {
             Frame f;
             while ((f = Frame.readFrom(in)) != null) {
                 switch (f.type()) {
+                    case HELLO -> {
+                        facts = NodeFacts.decode(f.payload());
+                        deliver(new Event.Hello(node));
+                    }
+                    case REPLY -> deliver(new Event.Reply(node, new String(f.payload(), StandardCharsets.UTF_8)));
                     case STARTED -> {
                         long pid = ByteBuffer.wrap(f.payload()).getLong();
                         workerTokens.put(pid, new String(f.payload(), 8, f.payload().length - 8, StandardCharsets.UTF_8));
-                        events.add(new Event.Started(node, f.rank(), pid));
+                        deliver(new Event.Started(node, f.rank(), pid));
                     }
-                    case STDOUT -> events.add(new Event.Output(node, f.rank(), false, f.payload()));
-                    case STDERR -> events.add(new Event.Output(node, f.rank(), true, f.payload()));
-                    case EXITED -> events.add(new Event.Exited(node, f.rank(), Exit.decode(f.payload())));
-                    case HELLO -> events.add(new Event.Hello(node));
+                    case STDOUT -> deliver(new Event.Output(node, f.rank(), false, f.payload()));
+                    case STDERR -> deliver(new Event.Output(node, f.rank(), true, f.payload()));
+                    case EXITED -> deliver(new Event.Exited(node, f.rank(), Exit.decode(f.payload())));
                     case DONE -> done = true;
                     default -> { }
                 }
             }
-        } catch (IOException e) {
+        } catch (IOException | IllegalArgumentException e) {
             reason = "the connection to its agent broke: " + e.getMessage();
         }
-        events.add(done ? new Event.AgentDone(node) : new Event.AgentLost(node, reason));
+        deliver(done ? new Event.AgentDone(node) : new Event.AgentLost(node, reason));
     }
 }

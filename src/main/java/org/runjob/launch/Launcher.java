@@ -11,9 +11,7 @@ import org.apache.logging.log4j.Logger;
 import org.runjob.logs.OutputRouter;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
-import org.runjob.transport.Connections;
-import org.runjob.transport.SshException;
-import org.runjob.transport.SshTarget;
+import org.runjob.spec.NodeSpec;
 
 /**
  * Runs a plan to the end: attempt after attempt while workers fail and {@code failure.max_restarts}
@@ -26,30 +24,30 @@ public final class Launcher {
 
     private final Interrupts interrupts;
     private final Clock clock;
-    private final Map<String, String> agentEnv;
-    private final Connections connections;
+    private final Map<String, NodeSession> started;
+    private final NodeStarter starter;
 
     /**
-     * @param agentEnv    the environment local agents (and so their workers) start with
-     * @param connections the remote nodes' sessions (opened by preflight)
+     * @param started the agents preflight started (one per node), used by the first attempt
+     * @param starter starts fresh agents for restarts
      */
-    public Launcher(Interrupts interrupts, Clock clock, Map<String, String> agentEnv, Connections connections) {
+    public Launcher(Interrupts interrupts, Clock clock, Map<String, NodeSession> started, NodeStarter starter) {
         this.interrupts = interrupts;
         this.clock = clock;
-        this.agentEnv = Map.copyOf(agentEnv);
-        this.connections = connections;
+        this.started = new java.util.concurrent.ConcurrentHashMap<>(started);
+        this.starter = starter;
     }
 
     public List<AttemptResult> run(LaunchPlan plan, OutputRouter router) throws IOException {
         long grace = Math.round(plan.spec().failure().gracePeriodSeconds() * 1000);
         int maxRestarts = plan.spec().failure().maxRestarts();
-        AgentStarter starter = this::startAgent;
+        AgentStarter agents = (node, events) -> startAgent(plan, node, events);
         List<AttemptResult> attempts = new ArrayList<>();
         for (int attempt = 0; ; attempt++) {
             if (attempt > 0) {
                 router.attempt(attempt);
             }
-            AttemptResult result = new Supervisor(plan, attempt, starter, router, interrupts, clock, grace).run();
+            AttemptResult result = new Supervisor(plan, attempt, agents, router, interrupts, clock, grace).run();
             attempts.add(result);
             router.flush();
             if (result.succeeded() || result.interrupted() || attempt >= maxRestarts) {
@@ -61,15 +59,19 @@ public final class Launcher {
         }
     }
 
-    private AgentChannel startAgent(NodePlan node, java.util.concurrent.BlockingQueue<Event> events) throws IOException {
-        if (node.local()) {
-            return LocalAgentChannel.start(node.name(), events, agentEnv);
+    /** The node's agent from preflight for the first attempt; a fresh one for a restart. */
+    private AgentChannel startAgent(LaunchPlan plan, NodePlan node, java.util.concurrent.BlockingQueue<Event> events) throws IOException {
+        NodeSession session = started.remove(node.name());
+        if (session == null) {
+            NodeSpec spec = plan.spec().nodes().stream().filter(n -> n.name().equals(node.name())).findFirst().orElseThrow();
+            session = starter.start(spec);
+            try {
+                session.hello(Supervisor.HELLO_TIMEOUT_MS);
+            } catch (IOException e) {
+                session.close();
+                throw e;
+            }
         }
-        try {
-            SshTarget target = new SshTarget(node.name(), node.host().orElseThrow(), node.sshPort(), node.user());
-            return RemoteAgentChannel.start(node, connections.session(target), events);
-        } catch (SshException e) {
-            throw new IOException(e.getMessage(), e);
-        }
+        return session.attach(events);
     }
 }

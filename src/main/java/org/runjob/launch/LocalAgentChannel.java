@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -33,20 +32,25 @@ final class LocalAgentChannel extends StreamAgentChannel {
     private final Process process;
     private final FramePump pump;
 
-    private LocalAgentChannel(String node, Process process) {
+    private LocalAgentChannel(String node, Process process, FramePump pump) {
         super(node, process.getOutputStream());
         this.process = process;
-        this.pump = new FramePump(node);
+        this.pump = pump;
     }
 
-    /** Starts {@code java -cp CLASSPATH org.runjob.cli.Main agent} and begins reading its frames into {@code events}. */
-    static LocalAgentChannel start(String node, BlockingQueue<Event> events, Map<String, String> env) throws IOException {
+    /**
+     * Starts {@code java -cp CLASSPATH org.runjob.cli.Main agent OPTIONS} under its watchdog and
+     * begins reading its frames into {@code pump}.
+     */
+    static LocalAgentChannel start(String node, FramePump pump, Map<String, String> env, List<String> agentArgs) throws IOException {
         List<String> cmd = new ArrayList<>();
         if (Files.isExecutable(SETSID)) {
             cmd.add(SETSID.toString());
         }
         cmd.addAll(List.of("sh", "-c", Watchdog.SCRIPT, "sh"));
-        cmd.addAll(NodeJvm.local("agent"));
+        List<String> args = new ArrayList<>(List.of("agent"));
+        args.addAll(agentArgs);
+        cmd.addAll(NodeJvm.local(args.toArray(String[]::new)));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().clear();
         pb.environment().putAll(env);
@@ -56,8 +60,8 @@ final class LocalAgentChannel extends StreamAgentChannel {
             pb.environment().put("LC_CTYPE", "C.UTF-8");
         }
         Process p = pb.start();
-        LocalAgentChannel channel = new LocalAgentChannel(node, p);
-        channel.pump.start(p.getInputStream(), events);
+        LocalAgentChannel channel = new LocalAgentChannel(node, p, pump);
+        pump.start(p.getInputStream());
         Thread err = new Thread(() -> channel.logStderr(p.getErrorStream()), "agent-err-" + node);
         err.setDaemon(true);
         err.start();

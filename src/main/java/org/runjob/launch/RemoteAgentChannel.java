@@ -5,38 +5,24 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
 
 import com.jcraft.jsch.Session;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import org.runjob.agent.NodeJvm;
-import org.runjob.agent.Watchdog;
-import org.runjob.distribute.RemotePaths;
-import org.runjob.plan.NodePlan;
 import org.runjob.transport.SshAgentChannel;
 import org.runjob.transport.SshException;
 
 /**
- * A node agent on a remote node: {@code java -cp WORKDIR/.runjob/runjob.jar org.runjob.cli.Main
- * agent} under its {@link Watchdog} over an SSH exec channel of the node's session, speaking the
- * same frames as a local agent.
- * If the link drops, the session's keepalive ends the channel here (the node is lost) and the agent
- * there sees its stdin close, or misses the coordinator's heartbeats, and stops its workers.
+ * A node agent on a remote node, started by the {@link Bootstrap} over one SSH exec channel of the
+ * node's session: the channel first carries the bootstrap's lines (and the agent jar when the
+ * node lacks it), then the agent's frames, the same as a local agent's. If the link drops, the
+ * session's keepalive ends the channel here (the node is lost) and the agent there sees its stdin
+ * close, or misses the coordinator's heartbeats, and stops its workers.
  */
 final class RemoteAgentChannel extends StreamAgentChannel {
 
     private static final Logger LOG = LogManager.getLogger(RemoteAgentChannel.class);
-
-    /**
-     * Java encodes a child's argv and environment in the locale's charset; an SSH session often has
-     * no locale (POSIX: ASCII), which would turn "训练" into "??". Unless the session's locale is
-     * already UTF-8, the agent (and so its workers) runs with LC_CTYPE=C.UTF-8. A constant script:
-     * the command it runs comes as its arguments.
-     */
-    static final String UTF8_LOCALE = "case \"${LC_ALL:-${LC_CTYPE:-$LANG}}\" in *[Uu][Tt][Ff]-8*|*[Uu][Tt][Ff]8*) ;; "
-            + "*) LC_CTYPE=C.UTF-8; export LC_CTYPE ;; esac; exec \"$@\"";
 
     private final SshAgentChannel channel;
 
@@ -45,18 +31,33 @@ final class RemoteAgentChannel extends StreamAgentChannel {
         this.channel = channel;
     }
 
-    static RemoteAgentChannel start(NodePlan node, Session session, BlockingQueue<Event> events) throws IOException {
-        List<String> argv = new java.util.ArrayList<>(List.of("sh", "-c", UTF8_LOCALE, "sh", "sh", "-c", Watchdog.SCRIPT, "sh"));
-        argv.addAll(NodeJvm.argv("java", RemotePaths.agentJar(node.workdir()), "agent"));
+    /**
+     * Runs the bootstrap on the node, sends the jar if asked, and starts reading frames into
+     * {@code pump}; the whole start must end within {@code timeoutMs}.
+     */
+    static RemoteAgentChannel start(String node, Session session, AgentJar jar, List<String> agentArgs, FramePump pump, int timeoutMs)
+            throws IOException {
         SshAgentChannel ch;
         try {
-            ch = SshAgentChannel.start(session, argv, new StderrLog(node.name()), 30_000);
+            ch = SshAgentChannel.start(session, Bootstrap.argv(jar.sha256(), jar.size(), agentArgs), new StderrLog(node), timeoutMs);
         } catch (SshException e) {
             throw new IOException(e.getMessage(), e);
         }
-        RemoteAgentChannel channel = new RemoteAgentChannel(node.name(), ch);
-        new FramePump(node.name()).start(ch.in(), events);
-        LOG.debug("node {}: remote agent started", node.name());
+        java.util.concurrent.ScheduledFuture<?> deadline = Deadlines.after(timeoutMs, ch::close);
+        try {
+            boolean sent = Bootstrap.converse(node, ch.in(), ch.out(), jar.path());
+            LOG.debug("node {}: bootstrap done{}", node, sent ? ", agent jar sent" : ", agent jar cached");
+        } catch (IOException e) {
+            ch.close();
+            if (deadline.isDone() && !(e instanceof Bootstrap.Failure)) {
+                throw new IOException("the node's agent did not start within " + timeoutMs / 1000 + " s", e);
+            }
+            throw e;
+        } finally {
+            deadline.cancel(false);
+        }
+        RemoteAgentChannel channel = new RemoteAgentChannel(node, ch);
+        pump.start(ch.in());
         return channel;
     }
 

@@ -2,23 +2,17 @@ package org.runjob.preflight;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
-import com.jcraft.jsch.Session;
-
 import org.runjob.agent.NodeJvm;
 import org.runjob.agent.gpu.GpuInventory;
-import org.runjob.distribute.RemotePaths;
-import org.runjob.transport.RemoteExec;
-import org.runjob.transport.SshException;
 
 /**
- * Asks a node for its GPUs by running {@code runjob probe gpus} there (over SSH, or as a child
- * process for a local node), so that JCuda's native code never runs inside runjob itself.
+ * This machine's GPUs for local nodes, by running {@code runjob probe gpus} as a child process, so
+ * that JCuda's native code never runs inside runjob itself (remote nodes are probed by their
+ * agents: {@link org.runjob.launch.NodeSession#gpus}).
  *
  * <p>The probe runs without {@code CUDA_VISIBLE_DEVICES} and with
  * {@code CUDA_DEVICE_ORDER=PCI_BUS_ID}: the driver itself honours both, and a value left in the
@@ -28,20 +22,6 @@ import org.runjob.transport.SshException;
 public final class GpuInventories {
 
     private GpuInventories() {
-    }
-
-    public static GpuInventory remote(Session session, String workdir) {
-        try {
-            List<String> argv = new ArrayList<>(List.of("env", "-u", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER=PCI_BUS_ID"));
-            // JCuda's native library is unpacked under the workdir (the probe makes a private
-            // directory there), not in the node's /tmp, which may be shared or mounted noexec
-            String tmp = "-Djava.io.tmpdir=" + RemotePaths.join(RemotePaths.of(workdir), ".runjob");
-            argv.addAll(NodeJvm.argv("java", List.of(tmp), RemotePaths.agentJar(workdir), "probe", "gpus"));
-            RemoteExec.Result r = RemoteExec.run(session, argv, 60_000);
-            return parse(r.stdout(), r.stderr());
-        } catch (SshException e) {
-            return GpuInventory.none("cannot probe: " + e.getMessage());
-        }
     }
 
     /**

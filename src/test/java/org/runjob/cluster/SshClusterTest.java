@@ -19,6 +19,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.launch.AgentJar;
 import org.runjob.testbed.FakeCuda;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
@@ -275,9 +276,13 @@ class SshClusterTest {
             }
         }
         assertThat(report.get("nodes").get(1).get("checks").get("program").get("detail").stringValue()).isEqualTo("python3");
-        // check ships only the agent jar, not the job's files
+        // check ships none of the job's files; the agent jar is in the user's cache, named by its content
         assertThat(tmp.resolve("work-h2/sleeper.py")).doesNotExist();
-        assertThat(tmp.resolve("work-h2/.runjob/runjob.jar")).exists();
+        assertThat(tmp.resolve("work-h2/.runjob/runjob.jar")).doesNotExist();
+        AgentJar jar = AgentJar.current();
+        Path cached = jobs.bed.cache().resolve("runjob/agents/" + jar.sha256() + ".jar");
+        assertThat(org.runjob.distribute.Sha256.of(cached)).isEqualTo(jar.sha256());
+        assertThat(Files.getPosixFilePermissions(cached)).isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
     }
 
     /** An environment whose HOME holds an ssh config with these lines. */
@@ -365,20 +370,20 @@ class SshClusterTest {
         Path job = jobs.job("resend", jobs.node(jobs.bed.host(2), 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
         Cli first = jobs.run(job);
         assertThat(first.code()).as(first.err()).isZero();
-        assertThat(first.err()).contains("ok 3 sent (");
+        assertThat(first.err()).contains("ok 2 sent (");
         JsonNode firstSummary = runFile("resend", "summary.json").get("distribution").get("h2");
-        assertThat(firstSummary.get("files_sent").intValue()).isEqualTo(3);
+        assertThat(firstSummary.get("files_sent").intValue()).isEqualTo(2);
         Path logs2 = tmp.resolve("runs2");
         Cli second = jobs.run(job, "--set", "logs.dir=" + logs2);
         assertThat(second.code()).isZero();
-        assertThat(second.err()).contains("ok 0 sent (0 B), 3 kept");
+        assertThat(second.err()).contains("ok 0 sent (0 B), 2 kept");
         try (var runs = Files.list(logs2.resolve("resend"))) {
             Path run = runs.findFirst().orElseThrow();
             JsonNode d = JsonMapper.builder().build().readTree(Files.readString(run.resolve("summary.json")))
                     .get("distribution").get("h2");
             assertThat(d.get("bytes_sent").longValue()).isZero();
             assertThat(d.get("files_sent").intValue()).isZero();
-            assertThat(d.get("files_unchanged").intValue()).isEqualTo(3);
+            assertThat(d.get("files_unchanged").intValue()).isEqualTo(2);
             assertThat(d.get("bytes_unchanged").longValue()).isEqualTo(firstSummary.get("bytes_sent").longValue());
         }
         Path source = ClusterJobs.WORKERS.resolve("flaky.py");
@@ -390,14 +395,14 @@ class SshClusterTest {
         // ...so a file only touched on the node is hashed, found equal, and kept
         Files.setLastModifiedTime(shipped, java.nio.file.attribute.FileTime.fromMillis((sourceTime + 100) * 1000));
         Cli touched = jobs.run(job, "--set", "logs.dir=" + tmp.resolve("runs3"));
-        assertThat(touched.err()).contains("ok 0 sent (0 B), 3 kept");
+        assertThat(touched.err()).contains("ok 0 sent (0 B), 2 kept");
         // and one whose size and time match the source's is not read at all (rsync's quick check):
         // a same-size edit that keeps the time goes unnoticed, as with rsync
         String edited = Files.readString(source).replaceFirst("import", "IMPORT");
         Files.writeString(shipped, edited);
         Files.setLastModifiedTime(shipped, Files.getLastModifiedTime(source));
         Cli quick = jobs.run(job, "--set", "logs.dir=" + tmp.resolve("runs4"));
-        assertThat(quick.err()).contains("ok 0 sent (0 B), 3 kept");
+        assertThat(quick.err()).contains("ok 0 sent (0 B), 2 kept");
         assertThat(Files.readString(shipped)).isEqualTo(edited);
         // a change of size is sent
         Files.writeString(shipped, edited + "# more\n");

@@ -15,8 +15,10 @@ import java.util.concurrent.TimeUnit;
  * running its own OpenSSH sshd with a generated host key; one user key logs in to all. Started once
  * per test JVM, torn down by a shutdown hook (and any leftovers of an earlier run are removed first).
  *
- * <p>Needs root, iproute2 and openssh-server. The namespaces share this machine's file system, so
- * tests give each host its own workdir.
+ * <p>Needs root, iproute2 and openssh-server. The namespaces share this machine's file system: all
+ * hosts see one home directory and one cache ({@link #cache()}), as nodes with an NFS home do, and
+ * a workdir path given to several hosts is a shared workdir. h3's login shell runs a slow, noisy rc
+ * file. Tests give each host its own workdir unless they test sharing.
  */
 public final class SshTestbed {
 
@@ -133,8 +135,11 @@ public final class SshTestbed {
                     "ClientAliveCountMax 3",
                     // bash skips ~/.bashrc (pyenv here) when SHLVL is set: measure runjob, not shell start-up;
                     // the stand-in CUDA driver gives each host its GPUs (h1 also has a stray CUDA_VISIBLE_DEVICES)
+                    // every host shares one home (root's) and one cache, as nodes with an NFS home do;
+                    // h3's login shell runs a slow rc file that prints to stdout and stderr (BASH_ENV)
                     "SetEnv SHLVL=1 LD_LIBRARY_PATH=" + FakeCuda.DIR + " \"FAKECUDA_GPUS=" + fakeGpus(i) + "\""
-                            + (i == 1 ? " CUDA_VISIBLE_DEVICES=1" : ""),
+                            + " XDG_CACHE_HOME=" + cache()
+                            + (i == 1 ? " CUDA_VISIBLE_DEVICES=1" : "") + (i == 3 ? " BASH_ENV=" + slowRc() : ""),
                     "Subsystem sftp internal-sftp",
                     "LogLevel ERROR",
                     i == 3 ? "Match User " + PASSWORD_USER + "\n  AuthenticationMethods password" : "", ""));
@@ -148,6 +153,21 @@ public final class SshTestbed {
         for (Host h : hosts) {
             awaitListening(h, Duration.ofSeconds(20));
         }
+    }
+
+    /** The per-user cache every host shares (XDG_CACHE_HOME): where agents keep runjob's jar. */
+    public Path cache() {
+        return dir.resolve("cache");
+    }
+
+    /** h3's login rc file: slow, and noisy on stdout and stderr, like a conda or pyenv init. */
+    private Path slowRc() throws IOException {
+        Path rc = dir.resolve("slow-rc.sh");
+        if (!Files.exists(rc)) {
+            Files.writeString(rc, "echo 'Welcome to h3 (conda base activated)'\necho 'rm: cannot remove /tmp/x: No such file' >&2\n"
+                    + "sleep 0.2\n");
+        }
+        return rc;
     }
 
     /**

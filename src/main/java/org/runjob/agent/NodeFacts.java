@@ -1,0 +1,83 @@
+package org.runjob.agent;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What an agent found on its node, sent in its HELLO: the node checks preflight reports. Keys are
+ * the constants below; an {@code *_error} key is present only when that check failed, and holds the
+ * message for the user. Encoded as a count and length-prefixed UTF-8 strings.
+ */
+public record NodeFacts(Map<String, String> values) {
+
+    public static final String JAVA = "java";
+    public static final String PID = "pid";
+    public static final String HOST = "host";
+    public static final String USER = "user";
+    /** The workdir as an absolute path on the node. */
+    public static final String WORKDIR = "workdir";
+    public static final String WORKDIR_ERROR = "workdir_error";
+    public static final String FREE_BYTES = "free_bytes";
+    public static final String PROGRAM_ERROR = "program_error";
+    /** A random id stored in the workdir: nodes that report the same one share the workdir. */
+    public static final String TOKEN = "token";
+    public static final String LOCK_ERROR = "lock_error";
+    /** Why the agent is not a subreaper, when it is not. */
+    public static final String SUBREAPER_ERROR = "subreaper_error";
+
+    public NodeFacts {
+        values = Map.copyOf(values);
+    }
+
+    public Optional<String> get(String key) {
+        return Optional.ofNullable(values.get(key));
+    }
+
+    public byte[] encode() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeInt(values.size());
+            for (Map.Entry<String, String> e : values.entrySet()) {
+                for (String s : new String[] {e.getKey(), e.getValue()}) {
+                    byte[] b = s.getBytes(StandardCharsets.UTF_8);
+                    out.writeInt(b.length);
+                    out.write(b);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    /** @throws IllegalArgumentException for bytes that are not facts */
+    public static NodeFacts decode(byte[] bytes) {
+        Map<String, String> values = new LinkedHashMap<>();
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            int n = in.readInt();
+            for (int i = 0; i < n; i++) {
+                String k = new String(in.readNBytes(checked(in.readInt(), in)), StandardCharsets.UTF_8);
+                String v = new String(in.readNBytes(checked(in.readInt(), in)), StandardCharsets.UTF_8);
+                values.put(k, v);
+            }
+        } catch (IOException e) {
+            throw new IllegalArgumentException("truncated node facts", e);
+        }
+        return new NodeFacts(values);
+    }
+
+    private static int checked(int n, DataInputStream in) throws IOException {
+        if (n < 0 || n > in.available()) {
+            throw new IOException("string of " + n + " bytes");
+        }
+        return n;
+    }
+}

@@ -1,0 +1,209 @@
+package org.runjob.agent;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The agent's checks of its node's workdir, in order; the first failure is reported.
+ *
+ * <ol>
+ *   <li>The workdir is created when missing.</li>
+ *   <li>Trust, as OpenSSH's StrictModes: the workdir and its {@code .runjob} are owned by this
+ *       user and writable by nobody else; every directory above the workdir is owned by root or
+ *       this user and, when others can write it, has the sticky bit ({@code /tmp}). Otherwise
+ *       someone else could plant code the job runs.</li>
+ *   <li>A random token in {@code .runjob/id} (published with a hard link, so racing nodes agree on
+ *       one): nodes that report the same token share the workdir (NFS home, say).</li>
+ *   <li>For a run, the run lock: {@code .runjob/lock}, held by this agent until it exits (the
+ *       kernel drops it whatever ends the agent). Another run holding it refuses this one, naming
+ *       it from {@code .runjob/lock.owner}; the same run (another node on a shared workdir) shares it.</li>
+ * </ol>
+ */
+final class WorkdirGuard {
+
+    private static final Path RUNJOB = Path.of(".runjob");
+
+    private WorkdirGuard() {
+    }
+
+    /** The facts for HELLO; {@code env} is the agent's environment (HOME, PATH). */
+    static NodeFacts check(AgentOptions options, Map<String, String> env) {
+        Map<String, String> f = new LinkedHashMap<>();
+        f.put(NodeFacts.JAVA, Integer.toString(Runtime.version().feature()));
+        f.put(NodeFacts.PID, Long.toString(ProcessHandle.current().pid()));
+        f.put(NodeFacts.USER, System.getProperty("user.name"));
+        f.put(NodeFacts.HOST, hostname());
+        if (options.workdir().isEmpty()) {
+            return new NodeFacts(f);
+        }
+        Path dir = Workdirs.resolve(options.workdir().get(), env);
+        f.put(NodeFacts.WORKDIR, dir.toString());
+        Optional<String> problem = prepare(dir, options, f);
+        problem.ifPresent(p -> f.put(NodeFacts.WORKDIR_ERROR, p));
+        try {
+            f.put(NodeFacts.FREE_BYTES, Long.toString(Files.getFileStore(dir).getUsableSpace()));
+        } catch (IOException e) {
+            // unknown: preflight warns
+        }
+        options.program().flatMap(p -> Programs.missing(p, env.get("PATH"), dir)).ifPresent(m -> f.put(NodeFacts.PROGRAM_ERROR, m));
+        return new NodeFacts(f);
+    }
+
+    private static Optional<String> prepare(Path dir, AgentOptions options, Map<String, String> f) {
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            return Optional.of("cannot create " + dir + ": " + reason(e));
+        }
+        Optional<String> untrusted = Trust.ofWorkdir(dir);
+        if (untrusted.isPresent()) {
+            return untrusted;
+        }
+        Path meta = dir.resolve(RUNJOB);
+        try {
+            if (!Files.isDirectory(meta, LinkOption.NOFOLLOW_LINKS)) {
+                if (Files.isSymbolicLink(meta)) {
+                    return Optional.of(meta + " is a symlink; runjob never writes through one: remove it");
+                }
+                Files.createDirectory(meta, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            }
+        } catch (FileAlreadyExistsException e) {
+            // another node of a shared workdir made it meanwhile
+        } catch (IOException e) {
+            return Optional.of("cannot create " + meta + ": " + reason(e));
+        }
+        untrusted = Trust.ofOwnDirectory(meta);
+        if (untrusted.isPresent()) {
+            return untrusted;
+        }
+        if (!Files.isWritable(dir)) {
+            return Optional.of("not writable: " + dir);
+        }
+        try {
+            f.put(NodeFacts.TOKEN, token(meta));
+        } catch (IOException e) {
+            return Optional.of("cannot write " + meta.resolve("id") + ": " + reason(e));
+        }
+        if (options.runId().isPresent()) {
+            lock(meta, options, f).ifPresent(m -> f.put(NodeFacts.LOCK_ERROR, m));
+        }
+        return Optional.empty();
+    }
+
+    private static String token(Path meta) throws IOException {
+        Path id = meta.resolve("id");
+        if (Files.isRegularFile(id, LinkOption.NOFOLLOW_LINKS)) {
+            String t = Files.readString(id, StandardCharsets.US_ASCII).strip();
+            if (t.matches("[0-9a-f]{32}")) {
+                return t;
+            }
+        }
+        byte[] random = new byte[16];
+        new SecureRandom().nextBytes(random);
+        String mine = HexFormat.of().formatHex(random);
+        Path tmp = meta.resolve("id." + mine);
+        Files.writeString(tmp, mine + "\n", StandardCharsets.US_ASCII, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        try {
+            Files.createLink(id, tmp);
+            return mine;
+        } catch (FileAlreadyExistsException e) {
+            return Files.readString(id, StandardCharsets.US_ASCII).strip();
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    /** The lock's channel, kept open (so held) until the agent exits. */
+    private static FileChannel held;
+
+    private static Optional<String> lock(Path meta, AgentOptions options, Map<String, String> f) {
+        Path lock = meta.resolve("lock");
+        Path owner = meta.resolve("lock.owner");
+        try {
+            FileChannel ch = FileChannel.open(lock, StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+            FileLock l = ch.tryLock();
+            if (l != null) {
+                held = ch;
+                String text = "run=" + options.runId().get() + "\njob=" + options.job().orElse("?") + "\nuser=" + f.get(NodeFacts.USER)
+                        + "\nhost=" + f.get(NodeFacts.HOST) + "\npid=" + f.get(NodeFacts.PID) + "\nsince=" + Instant.now() + "\n";
+                Path tmp = meta.resolve("lock.owner." + f.get(NodeFacts.PID));
+                Files.writeString(tmp, text, StandardCharsets.UTF_8);
+                Files.move(tmp, owner, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                return Optional.empty();
+            }
+            ch.close();
+        } catch (IOException e) {
+            return Optional.empty(); // no locking on this file system (an NFS without lockd): runs are not serialised
+        }
+        // held by someone: the same run on another node sharing the workdir, or another run
+        long deadline = System.nanoTime() + 2_000_000_000L;
+        Map<String, String> o = Map.of();
+        while (System.nanoTime() < deadline) {
+            o = owner(owner);
+            if (!o.isEmpty()) {
+                break;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        if (options.runId().get().equals(o.get("run"))) {
+            return Optional.empty();
+        }
+        return Optional.of("workdir " + meta.getParent() + " is in use by run " + o.getOrDefault("run", "?") + " of job "
+                + o.getOrDefault("job", "?") + " (user " + o.getOrDefault("user", "?") + " on " + o.getOrDefault("host", "?") + ", pid "
+                + o.getOrDefault("pid", "?") + ", since " + o.getOrDefault("since", "?") + "); runs that share a workdir run one at a"
+                + " time: wait for it to end, or give this job another workdir");
+    }
+
+    private static Map<String, String> owner(Path file) {
+        Map<String, String> out = new LinkedHashMap<>();
+        try {
+            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                int eq = line.indexOf('=');
+                if (eq > 0) {
+                    out.put(line.substring(0, eq), line.substring(eq + 1));
+                }
+            }
+        } catch (IOException e) {
+            // not written yet
+        }
+        return out;
+    }
+
+    private static String hostname() {
+        try {
+            return Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
+        } catch (IOException e) {
+            return "?";
+        }
+    }
+
+    static String reason(IOException e) {
+        String m = e.getMessage();
+        if (e instanceof java.nio.file.AccessDeniedException) {
+            return "permission denied";
+        }
+        if (e instanceof java.nio.file.FileSystemException fse && fse.getReason() != null) {
+            return fse.getReason();
+        }
+        return m == null ? e.getClass().getSimpleName() : m;
+    }
+}

@@ -1,0 +1,262 @@
+package org.runjob.launch;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import com.jcraft.jsch.Session;
+
+import org.runjob.agent.AgentOptions;
+import org.runjob.agent.FileManifest;
+import org.runjob.agent.Frame;
+import org.runjob.agent.NodeFacts;
+import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.distribute.FileList;
+import org.runjob.distribute.Sha256;
+import org.runjob.distribute.Shipped;
+
+/**
+ * One node's agent over its one channel, from its start through preflight to supervision. Local
+ * nodes get a child process, remote ones the {@link Bootstrap} over one SSH exec channel: one
+ * remote command and one JVM per node for checks, files, rendezvous probe and workers alike.
+ *
+ * <ol>
+ *   <li>{@link #hello} waits for the agent's HELLO and its {@link NodeFacts}.</li>
+ *   <li>Requests ({@link #ship}, {@link #listen}, {@link #connect}, {@link #gpus}) go one at a time,
+ *       each answered by one REPLY within its deadline; an agent that ends meanwhile fails the
+ *       request with the reason.</li>
+ *   <li>{@link #attach} hands the channel to the supervisor: its events (HELLO first) go to the
+ *       supervisor's queue from then on.</li>
+ *   <li>{@link #close} before that ends the agent (it exits on the end of its stdin).</li>
+ * </ol>
+ */
+public final class NodeSession implements AutoCloseable {
+
+    /** Files are sent in frames of this size. */
+    static final int CHUNK = 1 << 20;
+    /** Files at least this big report their progress. */
+    static final long PROGRESS_MIN_BYTES = 8L << 20;
+
+    private final String node;
+    private final StreamAgentChannel channel;
+    private final FramePump pump;
+    private final BlockingQueue<Event> inbox;
+    private boolean attached;
+
+    private NodeSession(String node, StreamAgentChannel channel, FramePump pump, BlockingQueue<Event> inbox) {
+        this.node = node;
+        this.channel = channel;
+        this.pump = pump;
+        this.inbox = inbox;
+    }
+
+    /** Starts a local agent (a child JVM under its watchdog) with {@code env}. */
+    public static NodeSession local(String node, Map<String, String> env, AgentOptions options) throws IOException {
+        BlockingQueue<Event> inbox = new LinkedBlockingQueue<>();
+        FramePump pump = new FramePump(node, inbox);
+        return new NodeSession(node, LocalAgentChannel.start(node, pump, env, options.args()), pump, inbox);
+    }
+
+    /**
+     * Starts a remote agent through the bootstrap on {@code session}.
+     *
+     * @throws Bootstrap.Failure when the node cannot run it (no java, an untrusted cache), named
+     */
+    public static NodeSession remote(String node, Session session, AgentJar jar, AgentOptions options, int timeoutMs) throws IOException {
+        BlockingQueue<Event> inbox = new LinkedBlockingQueue<>();
+        FramePump pump = new FramePump(node, inbox);
+        return new NodeSession(node, RemoteAgentChannel.start(node, session, jar, options.args(), pump, timeoutMs), pump, inbox);
+    }
+
+    /** Why a remote start failed, when the node's script said so: {@code java}, {@code cache} or {@code jar}; else empty. */
+    public static java.util.Optional<String> failedCheck(IOException e) {
+        return e instanceof Bootstrap.Failure f ? java.util.Optional.of(f.what) : java.util.Optional.empty();
+    }
+
+    public String node() {
+        return node;
+    }
+
+    /** The agent's facts, once it said HELLO. */
+    public NodeFacts hello(long timeoutMs) throws IOException {
+        await(Event.Hello.class, timeoutMs, "report ready");
+        return pump.facts();
+    }
+
+    /** Sends one request and waits for its REPLY. */
+    public synchronized String request(Frame.Type type, byte[] payload, long timeoutMs) throws IOException {
+        channel.send(new Frame(type, -1, payload));
+        return ((Event.Reply) await(Event.Reply.class, timeoutMs, "answer " + type)).text();
+    }
+
+    /** "listening PORT IFACE" or "failed REASON": binds as rank 0's store will, until {@link #unlisten}. */
+    public String listen(String addr, int port) throws IOException {
+        return request(Frame.Type.LISTEN, text(addr + " " + port), 30_000);
+    }
+
+    public void unlisten() throws IOException {
+        request(Frame.Type.UNLISTEN, new byte[0], 30_000);
+    }
+
+    /** "connected IFACE" or "failed REASON". */
+    public String connect(String addr, int port, int timeoutMs) throws IOException {
+        return request(Frame.Type.CONNECT, text(addr + " " + port + " " + timeoutMs), timeoutMs + 30_000L);
+    }
+
+    /** The node's GPUs, probed by a child JVM of its agent. */
+    public GpuInventory gpus() {
+        try {
+            String line = request(Frame.Type.PROBE_GPUS, new byte[0], 90_000).strip();
+            if (!line.startsWith("{")) {
+                return GpuInventory.none("the GPU probe failed: " + line);
+            }
+            return GpuInventory.fromJson(line);
+        } catch (IOException | RuntimeException e) {
+            return GpuInventory.none("cannot probe: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Ships {@code files} into the node's workdir: the agent says which it lacks, only those are
+     * sent, in chunks, and it writes them safely ({@link org.runjob.agent.FileReceiver}).
+     *
+     * @param progress gets a line now and then while a large file is on its way ("train.bin 40% of 100 MiB")
+     */
+    public synchronized Shipped ship(List<FileList.Entry> files, Consumer<String> progress) throws IOException {
+        List<FileManifest.Entry> entries = new ArrayList<>();
+        for (FileList.Entry f : files) {
+            entries.add(new FileManifest.Entry(f.destination(), Files.size(f.source()),
+                    Files.getLastModifiedTime(f.source()).to(TimeUnit.SECONDS), mode(f.source()), Sha256.ofSource(f.source())));
+        }
+        String answer = request(Frame.Type.FILES, new FileManifest(entries).encode(), 600_000);
+        if (answer.startsWith("error ")) {
+            throw new IOException(answer.substring("error ".length()));
+        }
+        List<String> needs = answer.lines().toList();
+        if (needs.size() != entries.size()) {
+            throw new IOException("the agent answered the file list with " + needs.size() + " lines for " + entries.size() + " files");
+        }
+        long sent = 0;
+        long kept = 0;
+        int filesSent = 0;
+        for (int i = 0; i < entries.size(); i++) {
+            FileManifest.Entry e = entries.get(i);
+            if (!needs.get(i).equals("need")) {
+                kept += e.size();
+                continue;
+            }
+            send(i, files.get(i).source(), e, progress);
+            sent += e.size();
+            filesSent++;
+        }
+        String done = request(Frame.Type.FILE_DATA, new byte[0], 120_000);
+        if (!done.startsWith("ok")) {
+            throw new IOException(done.startsWith("error ") ? done.substring("error ".length()) : done);
+        }
+        return new Shipped(sent, kept, filesSent, entries.size() - filesSent);
+    }
+
+    private void send(int index, Path source, FileManifest.Entry e, Consumer<String> progress) throws IOException {
+        Progress p = new Progress(source.getFileName().toString(), e.size(), progress);
+        try (InputStream in = Files.newInputStream(source)) {
+            byte[] buf = new byte[CHUNK];
+            int n;
+            while ((n = in.readNBytes(buf, 0, CHUNK)) > 0) {
+                channel.send(new Frame(Frame.Type.FILE_DATA, index, Arrays.copyOf(buf, n)));
+                p.add(n);
+            }
+        }
+        channel.send(new Frame(Frame.Type.FILE_DATA, index, new byte[0]));
+    }
+
+    /** Reports a transfer of a large file at most once a second, and at its end. */
+    private static final class Progress {
+        private final String name;
+        private final long size;
+        private final Consumer<String> sink;
+        private long done;
+        private long last = System.nanoTime();
+
+        Progress(String name, long size, Consumer<String> sink) {
+            this.name = name;
+            this.size = size;
+            this.sink = size >= PROGRESS_MIN_BYTES ? sink : line -> { };
+        }
+
+        void add(long bytes) {
+            done += bytes;
+            if (done == size) {
+                sink.accept(name + " 100% of " + (size >> 20) + " MiB");
+            } else if (System.nanoTime() - last > 1_000_000_000L) {
+                last = System.nanoTime();
+                sink.accept(name + " " + (done * 100 / size) + "% of " + (size >> 20) + " MiB");
+            }
+        }
+    }
+
+    /** Hands the agent to the supervisor: its events go to {@code events} from now on, a HELLO first. */
+    AgentChannel attach(BlockingQueue<Event> events) {
+        synchronized (this) {
+            attached = true;
+        }
+        events.add(new Event.Hello(node));
+        pump.redirect(events);
+        return channel;
+    }
+
+    /** Ends the agent unless it was handed to the supervisor. */
+    @Override
+    public synchronized void close() {
+        if (!attached) {
+            channel.close();
+        }
+    }
+
+    private Event await(Class<? extends Event> wanted, long timeoutMs, String what) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (true) {
+            long left = deadline - System.nanoTime();
+            Event e;
+            try {
+                e = left > 0 ? inbox.poll(left, TimeUnit.NANOSECONDS) : null;
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted");
+            }
+            if (e == null) {
+                throw new IOException("the agent did not " + what + " within " + (timeoutMs + 999) / 1000 + " s");
+            }
+            if (wanted.isInstance(e)) {
+                return e;
+            }
+            if (e instanceof Event.AgentLost l) {
+                throw new IOException("the agent ended (" + l.reason() + "; its stderr is in runjob.log)");
+            }
+            if (e instanceof Event.AgentDone) {
+                throw new IOException("the agent ended");
+            }
+        }
+    }
+
+    private static byte[] text(String s) {
+        return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    private static int mode(Path file) throws IOException {
+        int mode = 0;
+        for (PosixFilePermission p : Files.getPosixFilePermissions(file)) {
+            mode |= 1 << (8 - p.ordinal());
+        }
+        return mode;
+    }
+}
