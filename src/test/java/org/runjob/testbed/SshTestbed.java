@@ -199,6 +199,14 @@ public final class SshTestbed {
         sh("ip", "link", "set", h.veth(), up ? "up" : "down");
     }
 
+    /** Runs {@code argv} in the mount namespace of the host's sshd (what its logins see); returns its output. */
+    public String inMounts(Host h, String... argv) throws IOException, InterruptedException {
+        long pid = sshds.get(hosts.indexOf(h)).pid();
+        List<String> cmd = new ArrayList<>(List.of("nsenter", "-t", Long.toString(pid), "-m", "--"));
+        cmd.addAll(List.of(argv));
+        return shOut(cmd.toArray(String[]::new));
+    }
+
     /** Starts {@code argv} inside the host's namespace. */
     public Process execIn(Host h, String... argv) throws IOException {
         List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", h.namespace()));
