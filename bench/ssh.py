@@ -45,7 +45,8 @@ def teardown(n):
     subprocess.run(["ip", "link", "del", BRIDGE], stderr=subprocess.DEVNULL)
 
 
-def testbed(n, tmp):
+def testbed(n, tmp, setenv=""):
+    """N sshd hosts; SETENV is added to each sshd's SetEnv line (NODE=nI is always set)."""
     os.makedirs("/run/sshd", exist_ok=True)
     sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", f"{tmp}/id")
     shutil.copy(f"{tmp}/id.pub", f"{tmp}/authorized_keys")
@@ -67,7 +68,7 @@ def testbed(n, tmp):
             f.write("\n".join([f"ListenAddress {addr}", f"HostKey {tmp}/host{i}", f"PidFile {tmp}/sshd{i}.pid",
                                f"AuthorizedKeysFile {tmp}/authorized_keys", "PermitRootLogin prohibit-password",
                                "PasswordAuthentication no", "UsePAM no", "StrictModes no", "MaxStartups 100",
-                               "SetEnv SHLVL=1", "Subsystem sftp internal-sftp", "LogLevel ERROR", ""]))
+                               f"SetEnv SHLVL=1 RJB_NODE=n{i} {setenv}".rstrip(), "Subsystem sftp internal-sftp", "LogLevel ERROR", ""]))
         procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "/usr/sbin/sshd", "-D", "-e", "-f", f"{tmp}/sshd{i}.conf"],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         pub = open(f"{tmp}/host{i}.pub").read().split()

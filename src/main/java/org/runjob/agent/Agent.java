@@ -74,6 +74,9 @@ public final class Agent {
         this.out = new DataOutputStream(new BufferedOutputStream(out, 65536));
         Map<String, String> workerEnv = new java.util.HashMap<>(env);
         workerEnv.remove(Registry.VARIABLE);
+        workerEnv.remove("RUNJOB_JSA");
+        workerEnv.remove("RUNJOB_JSA_DUMP");
+        workerEnv.remove(Subreaper.VARIABLE);
         this.env = Map.copyOf(workerEnv);
         this.spool = new Spool(spoolMemory, spillDir);
         this.registry = new Registry(env);
@@ -94,7 +97,7 @@ public final class Agent {
         } catch (IllegalArgumentException e) {
             // SIGINT already ignored or reserved: fine either way
         }
-        Optional<String> subreaper = Subreaper.become();
+        Optional<String> subreaper = Subreaper.become(env);
         subreaper.ifPresent(why -> System.err.println("runjob agent: not a subreaper (" + why
                 + "); processes that leave a worker's tree are found by its token only"));
         Path spillDir = Path.of(System.getProperty("java.io.tmpdir"));

@@ -24,19 +24,30 @@ final class Subreaper {
         int waitpid(int pid, int[] status, int options);
     }
 
+    /** Set to 1 by the watchdog when it made the agent a subreaper before the agent started. */
+    static final String VARIABLE = "RUNJOB_SUBREAPER";
+
     private static volatile LibC libc;
+    private static volatile boolean active;
 
     private Subreaper() {
     }
 
-    /** Makes this process a subreaper; empty on success, else why not (the agent then tracks by tree and token alone). */
-    static Optional<String> become() {
+    /**
+     * Makes this process a subreaper unless {@code env} says it is one already; empty on success,
+     * else why not (the agent then tracks by tree and token alone).
+     */
+    static Optional<String> become(java.util.Map<String, String> env) {
+        if ("1".equals(env.get(VARIABLE))) {
+            active = true;
+            return Optional.empty();
+        }
         try {
-            LibC c = Native.load("c", LibC.class);
+            LibC c = libc();
             if (c.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
                 return Optional.of("prctl(PR_SET_CHILD_SUBREAPER) failed, errno " + Native.getLastError());
             }
-            libc = c;
+            active = true;
             return Optional.empty();
         } catch (LinkageError | RuntimeException e) {
             return Optional.of("no native access for prctl: " + e.getMessage());
@@ -44,14 +55,27 @@ final class Subreaper {
     }
 
     static boolean active() {
-        return libc != null;
+        return active;
     }
 
-    /** Collects an adopted child that has exited (a zombie), without waiting. */
+    /** Collects an adopted child that has exited (a zombie), without waiting; loads libc on first use. */
     static void reap(long pid) {
-        LibC c = libc;
-        if (c != null) {
-            c.waitpid((int) pid, null, WNOHANG);
+        if (!active) {
+            return;
         }
+        try {
+            libc().waitpid((int) pid, null, WNOHANG);
+        } catch (LinkageError | RuntimeException e) {
+            // no native access: the zombie waits for the agent's exit, when init collects it
+        }
+    }
+
+    private static LibC libc() {
+        LibC c = libc;
+        if (c == null) {
+            c = Native.load("c", LibC.class);
+            libc = c;
+        }
+        return c;
     }
 }

@@ -28,9 +28,9 @@ import java.util.Optional;
  *       someone else could plant code the job runs.</li>
  *   <li>A random token in {@code .runjob/id} (published with a hard link, so racing nodes agree on
  *       one): nodes that report the same token share the workdir (NFS home, say).</li>
- *   <li>For a run, the run lock: {@code .runjob/lock}, held by this agent until it exits (the
- *       kernel drops it whatever ends the agent). Another run holding it refuses this one, naming
- *       it from {@code .runjob/lock.owner}; the same run (another node on a shared workdir) shares it.</li>
+ *   <li>For a run, the run lock ({@link #lock}): held by this agent until it exits (the kernel
+ *       drops it whatever ends the agent). Another run's lock still held refuses this run, naming
+ *       it; agents of the same run on a shared workdir share one lock.</li>
  * </ol>
  */
 final class WorkdirGuard {
@@ -127,52 +127,59 @@ final class WorkdirGuard {
         }
     }
 
-    /** The lock's channel, kept open (so held) until the agent exits. */
+    /** The run lock's channel, kept open (so held) until the agent exits. */
     private static FileChannel held;
 
+    /**
+     * Takes this run's lock ({@code .runjob/run-ID.lock}, or finds a sibling agent of the same run
+     * holding it: a shared workdir), then looks at every other run's lock: one still held is a
+     * run in progress, and this run is refused naming it; one no longer held is left over from a
+     * run that ended (or was killed) and is removed.
+     */
     private static Optional<String> lock(Path meta, AgentOptions options, Map<String, String> f) {
-        Path lock = meta.resolve("lock");
-        Path owner = meta.resolve("lock.owner");
+        String run = options.runId().get();
+        Path mine = meta.resolve("run-" + run + ".lock");
         try {
-            FileChannel ch = FileChannel.open(lock, StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
-            FileLock l = ch.tryLock();
-            if (l != null) {
+            FileChannel ch = FileChannel.open(mine, StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+            if (ch.tryLock() != null) {
                 held = ch;
-                String text = "run=" + options.runId().get() + "\njob=" + options.job().orElse("?") + "\nuser=" + f.get(NodeFacts.USER)
+                String text = "run=" + run + "\njob=" + options.job().orElse("?") + "\nuser=" + f.get(NodeFacts.USER)
                         + "\nhost=" + f.get(NodeFacts.HOST) + "\npid=" + f.get(NodeFacts.PID) + "\nsince=" + Instant.now() + "\n";
-                Path tmp = meta.resolve("lock.owner." + f.get(NodeFacts.PID));
-                Files.writeString(tmp, text, StandardCharsets.UTF_8);
-                Files.move(tmp, owner, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-                return Optional.empty();
+                ch.truncate(0);
+                ch.write(java.nio.ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)), 0);
+            } else {
+                ch.close(); // a sibling agent of this run holds it: the workdir is shared
             }
-            ch.close();
+            try (java.nio.file.DirectoryStream<Path> locks = Files.newDirectoryStream(meta, "run-*.lock")) {
+                for (Path other : locks) {
+                    if (other.equals(mine)) {
+                        continue;
+                    }
+                    try (FileChannel o = FileChannel.open(other, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
+                        FileLock l = o.tryLock();
+                        if (l != null) {
+                            Files.deleteIfExists(other); // left over: its run is over
+                            continue;
+                        }
+                    } catch (java.nio.file.NoSuchFileException e) {
+                        continue;
+                    }
+                    Map<String, String> o = owner(other);
+                    String name = other.getFileName().toString();
+                    return Optional.of("workdir " + meta.getParent() + " is in use by run "
+                            + o.getOrDefault("run", name.substring("run-".length(), name.length() - ".lock".length())) + " of job "
+                            + o.getOrDefault("job", "?") + " (user " + o.getOrDefault("user", "?") + " on " + o.getOrDefault("host", "?")
+                            + ", pid " + o.getOrDefault("pid", "?") + ", since " + o.getOrDefault("since", "?") + "); runs that share a"
+                            + " workdir run one at a time: wait for it to end, or give this job another workdir");
+                }
+            }
+            return Optional.empty();
         } catch (IOException e) {
             return Optional.empty(); // no locking on this file system (an NFS without lockd): runs are not serialised
         }
-        // held by someone: the same run on another node sharing the workdir, or another run
-        long deadline = System.nanoTime() + 2_000_000_000L;
-        Map<String, String> o = Map.of();
-        while (System.nanoTime() < deadline) {
-            o = owner(owner);
-            if (!o.isEmpty()) {
-                break;
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-        }
-        if (options.runId().get().equals(o.get("run"))) {
-            return Optional.empty();
-        }
-        return Optional.of("workdir " + meta.getParent() + " is in use by run " + o.getOrDefault("run", "?") + " of job "
-                + o.getOrDefault("job", "?") + " (user " + o.getOrDefault("user", "?") + " on " + o.getOrDefault("host", "?") + ", pid "
-                + o.getOrDefault("pid", "?") + ", since " + o.getOrDefault("since", "?") + "); runs that share a workdir run one at a"
-                + " time: wait for it to end, or give this job another workdir");
     }
 
+    /** The KEY=VALUE lines a run lock holds (empty until its holder wrote them). */
     private static Map<String, String> owner(Path file) {
         Map<String, String> out = new LinkedHashMap<>();
         try {

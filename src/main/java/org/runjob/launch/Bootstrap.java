@@ -22,14 +22,23 @@ import org.runjob.agent.Watchdog;
  *
  * <ol>
  *   <li>It prints {@code RUNJOB-BOOT 1} (whatever a login shell printed before it is skipped).</li>
- *   <li>It needs {@code java} >= 17 on the PATH (read from the JDK's release file, else
- *       {@code java -version}); else {@code RUNJOB-FAIL java ...}.</li>
+ *   <li>It uses {@code java} from the PATH when it is >= 17 (read from the JDK's release file, else
+ *       {@code java -version}); else a runtime runjob sent before
+ *       ({@code .../runjob/runtimes/SHA256/rt}); else it prints {@code RUNJOB-NEED runtime ARCH LIBC}
+ *       and reads {@code SHA256 SIZE} and the {@link NodeRuntime} archive (or {@code none 0}: then
+ *       {@code RUNJOB-FAIL java ...}), checks it, unpacks it into a new directory and renames that
+ *       into place. An unpacked runtime is not hashed again at each start: it lives in the user's
+ *       own cache, which no one else can write.</li>
  *   <li>The jar is cached per user, content-addressed: {@code ${XDG_CACHE_HOME:-~/.cache}/runjob/agents/SHA256.jar}.
  *       The cache directories must be the user's own and writable by nobody else (else
  *       {@code RUNJOB-FAIL cache ...}). A cached jar is used only when its SHA-256 matches;
  *       otherwise the script prints {@code RUNJOB-NEED jar}, reads exactly SIZE bytes from stdin
  *       into a new temporary file there ({@code mktemp}, mode 600), checks its SHA-256 and renames
  *       it into place. Nodes that share a home directory race harmlessly: same content, atomic rename.</li>
+ *   <li>The first agent of a jar on a node records a class-data archive of what it loaded
+ *       ({@code SHA256.jsa} beside the jar, renamed into place by the watchdog only after a
+ *       normal exit); later agents start from it, in about half the CPU time. The JVM's own
+ *       messages and logging go to stderr, never into the frames on stdout.</li>
  *   <li>It prints {@code RUNJOB-START} and execs the watchdog, which starts
  *       {@code java ... -cp JAR org.runjob.cli.Main agent OPTIONS}: from here on, stdout carries frames.</li>
  * </ol>
@@ -46,15 +55,6 @@ final class Bootstrap {
             "sha=$1; size=$2; w=$3; shift 3",
             "printf 'RUNJOB-BOOT 1\\n'",
             "fail() { printf 'RUNJOB-FAIL %s\\n' \"$*\"; exit 0; }",
-            "j=$(command -v java) || fail java no java on the node\"'\"s PATH: install a JRE '>=' 17",
-            "r=\"$(dirname \"$(readlink -f \"$j\")\")/../release\"",
-            "v=$(sed -n 's/^JAVA_VERSION=\"\\([0-9]*\\).*/\\1/p' \"$r\" 2>/dev/null)",
-            "[ -n \"$v\" ] || v=$(java -version 2>&1 | sed -n '1s/.*version \"\\(1\\.\\)\\{0,1\\}\\([0-9]*\\).*/\\2/p')",
-            "[ \"${v:-0}\" -ge 17 ] 2>/dev/null || fail java java \"${v:-?}\" is too old: needs '>=' 17",
-            "umask 077",
-            "c=${XDG_CACHE_HOME:-$HOME/.cache}/runjob",
-            "mkdir -p \"$c/agents\" || fail cache cannot create \"$c/agents\"",
-            "me=$(id -u)",
             // a function: its own positional parameters, so the agent's options in "$@" stay
             "own() {",
             "  [ -L \"$1\" ] && fail cache \"$1\" is a symlink: remove it",
@@ -63,17 +63,55 @@ final class Bootstrap {
             "  [ \"$2\" = \"$me\" ] || fail cache \"$1\" is owned by uid \"$2\", not by you: remove it",
             "  case $3 in *[2367]?|*[2367]) fail cache \"$1\" is writable by others: chmod go-w \"$1\" ;; esac",
             "}",
+            "java=; v=",
+            "if j=$(command -v java); then",
+            "  r=\"$(dirname \"$(readlink -f \"$j\")\")/../release\"",
+            "  v=$(sed -n 's/^JAVA_VERSION=\"\\([0-9]*\\).*/\\1/p' \"$r\" 2>/dev/null)",
+            "  [ -n \"$v\" ] || v=$(java -version 2>&1 | sed -n '1s/.*version \"\\(1\\.\\)\\{0,1\\}\\([0-9]*\\).*/\\2/p')",
+            "  [ \"${v:-0}\" -ge 17 ] 2>/dev/null && java=java",
+            "fi",
+            "umask 077",
+            "c=${XDG_CACHE_HOME:-$HOME/.cache}/runjob",
+            "mkdir -p \"$c/agents\" || fail cache cannot create \"$c/agents\"",
+            "me=$(id -u)",
             "own \"$c\"; own \"$c/agents\"",
+            // no java >= 17: a runtime runjob sent before, else ask for one (kept by its SHA-256)
+            "if [ -z \"$java\" ] && [ -d \"$c/runtimes\" ]; then",
+            "  own \"$c/runtimes\"",
+            "  for x in \"$c\"/runtimes/*/rt/bin/java; do [ -x \"$x\" ] && java=$x; done",
+            "fi",
+            "if [ -z \"$java\" ]; then",
+            "  libc=glibc; for x in /lib/ld-musl-*; do [ -e \"$x\" ] && libc=musl; done",
+            "  printf 'RUNJOB-NEED runtime %s %s\\n' \"$(uname -m)\" \"$libc\"",
+            "  read -r rsha rsize || fail java no answer about a runtime",
+            "  [ \"$rsha\" = none ] && fail java no java '>=' 17 on the node\"'\"s PATH \"(found: ${v:-none})\", and this machine cannot send one"
+                    + " for \"$(uname -m)/$libc\": install a JRE '>=' 17 on the node",
+            "  mkdir -p \"$c/runtimes\" || fail cache cannot create \"$c/runtimes\"",
+            "  own \"$c/runtimes\"",
+            "  t=$(mktemp -d \"$c/runtimes/.new.XXXXXXXX\") || fail cache cannot write in \"$c/runtimes\"",
+            "  head -c \"$rsize\" > \"$t/rt.tgz\" || { rm -rf \"$t\"; fail cache cannot write the runtime in \"$c/runtimes\"; }",
+            "  [ \"$(sha256sum < \"$t/rt.tgz\" | cut -c1-64)\" = \"$rsha\" ] || { rm -rf \"$t\"; fail jar the runtime arrived damaged; }",
+            "  tar -xzf \"$t/rt.tgz\" -C \"$t\" && rm -f \"$t/rt.tgz\" || { rm -rf \"$t\"; fail cache cannot unpack the runtime in \"$c/runtimes\"; }",
+            // another node of a shared home may have put the same one there first
+            "  mv \"$t\" \"$c/runtimes/$rsha\" 2>/dev/null || rm -rf \"$t\"",
+            "  java=$c/runtimes/$rsha/rt/bin/java",
+            "fi",
             "f=$c/agents/$sha.jar",
-            "if [ \"$(sha256sum < \"$f\" 2>/dev/null | cut -c1-64)\" != \"$sha\" ]; then",
+            "if [ \"$(sha256sum 2>/dev/null < \"$f\" | cut -c1-64)\" != \"$sha\" ]; then",
             "  t=$(mktemp \"$c/agents/.$sha.XXXXXXXX\") || fail cache cannot write in \"$c/agents\"",
             "  printf 'RUNJOB-NEED jar\\n'",
             "  head -c \"$size\" > \"$t\" || { rm -f \"$t\"; fail cache cannot write the agent jar in \"$c/agents\"; }",
             "  [ \"$(sha256sum < \"$t\" | cut -c1-64)\" = \"$sha\" ] || { rm -f \"$t\"; fail jar the agent jar arrived damaged; }",
             "  mv -f \"$t\" \"$f\" || { rm -f \"$t\"; fail cache cannot rename the agent jar into \"$c/agents\"; }",
             "fi",
+            // a class-data archive of the agent, made by the first agent of this jar at its (normal) exit
+            "RUNJOB_JSA=$c/agents/$sha.jsa",
+            "if [ -s \"$RUNJOB_JSA\" ]; then x=-XX:SharedArchiveFile=$RUNJOB_JSA; RUNJOB_JSA=",
+            "else RUNJOB_JSA_DUMP=$(mktemp \"$RUNJOB_JSA.XXXXXXXX\") && x=-XX:ArchiveClassesAtExit=$RUNJOB_JSA_DUMP || x=; fi",
+            "export RUNJOB_JSA RUNJOB_JSA_DUMP",
             "printf 'RUNJOB-START\\n'",
-            "exec sh -c \"$w\" sh " + String.join(" ", NodeJvm.argv("java", "\"$f\"", "agent")) + " \"$@\"");
+            "exec sh -c \"$w\" sh " + String.join(" ", NodeJvm.argv("\"$java\"", List.of("${x:+\"$x\"}", "-XX:+DisplayVMOutputToStderr", "-Xlog:disable", "-Xlog:all=warning,cds*=off:stderr"),
+                    "\"$f\"", "agent")) + " \"$@\"");
 
     /** Why a node's agent could not be started: {@code what} is {@code java}, {@code cache} or {@code jar}. */
     static final class Failure extends IOException {
@@ -101,7 +139,8 @@ final class Bootstrap {
      *
      * @return true when the jar was sent
      */
-    static boolean converse(String node, InputStream in, OutputStream out, Path jar) throws IOException {
+    static boolean converse(String node, InputStream in, OutputStream out, Path jar,
+                            java.util.function.BiFunction<String, String, java.util.Optional<NodeRuntime>> runtimes) throws IOException {
         boolean booted = false;
         boolean sent = false;
         while (true) {
@@ -125,6 +164,18 @@ final class Bootstrap {
                 Files.copy(jar, out);
                 out.flush();
                 sent = true;
+            } else if (line.startsWith("RUNJOB-NEED runtime ")) {
+                String[] w = line.split(" ");
+                java.util.Optional<NodeRuntime> rt = w.length == 4 ? runtimes.apply(w[2], w[3]) : java.util.Optional.empty();
+                if (rt.isEmpty()) {
+                    out.write("none 0\n".getBytes(StandardCharsets.US_ASCII));
+                } else {
+                    LOG.info("node {}: no java >= 17 there; sending a runtime ({} MiB)", node, rt.get().size() >> 20);
+                    out.write((rt.get().sha256() + " " + rt.get().size() + "\n").getBytes(StandardCharsets.US_ASCII));
+                    Files.copy(rt.get().archive(), out);
+                    sent = true;
+                }
+                out.flush();
             } else if (line.startsWith("RUNJOB-FAIL ")) {
                 String rest = line.substring("RUNJOB-FAIL ".length());
                 int sp = rest.indexOf(' ');

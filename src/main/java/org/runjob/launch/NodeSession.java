@@ -72,10 +72,11 @@ public final class NodeSession implements AutoCloseable {
      *
      * @throws Bootstrap.Failure when the node cannot run it (no java, an untrusted cache), named
      */
-    public static NodeSession remote(String node, Session session, AgentJar jar, AgentOptions options, int timeoutMs) throws IOException {
+    public static NodeSession remote(String node, Session session, AgentJar jar, AgentOptions options, int timeoutMs,
+                                     Map<String, String> env) throws IOException {
         BlockingQueue<Event> inbox = new LinkedBlockingQueue<>();
         FramePump pump = new FramePump(node, inbox);
-        return new NodeSession(node, RemoteAgentChannel.start(node, session, jar, options.args(), pump, timeoutMs), pump, inbox);
+        return new NodeSession(node, RemoteAgentChannel.start(node, session, jar, options.args(), pump, timeoutMs, env), pump, inbox);
     }
 
     /** Why a remote start failed, when the node's script said so: {@code java}, {@code cache} or {@code jar}; else empty. */

@@ -51,7 +51,7 @@ public final class NodeStarter {
             return NodeSession.local(node.name(), env, options);
         }
         try {
-            return NodeSession.remote(node.name(), login(node).orElseThrow(), AgentJar.current(), options, REMOTE_START_MS);
+            return NodeSession.remote(node.name(), login(node).orElseThrow(), AgentJar.current(), options, REMOTE_START_MS, env);
         } catch (SshException e) {
             throw new IOException(e.getMessage(), e);
         }

@@ -35,17 +35,19 @@ final class RemoteAgentChannel extends StreamAgentChannel {
      * Runs the bootstrap on the node, sends the jar if asked, and starts reading frames into
      * {@code pump}; the whole start must end within {@code timeoutMs}.
      */
-    static RemoteAgentChannel start(String node, Session session, AgentJar jar, List<String> agentArgs, FramePump pump, int timeoutMs)
-            throws IOException {
+    static RemoteAgentChannel start(String node, Session session, AgentJar jar, List<String> agentArgs, FramePump pump, int timeoutMs,
+                                    java.util.Map<String, String> env) throws IOException {
         SshAgentChannel ch;
+        StderrLog stderr = new StderrLog(node);
         try {
-            ch = SshAgentChannel.start(session, Bootstrap.argv(jar.sha256(), jar.size(), agentArgs), new StderrLog(node), timeoutMs);
+            ch = SshAgentChannel.start(session, Bootstrap.argv(jar.sha256(), jar.size(), agentArgs), stderr, timeoutMs);
         } catch (SshException e) {
             throw new IOException(e.getMessage(), e);
         }
         java.util.concurrent.ScheduledFuture<?> deadline = Deadlines.after(timeoutMs, ch::close);
         try {
-            boolean sent = Bootstrap.converse(node, ch.in(), ch.out(), jar.path());
+            boolean sent = Bootstrap.converse(node, ch.in(), ch.out(), jar.path(), (arch, libc) -> NodeRuntime.forNode(node, arch, libc, env));
+            stderr.started();
             LOG.debug("node {}: bootstrap done{}", node, sent ? ", agent jar sent" : ", agent jar cached");
         } catch (IOException e) {
             ch.close();
@@ -72,19 +74,33 @@ final class RemoteAgentChannel extends StreamAgentChannel {
         channel.close();
     }
 
-    /** The remote agent's stderr, line by line, into runjob.log. */
+    /**
+     * The remote side's stderr, line by line, into runjob.log: before the agent started it is the
+     * login shell's and the bootstrap's (an rc file's noise, say: logged, not shown), after that the
+     * agent's (a warning, shown).
+     */
     private static final class StderrLog extends OutputStream {
         private final String node;
         private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+        private volatile boolean started;
 
         StderrLog(String node) {
             this.node = node;
         }
 
+        void started() {
+            started = true;
+        }
+
         @Override
         public synchronized void write(int b) {
             if (b == '\n') {
-                LOG.warn("node {} agent: {}", node, line.toString(StandardCharsets.UTF_8));
+                String text = line.toString(StandardCharsets.UTF_8);
+                if (started) {
+                    LOG.warn("node {} agent: {}", node, text);
+                } else {
+                    LOG.info("node {}: the login shell or bootstrap printed on stderr: {}", node, text);
+                }
                 line.reset();
             } else if (line.size() < 8192) {
                 line.write(b);

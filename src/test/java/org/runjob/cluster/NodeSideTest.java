@@ -113,4 +113,30 @@ class NodeSideTest {
         assertThat(ok.code()).as(ok.err()).isZero();
         assertThat(ok.out()).contains("[h2/0] rank 0 attempt 0 restarts 0\n");
     }
+
+    @Test
+    void aNodeWithoutJavaGetsARuntimeOnceAndRuns() throws Exception {
+        SshTestbed.Host h4 = jobs.bed.host(4);
+        Path job = jobs.job("nojava", jobs.node(h4, 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
+        Cli first = jobs.run(job);
+        assertThat(first.code()).as(first.err()).isZero();
+        assertThat(first.out()).contains("[h4/0] rank 0 attempt 0 restarts 0\n");
+        assertThat(Files.readString(runFolder("nojava", jobs.logs).resolve("runjob.log"))).contains("node h4: no java >= 17 there; sending a runtime (");
+        try (var runtimes = Files.list(jobs.bed.cache().resolve("runjob/runtimes"))) {
+            List<Path> kept = runtimes.filter(p -> !p.getFileName().toString().startsWith(".")).toList();
+            assertThat(kept).hasSize(1);
+            assertThat(kept.get(0).getFileName().toString()).matches("[0-9a-f]{64}");
+            assertThat(kept.get(0).resolve("rt/bin/java")).isExecutable();
+        }
+        Path logs2 = tmp.resolve("runs2");
+        Cli second = jobs.run(job, "--set", "logs.dir=" + logs2);
+        assertThat(second.code()).as(second.err()).isZero();
+        assertThat(Files.readString(runFolder("nojava", logs2).resolve("runjob.log"))).doesNotContain("sending a runtime");
+    }
+
+    static Path runFolder(String job, Path logs) throws Exception {
+        try (var runs = Files.list(logs.resolve(job))) {
+            return runs.findFirst().orElseThrow();
+        }
+    }
 }

@@ -81,6 +81,7 @@ class WorkdirSafetyTest {
                     + node(jobs.bed.host(3), shared), files(data), List.of("python3", "show.py"), "", Map.of());
             Cli r = jobs.run(job);
             assertThat(r.code()).as("round %d: %s", round, r.err()).isZero();
+            assertThat(r.err()).as("an rc file's stderr noise is no error").doesNotContain("rm: cannot remove");
             JsonNode checks = runFile(jobs.logs, "shared" + round, "preflight.json").get("nodes");
             assertThat(checks.get(0).get("checks").get("workdir").get("detail").stringValue())
                     .matches("3 sent \\(\\d+ B\\), 0 kept; workdir shared by h1, h2, h3: shipped once");
@@ -102,7 +103,8 @@ class WorkdirSafetyTest {
         // h3's login shell printed a banner on stdout: skipped, and noted in runjob.log
         try (Stream<Path> runs = Files.list(jobs.logs.resolve("shared1"))) {
             Path log = runs.findFirst().orElseThrow().resolve("runjob.log");
-            assertThat(Files.readString(log)).contains("node h3: the login shell printed: Welcome to h3 (conda base activated)");
+            assertThat(Files.readString(log)).contains("node h3: the login shell printed: Welcome to h3 (conda base activated)")
+                    .contains("node h3: the login shell or bootstrap printed on stderr: rm: cannot remove /tmp/x: No such file");
         }
     }
 

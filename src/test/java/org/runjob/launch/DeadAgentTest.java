@@ -21,7 +21,7 @@ import org.runjob.testbed.Poll;
 /**
  * Nothing the job started outlives the agent, on local nodes: a daemon that clears its environment
  * and leaves its session is still stopped, and a SIGKILLed agent's workers are stopped by its
- * watchdog within the grace period plus 2 s.
+ * watchdog within the grace period plus 2 s; a SIGKILLed watchdog leaves the run undisturbed.
  */
 class DeadAgentTest {
 
@@ -76,5 +76,25 @@ class DeadAgentTest {
         assertThat(Pids.living(pids)).isEmpty();
         assertThat(ProcessHandle.of(otherAgent).map(ProcessHandle::isAlive).orElse(false)).isFalse();
         assertThat(jobs.stderrOf(job)).contains("root cause: rank 0 (local rank 0) on node n1: lost:");
+    }
+
+    @Test
+    void sigkillOfTheWatchdogDoesNotDisturbTheRunAndLeavesNothingAtItsEnd() throws Exception {
+        Path job = jobs.job("watchdogkill", "sleeper.py", 1, 2, Map.of(), 1, 0);
+        Process runjob = jobs.start(job);
+        List<Long> pids = jobs.awaitPids("rank", 2, Duration.ofSeconds(30));
+        toClean.addAll(pids);
+        long agent = Pids.parentOf(pids.get(0));
+        long watchdog = Pids.parentOf(agent);
+        ProcessHandle.of(watchdog).orElseThrow().destroyForcibly();
+        Poll.until(() -> ProcessHandle.of(watchdog).isEmpty() || !ProcessHandle.of(watchdog).get().isAlive(), Duration.ofSeconds(5),
+                "the watchdog to die");
+        assertThat(Pids.living(pids)).as("the run goes on").hasSize(2);
+        assertThat(ProcessHandle.of(agent).map(ProcessHandle::isAlive)).contains(true);
+        LocalJobs.signal(runjob, "INT");
+        assertThat(runjob.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(runjob.exitValue()).isEqualTo(130);
+        Pids.awaitGone(pids, Duration.ofSeconds(5), "the workers after Ctrl-C");
+        Poll.until(() -> ProcessHandle.of(agent).map(h -> !h.isAlive()).orElse(true), Duration.ofSeconds(5), "the agent to exit");
     }
 }

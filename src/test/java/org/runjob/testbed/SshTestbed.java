@@ -62,12 +62,12 @@ public final class SshTestbed {
         return null;
     }
 
-    /** The shared testbed: h1 (sshd on port 30430, like the seed's V100 server), h2 and h3 (port 22). */
+    /** The shared testbed: h1 (sshd on port 30430, like the seed's V100 server), h2, h3 and h4 (port 22; no java on h4's PATH). */
     public static synchronized SshTestbed get() throws IOException, InterruptedException {
         if (instance == null) {
             SshTestbed t = new SshTestbed(Files.createTempDirectory("runjob-testbed-"));
             Runtime.getRuntime().addShutdownHook(new Thread(t::close, "testbed-teardown"));
-            t.start(new int[] {30430, 22, 22});
+            t.start(new int[] {30430, 22, 22, 22});
             instance = t;
         }
         return instance;
@@ -118,6 +118,9 @@ public final class SshTestbed {
             Host h = new Host("h" + i, ns, veth, addr, ports[i - 1], hostKey);
             hosts.add(h);
             Path config = dir.resolve("sshd-" + i + ".conf");
+            String env = "SHLVL=1 LD_LIBRARY_PATH=" + FakeCuda.DIR + " \"FAKECUDA_GPUS=" + fakeGpus(i) + "\""
+                    + (i == 1 ? " CUDA_VISIBLE_DEVICES=1" : "") + (i == 3 ? " BASH_ENV=" + slowRc() : "")
+                    + (i == 4 ? " PATH=" + pathWithoutJava() : "");
             Files.writeString(config, String.join("\n",
                     "Port " + h.port(),
                     "ListenAddress " + addr,
@@ -137,11 +140,13 @@ public final class SshTestbed {
                     // the stand-in CUDA driver gives each host its GPUs (h1 also has a stray CUDA_VISIBLE_DEVICES)
                     // every host shares one home (root's) and one cache, as nodes with an NFS home do;
                     // h3's login shell runs a slow rc file that prints to stdout and stderr (BASH_ENV)
-                    "SetEnv SHLVL=1 LD_LIBRARY_PATH=" + FakeCuda.DIR + " \"FAKECUDA_GPUS=" + fakeGpus(i) + "\""
-                            + " XDG_CACHE_HOME=" + cache()
-                            + (i == 1 ? " CUDA_VISIBLE_DEVICES=1" : "") + (i == 3 ? " BASH_ENV=" + slowRc() : ""),
                     "Subsystem sftp internal-sftp",
                     "LogLevel ERROR",
+                    // sshd takes the first SetEnv that applies: root's (with the shared cache), else everyone's
+                    "Match User root",
+                    "  SetEnv " + env + " XDG_CACHE_HOME=" + cache(),
+                    "Match all",
+                    "  SetEnv " + env,
                     i == 3 ? "Match User " + PASSWORD_USER + "\n  AuthenticationMethods password" : "", ""));
             Process sshd = new ProcessBuilder("ip", "netns", "exec", ns, "/usr/sbin/sshd", "-D", "-e", "-f", config.toString())
                     .redirectErrorStream(true).redirectOutput(dir.resolve("sshd-" + i + ".log").toFile()).start();
@@ -158,6 +163,23 @@ public final class SshTestbed {
     /** The per-user cache every host shares (XDG_CACHE_HOME): where agents keep runjob's jar. */
     public Path cache() {
         return dir.resolve("cache");
+    }
+
+    /** h4's PATH: every program of /usr/bin but java, as on a GPU server with Python and no JRE. */
+    private Path pathWithoutJava() throws IOException {
+        Path bin = dir.resolve("nojava-bin");
+        if (!Files.isDirectory(bin)) {
+            Files.createDirectories(bin);
+            try (var programs = Files.list(Path.of("/usr/bin"))) {
+                for (Path p : programs.toList()) {
+                    String name = p.getFileName().toString();
+                    if (!name.startsWith("java")) {
+                        Files.createSymbolicLink(bin.resolve(name), p);
+                    }
+                }
+            }
+        }
+        return bin;
     }
 
     /** h3's login rc file: slow, and noisy on stdout and stderr, like a conda or pyenv init. */

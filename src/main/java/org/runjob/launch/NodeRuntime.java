@@ -1,0 +1,111 @@
+package org.runjob.launch;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.runjob.distribute.Sha256;
+
+/**
+ * A Java runtime for nodes that have none: made once with {@code jlink} from this machine's JDK
+ * (only the modules the agent and the GPU probe use), packed as a {@code .tgz} and kept in this
+ * user's cache ({@code ${XDG_CACHE_HOME:-~/.cache}/runjob/runtimes/}), so it is built once per JDK
+ * and sent once per node, where the bootstrap keeps it by its SHA-256.
+ *
+ * <p>It runs only on nodes of this machine's CPU architecture and C library; {@link #forNode}
+ * says none for any other.
+ */
+public record NodeRuntime(Path archive, String sha256, long size) {
+
+    private static final Logger LOG = LogManager.getLogger(NodeRuntime.class);
+
+    /** What the agent (and its GPU probe: Jackson wants java.xml) loads from the JDK. */
+    static final List<String> MODULES = List.of("java.base", "java.logging", "java.xml", "jdk.unsupported");
+
+    private static NodeRuntime built;
+
+    /** This machine's architecture as {@code uname -m} names it. */
+    static String arch() {
+        String a = System.getProperty("os.arch");
+        return switch (a) {
+            case "amd64", "x86_64" -> "x86_64";
+            case "aarch64", "arm64" -> "aarch64";
+            default -> a;
+        };
+    }
+
+    /** "musl" where this machine's C library is musl, else "glibc". */
+    static String libc() {
+        try (var s = Files.newDirectoryStream(Path.of("/lib"), "ld-musl-*")) {
+            return s.iterator().hasNext() ? "musl" : "glibc";
+        } catch (IOException e) {
+            return "glibc";
+        }
+    }
+
+    /**
+     * The runtime for a node of {@code arch} and {@code libc}, built on first use; empty (with the
+     * reason logged) when the node is of another kind or this JDK cannot make one.
+     */
+    static synchronized Optional<NodeRuntime> forNode(String node, String arch, String libc, Map<String, String> env) {
+        if (!arch.equals(arch()) || !libc.equals(libc())) {
+            LOG.warn("node {}: no java there, and it is {}/{} where this machine is {}/{}: install a JRE >= 17 on it", node, arch, libc,
+                    arch(), libc());
+            return Optional.empty();
+        }
+        if (built == null) {
+            try {
+                built = build(env);
+            } catch (IOException e) {
+                LOG.warn("node {}: no java there, and no runtime could be made here: {}", node, e.getMessage());
+                return Optional.empty();
+            }
+        }
+        return Optional.of(built);
+    }
+
+    private static NodeRuntime build(Map<String, String> env) throws IOException {
+        Path home = Path.of(System.getProperty("java.home"));
+        Path jlink = home.resolve("bin/jlink");
+        if (!Files.isExecutable(jlink)) {
+            throw new IOException("this Java has no jlink (" + jlink + "): run runjob with a JDK, not a JRE");
+        }
+        String cacheHome = env.getOrDefault("XDG_CACHE_HOME", env.getOrDefault("HOME", System.getProperty("user.home")) + "/.cache");
+        Path dir = Files.createDirectories(Path.of(cacheHome, "runjob", "runtimes"));
+        Path archive = dir.resolve("jre-" + Runtime.version() + "-" + arch() + "-" + libc() + ".tgz");
+        if (!Files.isRegularFile(archive)) {
+            Path work = Files.createTempDirectory(dir, ".build-");
+            try {
+                run(List.of(jlink.toString(), "--add-modules", String.join(",", MODULES), "--strip-debug", "--no-header-files",
+                        "--no-man-pages", "--compress=0", "--generate-cds-archive", "--output", work.resolve("rt").toString()));
+                Path tgz = work.resolve("rt.tgz");
+                run(List.of("tar", "-czf", tgz.toString(), "-C", work.toString(), "rt"));
+                Files.move(tgz, archive, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } finally {
+                run(List.of("rm", "-rf", work.toString()));
+            }
+            LOG.info("made a runtime for nodes without java: {} ({} MiB)", archive, Files.size(archive) >> 20);
+        }
+        return new NodeRuntime(archive, Sha256.ofSource(archive), Files.size(archive));
+    }
+
+    private static void run(List<String> argv) throws IOException {
+        Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        try {
+            if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new IOException(argv.get(0) + " failed: " + out.strip());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted");
+        }
+    }
+}
