@@ -34,7 +34,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>It starts every worker ({@link WorkerProcess}), sends STARTED with each pid, streams
  *       output as STDOUT/STDERR frames through a {@link Spool} (memory, then a spill file: a slow
  *       coordinator never blocks a worker), and EXITED with each worker's {@link Exit}.</li>
- *   <li>PING is answered with PONG carrying the same payload.</li>
+ *   <li>PING is answered with PONG carrying the same payload. No frame for the heartbeat timeout
+ *       of START stops every worker, as below, after a NOTICE saying so.</li>
  *   <li>STOP, or the end of its stdin (the coordinator died or the link dropped), makes it stop
  *       every worker's process tree: SIGTERM, then SIGKILL after the grace period. KILL sends
  *       SIGKILL at once.</li>
@@ -334,12 +335,18 @@ public final class Agent {
         }
     }
 
-    /** A coordinator silent for longer than {@code timeoutMs} is gone (a dead link may never close our stdin). */
+    /**
+     * A coordinator silent for longer than {@code timeoutMs} is gone (a dead link may never close our
+     * stdin): the workers are stopped, with a NOTICE saying why, and their output keeps flowing.
+     */
     private void watchHeartbeats(long timeoutMs) {
         Thread t = new Thread(() -> {
             while (!stopping) {
                 if (System.nanoTime() - lastFrame > timeoutMs * 1_000_000) {
-                    channelOpen = false;
+                    // the channel may well be open (runjob paused, a laptop asleep): what the workers
+                    // still print, and why they stop, is sent if runjob reads again
+                    put(new Frame(Frame.Type.NOTICE, -1, ("no heartbeat from runjob for " + timeoutMs / 1000 + " s: stopping every worker")
+                            .getBytes(StandardCharsets.UTF_8)));
                     stopAll();
                     return;
                 }

@@ -18,6 +18,10 @@ sealed interface Event {
     record Reply(String node, String text) implements Event {
     }
 
+    /** The agent says why it acts on its own (it stopped its workers: no heartbeat). */
+    record Notice(String node, String text) implements Event {
+    }
+
     record Started(String node, int rank, long pid) implements Event {
     }
 

@@ -75,6 +75,7 @@ final class FramePump {
                         deliver(new Event.Hello(node));
                     }
                     case REPLY -> deliver(new Event.Reply(node, new String(f.payload(), StandardCharsets.UTF_8)));
+                    case NOTICE -> deliver(new Event.Notice(node, new String(f.payload(), StandardCharsets.UTF_8)));
                     case STARTED -> {
                         long pid = ByteBuffer.wrap(f.payload()).getLong();
                         workerTokens.put(pid, new String(f.payload(), 8, f.payload().length - 8, StandardCharsets.UTF_8));

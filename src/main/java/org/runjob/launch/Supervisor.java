@@ -71,6 +71,8 @@ final class Supervisor {
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final Map<Integer, Worker> workers = new LinkedHashMap<>();
     private final Map<String, AgentChannel> agents = new LinkedHashMap<>();
+    /** Why an agent stopped its workers on its own, by node. */
+    private final Map<String, String> agentStops = new java.util.HashMap<>();
     /** Events that arrived while agents were still starting, for the main loop. */
     private final List<Event> early = new ArrayList<>();
     private Worker rootCause;
@@ -303,6 +305,9 @@ final class Supervisor {
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
+        } else if (event instanceof Event.Notice n) {
+            LOG.warn("node {}: {}", n.node(), n.text());
+            agentStops.put(n.node(), n.text());
         } else if (event instanceof Event.Output o) {
             router.output(o.node(), o.rank(), o.stderr(), o.bytes());
         } else if (event instanceof Event.Exited x) {
@@ -333,6 +338,13 @@ final class Supervisor {
     }
 
     private void exited(Worker w, Exit exit) {
+        String agentStop = agentStops.get(w.launch.node());
+        if (exit.stoppedByAgent() && agentStop != null && stopAt < 0) {
+            // the agent stopped it on its own (no heartbeat): not the worker's doing, not ours
+            end(w, WorkerState.LOST, new Outcome.Lost("stopped by its agent: " + agentStop.replaceFirst(": stopping every worker$", "")));
+            failed(w);
+            return;
+        }
         Outcome outcome = Outcome.of(exit);
         WorkerState state = outcome.success() ? WorkerState.SUCCEEDED
                 : exit.stoppedByAgent() ? WorkerState.STOPPED : WorkerState.FAILED;

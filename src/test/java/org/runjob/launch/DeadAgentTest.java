@@ -97,4 +97,29 @@ class DeadAgentTest {
         Pids.awaitGone(pids, Duration.ofSeconds(5), "the workers after Ctrl-C");
         Poll.until(() -> ProcessHandle.of(agent).map(h -> !h.isAlive()).orElse(true), Duration.ofSeconds(5), "the agent to exit");
     }
+
+    @Test
+    void aPausedRunjobGetsItsWorkersLastOutputAndTheReasonWhenItWakes() throws Exception {
+        Path job = jobs.job("paused", "term_reporter.py", 1, 2, Map.of(), 2, 0);
+        Process runjob = jobs.start(job);
+        List<Long> pids = jobs.awaitPids("rank", 2, Duration.ofSeconds(30));
+        toClean.addAll(pids);
+        LocalJobs.signal(runjob, "STOP");
+        try {
+            // the agent misses runjob's heartbeats for 15 s and stops the workers, which print their last line
+            Pids.awaitGone(pids, Duration.ofSeconds(15 + 10), "the workers, stopped by their agent");
+        } finally {
+            LocalJobs.signal(runjob, "CONT");
+        }
+        assertThat(runjob.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(runjob.exitValue()).isEqualTo(1);
+        String err = jobs.stderrOf(job);
+        assertThat(err).contains("node n1: no heartbeat from runjob for 15 s: stopping every worker")
+                .contains("root cause: rank 0 (local rank 0) on node n1: lost: stopped by its agent: no heartbeat from runjob for 15 s");
+        Path folder = jobs.runFolder("paused");
+        for (int rank = 0; rank < 2; rank++) {
+            assertThat(Files.readString(folder.resolve("rank-" + rank + ".log"))).as("rank %d's log", rank)
+                    .contains("rank " + rank + " tick 0\n").endsWith("rank " + rank + " got TERM\n");
+        }
+    }
 }
