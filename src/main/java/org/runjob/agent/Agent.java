@@ -166,6 +166,7 @@ public final class Agent {
             finished = true;
         }
         registry.sweep(List.of());
+        WorkdirGuard.release(); // nothing of this run is left here: the workdir is free for the next run
         put(Frame.of(Frame.Type.DONE));
         try {
             sender.join(TimeUnit.SECONDS.toMillis(30));
@@ -205,7 +206,7 @@ public final class Agent {
                         closeListener();
                         reply("ok");
                     }
-                    case PROBE_GPUS -> reply(GpuProbeChild.run(env, workdir()));
+                    case PROBE_GPUS -> reply(GpuProbeChild.run(env, workdir().resolve(".runjob")));
                     default -> { }
                 }
             }

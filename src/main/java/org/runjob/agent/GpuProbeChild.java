@@ -11,18 +11,24 @@ import java.util.concurrent.TimeUnit;
  * The agent's answer to PROBE_GPUS: {@code runjob probe gpus} in a child JVM of the agent, so that
  * JCuda's native code never runs inside the agent, with {@code CUDA_VISIBLE_DEVICES} removed and
  * {@code CUDA_DEVICE_ORDER=PCI_BUS_ID} (the driver honours both; a stray value would hide GPUs and
- * shift what indices mean), and JCuda's library unpacked under the workdir's {@code .runjob}, not a
- * shared or noexec {@code /tmp}. The answer is the inventory's JSON line, or the probe's error.
+ * shift what indices mean), and JCuda's library unpacked where the caller says (on a node, the
+ * workdir's {@code .runjob}, not a shared or noexec {@code /tmp}). The answer is the inventory's
+ * JSON line, or why there is none ({@link org.runjob.agent.gpu.GpuInventory#fromProbe}). Local
+ * nodes are probed the same way by runjob itself.
  */
-final class GpuProbeChild {
+public final class GpuProbeChild {
 
     private GpuProbeChild() {
     }
 
-    static String run(Map<String, String> env, Path workdir) {
+    /**
+     * Runs the probe with {@code env} (less the two variables above), JCuda unpacking under
+     * {@code tmpdir}; returns its JSON line, or why there is none.
+     */
+    public static String run(Map<String, String> env, Path tmpdir) {
         List<String> argv = NodeJvm.argv(ProcessHandle.current().info().command().orElse("java"),
-                List.of("-Djava.io.tmpdir=" + workdir.resolve(".runjob")), System.getProperty("java.class.path"), "probe", "gpus");
-        ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
+                List.of("-Djava.io.tmpdir=" + tmpdir), System.getProperty("java.class.path"), "probe", "gpus");
+        ProcessBuilder pb = new ProcessBuilder(argv).redirectError(ProcessBuilder.Redirect.DISCARD);
         pb.environment().clear();
         pb.environment().putAll(env);
         pb.environment().remove("CUDA_VISIBLE_DEVICES");
@@ -31,6 +37,7 @@ final class GpuProbeChild {
             Process p = pb.start();
             p.getOutputStream().close();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            out = out.substring(out.lastIndexOf('\n') + 1);
             if (!p.waitFor(60, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
                 return "the GPU probe did not answer within 60 s";

@@ -128,7 +128,7 @@ final class WorkdirGuard {
     }
 
     /** The run lock's channel, kept open (so held) until the agent exits. */
-    private static FileChannel held;
+    private static FileChannel held; // guarded by WorkdirGuard.class
 
     /**
      * Takes this run's lock ({@code .runjob/run-ID.lock}, or finds a sibling agent of the same run
@@ -136,7 +136,7 @@ final class WorkdirGuard {
      * run in progress, and this run is refused naming it; one no longer held is left over from a
      * run that ended (or was killed) and is removed.
      */
-    private static Optional<String> lock(Path meta, AgentOptions options, Map<String, String> f) {
+    private static synchronized Optional<String> lock(Path meta, AgentOptions options, Map<String, String> f) {
         String run = options.runId().get();
         Path mine = meta.resolve("run-" + run + ".lock");
         try {
@@ -176,6 +176,18 @@ final class WorkdirGuard {
             return Optional.empty();
         } catch (IOException e) {
             return Optional.empty(); // no locking on this file system (an NFS without lockd): runs are not serialised
+        }
+    }
+
+    /** Frees this agent's run lock: every process of the run on this node is gone. */
+    static synchronized void release() {
+        if (held != null) {
+            try {
+                held.close();
+            } catch (IOException e) {
+                // the kernel drops it at exit anyway
+            }
+            held = null;
         }
     }
 

@@ -117,12 +117,8 @@ public final class NodeSession implements AutoCloseable {
     /** The node's GPUs, probed by a child JVM of its agent. */
     public GpuInventory gpus() {
         try {
-            String line = request(Frame.Type.PROBE_GPUS, new byte[0], 90_000).strip();
-            if (!line.startsWith("{")) {
-                return GpuInventory.none("the GPU probe failed: " + line);
-            }
-            return GpuInventory.fromJson(line);
-        } catch (IOException | RuntimeException e) {
+            return GpuInventory.fromProbe(request(Frame.Type.PROBE_GPUS, new byte[0], 90_000));
+        } catch (IOException e) {
             return GpuInventory.none("cannot probe: " + e.getMessage());
         }
     }

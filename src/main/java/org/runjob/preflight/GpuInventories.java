@@ -1,12 +1,10 @@
 package org.runjob.preflight;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
-import org.runjob.agent.NodeJvm;
+import org.runjob.agent.GpuProbeChild;
 import org.runjob.agent.gpu.GpuInventory;
 
 /**
@@ -44,36 +42,6 @@ public final class GpuInventories {
 
     /** Probes this machine, with {@code env} as the probe's environment (less the two above). */
     public static GpuInventory local(Map<String, String> env) {
-        ProcessBuilder pb = new ProcessBuilder(NodeJvm.local("probe", "gpus")).redirectError(ProcessBuilder.Redirect.DISCARD);
-        pb.environment().clear();
-        pb.environment().putAll(env);
-        pb.environment().remove("CUDA_VISIBLE_DEVICES");
-        pb.environment().put("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
-        try {
-            Process p = pb.start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(60, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                return GpuInventory.none("the GPU probe did not answer within 60 s");
-            }
-            return parse(out, "");
-        } catch (IOException e) {
-            return GpuInventory.none("cannot probe: " + e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return GpuInventory.none("interrupted");
-        }
-    }
-
-    private static GpuInventory parse(String stdout, String stderr) {
-        String line = stdout.strip();
-        if (!line.startsWith("{")) {
-            return GpuInventory.none("the GPU probe failed: " + (stderr.isBlank() ? line : stderr.strip()));
-        }
-        try {
-            return GpuInventory.fromJson(line);
-        } catch (RuntimeException e) {
-            return GpuInventory.none("the GPU probe answered nonsense: " + e.getMessage());
-        }
+        return GpuInventory.fromProbe(GpuProbeChild.run(env, Path.of(System.getProperty("java.io.tmpdir"))));
     }
 }

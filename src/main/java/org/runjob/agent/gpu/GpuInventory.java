@@ -58,4 +58,17 @@ public record GpuInventory(List<Gpu> gpus, int driverVersion, Optional<String> u
     private static Optional<String> text(JsonNode node) {
         return node == null || node.isNull() ? Optional.empty() : Optional.of(node.stringValue());
     }
+
+    /** The inventory a probe answered (its JSON line), or none, saying why. */
+    public static GpuInventory fromProbe(String answer) {
+        String line = answer.strip();
+        if (!line.startsWith("{")) {
+            return none("the GPU probe failed: " + line);
+        }
+        try {
+            return fromJson(line);
+        } catch (RuntimeException e) {
+            return none("the GPU probe answered nonsense: " + e.getMessage());
+        }
+    }
 }
