@@ -315,17 +315,21 @@ public final class Agent {
 
     /** TERM to every worker tree and adopted process, KILL to what is left after the grace period. */
     private void stop(List<WorkerProcess> snapshot) {
-        snapshot.forEach(WorkerProcess::terminate);
-        signalStrays(false);
+        java.util.Set<Long> signalled = new java.util.HashSet<>();
+        snapshot.forEach(w -> signalled.addAll(w.terminate()));
+        signalStrays(false, signalled);
         if (!WorkerProcess.waitUntil(() -> allGone(snapshot), graceMillis)) {
             snapshot.forEach(WorkerProcess::kill);
-            signalStrays(true);
+            signalStrays(true, java.util.Set.of());
         }
     }
 
-    /** Signals every living descendant of the agent (workers' trees included). */
-    private void signalStrays(boolean kill) {
+    /** Signals every living descendant of the agent but those in {@code signalled} (one TERM per process: a second can cut a handler short). */
+    private void signalStrays(boolean kill, java.util.Set<Long> signalled) {
         for (long pid : registry.sweep(workerPids())) {
+            if (signalled.contains(pid)) {
+                continue;
+            }
             ProcessHandle.of(pid).ifPresent(h -> {
                 if (kill) {
                     h.destroyForcibly();
@@ -384,7 +388,7 @@ public final class Agent {
             snapshot = List.copyOf(workers);
         }
         snapshot.forEach(WorkerProcess::kill);
-        signalStrays(true);
+        signalStrays(true, java.util.Set.of());
     }
 
     private void put(Frame f) {

@@ -59,9 +59,14 @@ public final class ProcessTree {
         return members(table).isEmpty();
     }
 
-    /** SIGTERM to every member. */
-    public void terminate() {
-        members().forEach(ProcessHandle::destroy);
+    /** SIGTERM to every member; returns their pids. */
+    public Set<Long> terminate() {
+        Set<Long> pids = new LinkedHashSet<>();
+        for (ProcessHandle h : members()) {
+            h.destroy();
+            pids.add(h.pid());
+        }
+        return pids;
     }
 
     /** SIGKILL to every member. */

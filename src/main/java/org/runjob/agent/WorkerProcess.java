@@ -36,6 +36,7 @@ final class WorkerProcess {
     private volatile Process process;
     private volatile ProcessTree tree;
     private volatile boolean stopRequested;
+    private Path errorFile;
 
     WorkerProcess(WorkerSpec spec, Spool spool) {
         this.spec = spec;
@@ -59,6 +60,7 @@ final class WorkerProcess {
         String token = ProcessHandle.current().pid() + "-" + spec.rank() + "-" + System.nanoTime();
         env.put(ProcessTree.TOKEN_VARIABLE, token);
         Path dir = Workdirs.resolve(spec.workdir(), agentEnv);
+        errorFile = errorFile(dir, env);
         try {
             Files.createDirectories(dir);
             Optional<String> missing = Programs.missing(spec.argv().get(0), env.get("PATH"), dir);
@@ -98,6 +100,9 @@ final class WorkerProcess {
             int value = waitFor();
             joinQuietly(out, DRAIN_WAIT_MS);
             joinQuietly(err, DRAIN_WAIT_MS);
+            if (value != 0) {
+                sendErrorFile();
+            }
             report(Exit.fromExitValue(value, stopRequested));
             onEnd.run();
         }, "wait-" + spec.rank());
@@ -116,11 +121,10 @@ final class WorkerProcess {
     }
 
     /** Marks the worker as being stopped by the agent (its exit is then expected) and sends SIGTERM to its tree. */
-    void terminate() {
+    /** @return the pids that were sent SIGTERM */
+    java.util.Set<Long> terminate() {
         stopRequested = true;
-        if (tree != null) {
-            tree.terminate();
-        }
+        return tree == null ? java.util.Set.of() : tree.terminate();
     }
 
     void kill() {
@@ -139,6 +143,49 @@ final class WorkerProcess {
     static boolean allGone(java.util.Collection<WorkerProcess> workers) {
         ProcTable table = ProcTable.read();
         return workers.stream().allMatch(w -> w.gone(table));
+    }
+
+    /** The largest error file sent back. */
+    static final int MAX_ERROR_FILE = 1 << 20;
+
+    /**
+     * TORCHELASTIC_ERROR_FILE, as torchrun sets it: where torch's {@code @record} writes a failing
+     * worker's exception as JSON. The job's own value is kept; else a file of this run, attempt and
+     * rank under the workdir's {@code .runjob/errors}. Any file left there is removed first.
+     */
+    private static Path errorFile(Path workdir, Map<String, String> env) {
+        String name = env.get(ERROR_FILE_VARIABLE);
+        Path file = name != null ? workdir.resolve(name)
+                : workdir.resolve(".runjob/errors").resolve(env.getOrDefault("RUNJOB_RUN_ID", "run") + "-attempt-"
+                        + env.getOrDefault("RUNJOB_ATTEMPT", "0") + "-rank-" + env.getOrDefault("RANK", "0") + ".json");
+        env.put(ERROR_FILE_VARIABLE, file.toString());
+        try {
+            Files.createDirectories(file.getParent());
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            // the worker finds out when it writes there
+        }
+        return file;
+    }
+
+    static final String ERROR_FILE_VARIABLE = "TORCHELASTIC_ERROR_FILE";
+
+    /** A failed worker's error file, when it wrote one: sent (before its exit) and removed. */
+    private void sendErrorFile() {
+        try {
+            if (errorFile != null && Files.isRegularFile(errorFile, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                byte[] bytes;
+                try (InputStream in = Files.newInputStream(errorFile)) {
+                    bytes = in.readNBytes(MAX_ERROR_FILE);
+                }
+                if (bytes.length > 0) {
+                    send(new Frame(Frame.Type.ERROR_FILE, spec.rank(), bytes));
+                }
+                Files.deleteIfExists(errorFile);
+            }
+        } catch (IOException e) {
+            // unreadable: the report falls back to stderr
+        }
     }
 
     private Thread drain(InputStream in, Frame.Type type, String name) {

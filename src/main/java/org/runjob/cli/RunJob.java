@@ -117,6 +117,14 @@ final class RunJob {
             summary.set("gpus", GpuTable.used(plan, report.gpus()));
         }
         folder.writeJson("summary.json", summary);
+        for (var attempt : result.attempts()) {
+            for (var rank : attempt.ranks()) {
+                if (rank.errorFile().isPresent()) {
+                    String name = "error-rank-" + rank.rank() + (attempt.attempt() == 0 ? "" : ".attempt-" + attempt.attempt()) + ".json";
+                    java.nio.file.Files.writeString(folder.dir().resolve(name), rank.errorFile().get());
+                }
+            }
+        }
         RunReport.print(result, io.err());
         return code;
     }

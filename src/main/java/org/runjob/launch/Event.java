@@ -22,6 +22,10 @@ sealed interface Event {
     record Notice(String node, String text) implements Event {
     }
 
+    /** A failed worker's TORCHELASTIC_ERROR_FILE (JSON written by torch's {@code @record}). */
+    record ErrorFile(String node, int rank, String json) implements Event {
+    }
+
     record Started(String node, int rank, long pid) implements Event {
     }
 

@@ -75,6 +75,7 @@ final class FramePump {
                         deliver(new Event.Hello(node));
                     }
                     case REPLY -> deliver(new Event.Reply(node, new String(f.payload(), StandardCharsets.UTF_8)));
+                    case ERROR_FILE -> deliver(new Event.ErrorFile(node, f.rank(), new String(f.payload(), StandardCharsets.UTF_8)));
                     case NOTICE -> deliver(new Event.Notice(node, new String(f.payload(), StandardCharsets.UTF_8)));
                     case STARTED -> {
                         long pid = ByteBuffer.wrap(f.payload()).getLong();

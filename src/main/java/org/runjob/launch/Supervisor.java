@@ -92,6 +92,7 @@ final class Supervisor {
         Instant end;
         Outcome outcome;
         List<String> tail = List.of();
+        Optional<String> errorFile = Optional.empty();
         long[] bytes = new long[2];
 
         Worker(WorkerLaunch launch) {
@@ -305,6 +306,8 @@ final class Supervisor {
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
+        } else if (event instanceof Event.ErrorFile ef) {
+            workers.get(ef.rank()).errorFile = Optional.of(ef.json());
         } else if (event instanceof Event.Notice n) {
             LOG.warn("node {}: {}", n.node(), n.text());
             agentStops.put(n.node(), n.text());
@@ -339,7 +342,7 @@ final class Supervisor {
 
     private void exited(Worker w, Exit exit) {
         String agentStop = agentStops.get(w.launch.node());
-        if (exit.stoppedByAgent() && agentStop != null && stopAt < 0) {
+        if (exit.stoppedByAgent() && agentStop != null) {
             // the agent stopped it on its own (no heartbeat): not the worker's doing, not ours
             end(w, WorkerState.LOST, new Outcome.Lost("stopped by its agent: " + agentStop.replaceFirst(": stopping every worker$", "")));
             failed(w);
@@ -452,6 +455,6 @@ final class Supervisor {
 
     private static RankResult result(Worker w) {
         return new RankResult(w.launch.rank(), w.launch.localRank(), w.launch.node(), w.pid, w.start, w.end, w.state,
-                Optional.ofNullable(w.outcome), w.bytes[0], w.bytes[1], w.tail);
+                Optional.ofNullable(w.outcome), w.bytes[0], w.bytes[1], w.tail, w.errorFile);
     }
 }

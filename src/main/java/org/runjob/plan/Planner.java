@@ -26,13 +26,19 @@ import org.runjob.spec.NodeSpec;
  *
  * <p>Environment of each worker, in this order: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
  * NODE_RANK, GROUP_RANK, GROUP_WORLD_SIZE, ROLE_RANK, ROLE_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
- * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER=PCI_BUS_ID, TORCHELASTIC_RUN_ID, RUNJOB_JOB, RUNJOB_RUN_ID,
- * RUNJOB_NODE, OMP_NUM_THREADS=1 when the node runs several workers and the job does not set it (as
- * torchrun does), GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME when the inventory knows the node's
+ * CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER=PCI_BUS_ID, TORCHELASTIC_RUN_ID, ROLE_NAME=default,
+ * TORCHELASTIC_USE_AGENT_STORE=False (workers make their own store, as with torchrun's c10d
+ * rendezvous), RUNJOB_JOB, RUNJOB_RUN_ID, RUNJOB_NODE; torchrun's defaults PYTHONUNBUFFERED=1 (print
+ * reaches the logs as it happens), NCCL_ASYNC_ERROR_HANDLING=1 and TORCH_NCCL_ASYNC_ERROR_HANDLING=1
+ * (the names before and after torch 2.2), which the job may set otherwise; OMP_NUM_THREADS=1 when the
+ * node runs several workers and the job does not set it (as torchrun does), GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME when the inventory knows the node's
  * interface towards MASTER_ADDR and the job does not set them; then the job's env, then the node's
  * env on top.
  */
 public final class Planner {
+
+    /** ROLE_NAME: torchrun's default role, the only one runjob has. */
+    static final String ROLE = "default";
 
     /** Shown for MASTER_PORT in a plan whose port is chosen at launch. */
     public static final String PORT_CHOSEN_AT_LAUNCH = "<auto: chosen at launch>";
@@ -98,9 +104,15 @@ public final class Planner {
                 env.put("CUDA_VISIBLE_DEVICES", visible);
                 env.put("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
                 env.put("TORCHELASTIC_RUN_ID", runId);
+                env.put("ROLE_NAME", ROLE);
+                env.put("TORCHELASTIC_USE_AGENT_STORE", "False");
                 env.put("RUNJOB_JOB", spec.name());
                 env.put("RUNJOB_RUN_ID", runId);
                 env.put("RUNJOB_NODE", node.name());
+                // torchrun's defaults, which the job's env may change
+                env.put("PYTHONUNBUFFERED", "1");
+                env.put("NCCL_ASYNC_ERROR_HANDLING", "1");
+                env.put("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
                 if (local > 1 && !spec.env().containsKey("OMP_NUM_THREADS") && !node.env().containsKey("OMP_NUM_THREADS")) {
                     env.put("OMP_NUM_THREADS", "1");
                 }

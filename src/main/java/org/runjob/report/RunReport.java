@@ -11,7 +11,8 @@ import org.runjob.launch.RunResult;
 
 /**
  * The end-of-run report: on failure a "root cause" block first (the first failure by time: node,
- * rank and local rank, exit code or signal, pid, the last stderr lines), then one row per rank
+ * rank and local rank, exit code or signal, pid; the exception and traceback from its
+ * TORCHELASTIC_ERROR_FILE when torch's {@code @record} wrote one; the last stderr lines), then one row per rank
  * (node, rank, result, duration), then where the run folder is.
  */
 public final class RunReport {
@@ -42,6 +43,15 @@ public final class RunReport {
         out.println("root cause: rank " + cause.rank() + " (local rank " + cause.localRank() + ") on node " + cause.node()
                 + ": " + cause.outcome().map(Outcome::describe).orElse("?")
                 + (cause.pid().isPresent() ? ", pid " + cause.pid().getAsLong() : ""));
+        cause.errorFile().flatMap(ErrorFile::parse).ifPresent(e -> {
+            out.println("  error (TORCHELASTIC_ERROR_FILE): " + e.message());
+            List<String> trace = e.traceback();
+            if (!trace.isEmpty()) {
+                List<String> last = trace.subList(Math.max(0, trace.size() - 20), trace.size());
+                out.println("  traceback" + (last.size() < trace.size() ? " (last " + last.size() + " lines)" : "") + ":");
+                last.forEach(line -> out.println("  | " + line));
+            }
+        });
         List<String> tail = cause.stderrTail();
         if (tail.isEmpty()) {
             out.println("  (no stderr)");

@@ -26,6 +26,7 @@ public final class ReservedEnv {
         NAMES.put("CUDA_VISIBLE_DEVICES", "list the node's gpus");
         NAMES.put("CUDA_DEVICE_ORDER", "runjob uses PCI_BUS_ID so indices match nvidia-smi");
         NAMES.put("TORCHELASTIC_RUN_ID", "runjob sets it to the run id");
+        NAMES.put("TORCHELASTIC_USE_AGENT_STORE", "workers make their own store: runjob has no agent store");
         NAMES.put("TORCHELASTIC_RESTART_COUNT", "set failure.max_restarts");
         NAMES.put("TORCHELASTIC_MAX_RESTARTS", "set failure.max_restarts");
     }

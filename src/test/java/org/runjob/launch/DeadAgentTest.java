@@ -95,7 +95,7 @@ class DeadAgentTest {
         assertThat(runjob.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(runjob.exitValue()).isEqualTo(130);
         Pids.awaitGone(pids, Duration.ofSeconds(5), "the workers after Ctrl-C");
-        Poll.until(() -> ProcessHandle.of(agent).map(h -> !h.isAlive()).orElse(true), Duration.ofSeconds(5), "the agent to exit");
+        Pids.awaitGone(List.of(agent), Duration.ofSeconds(5), "the agent");
     }
 
     @Test
@@ -115,7 +115,10 @@ class DeadAgentTest {
         assertThat(runjob.exitValue()).isEqualTo(1);
         String err = jobs.stderrOf(job);
         assertThat(err).contains("node n1: no heartbeat from runjob for 15 s: stopping every worker")
-                .contains("root cause: rank 0 (local rank 0) on node n1: lost: stopped by its agent: no heartbeat from runjob for 15 s");
+                .containsPattern("root cause: rank ([01]) \\(local rank \\1\\) on node n1: lost: stopped by its agent: no heartbeat from runjob for 15 s");
+        for (int rank = 0; rank < 2; rank++) {
+            assertThat(err).containsPattern("n1 +" + rank + " +" + rank + "  lost       lost: stopped by its agen");
+        }
         Path folder = jobs.runFolder("paused");
         for (int rank = 0; rank < 2; rank++) {
             assertThat(Files.readString(folder.resolve("rank-" + rank + ".log"))).as("rank %d's log", rank)

@@ -65,9 +65,14 @@ class PlannerTest {
         expected.put("CUDA_VISIBLE_DEVICES", "2,4");
         expected.put("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
         expected.put("TORCHELASTIC_RUN_ID", RUN);
+        expected.put("ROLE_NAME", "default");
+        expected.put("TORCHELASTIC_USE_AGENT_STORE", "False");
         expected.put("RUNJOB_JOB", "job");
         expected.put("RUNJOB_RUN_ID", RUN);
         expected.put("RUNJOB_NODE", "a30");
+        expected.put("PYTHONUNBUFFERED", "1");
+        expected.put("NCCL_ASYNC_ERROR_HANDLING", "1");
+        expected.put("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
         expected.put("OMP_NUM_THREADS", "1");
         expected.put("NCCL_DEBUG", "WARN");
         assertThat(rank2.env()).containsExactlyEntriesOf(expected);
