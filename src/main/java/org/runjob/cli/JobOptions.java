@@ -12,7 +12,7 @@ final class JobOptions {
             description = "Override a job-file value before validation, e.g. --set nodes[1].gpus=[0,1] (YAML flow syntax; repeatable).")
     List<String> sets = new ArrayList<>();
 
-    @Option(names = "--output", paramLabel = "FORMAT", defaultValue = "text",
+    @Option(names = {"-o", "--output"}, paramLabel = "FORMAT", defaultValue = "text",
             description = "text or json (default: ${DEFAULT-VALUE}).")
     Output output = Output.text;
 

@@ -21,8 +21,14 @@ final class Jobs {
 
     /** Loads {@code file}; prints its problems and returns null when it is invalid. */
     static SpecLoader.Loaded load(Io io, String file, List<String> sets) {
+        return load(io, file, sets, List.of());
+    }
+
+    /** The same, with {@code args} appended to the entrypoint's arguments ({@code runjob FILE -- ARGS}). */
+    static SpecLoader.Loaded load(Io io, String file, List<String> sets, List<String> args) {
         try {
-            return new SpecLoader(io.env()).load(Path.of(file), file, sets);
+            SpecLoader.Loaded loaded = new SpecLoader(io.env()).load(Path.of(file), file, sets);
+            return new SpecLoader.Loaded(loaded.spec().withEntrypointArgs(args), loaded.document());
         } catch (InvalidSpecException e) {
             printProblems(io, file, e.problems());
             return null;
@@ -30,8 +36,8 @@ final class Jobs {
     }
 
     /** Loads and plans {@code file} with nothing probed (a dry run); prints problems and returns null on failure. */
-    static LaunchPlan dryRunPlan(Io io, String file, List<String> sets) throws PlanningException {
-        SpecLoader.Loaded loaded = load(io, file, sets);
+    static LaunchPlan dryRunPlan(Io io, String file, List<String> sets, List<String> args) throws PlanningException {
+        SpecLoader.Loaded loaded = load(io, file, sets, args);
         if (loaded == null) {
             return null;
         }

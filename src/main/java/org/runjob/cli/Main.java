@@ -59,6 +59,9 @@ public final class Main {
         cl.addSubcommand("plan", new PlanCommand(io));
         cl.addSubcommand("check", new CheckCommand(io));
         cl.addSubcommand("gpus", new GpusCommand(io));
+        // `runjob run FILE` is `runjob FILE`; `runjob help CMD` is `runjob CMD --help`
+        cl.addSubcommand("run", new RunjobCommand(io));
+        cl.addSubcommand("help", new CommandLine.HelpCommand());
         cl.setOut(new java.io.PrintWriter(io.out(), true));
         cl.setErr(new java.io.PrintWriter(io.err(), true));
         cl.setCaseInsensitiveEnumValuesAllowed(true);

@@ -1,6 +1,7 @@
 package org.runjob.cli;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 
 import org.runjob.plan.LaunchPlan;
@@ -32,13 +33,13 @@ final class PlanCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return printPlan(io, file, options);
+        return printPlan(io, file, options, List.of());
     }
 
-    static int printPlan(Io io, String file, JobOptions options) {
+    static int printPlan(Io io, String file, JobOptions options, List<String> args) {
         LaunchPlan plan;
         try {
-            plan = Jobs.dryRunPlan(io, file, options.sets);
+            plan = Jobs.dryRunPlan(io, file, options.sets, args);
         } catch (PlanningException e) {
             // a valid job whose ranks depend on what launch finds (gpus: all without workers): say so, not an error
             if (options.output == JobOptions.Output.json) {

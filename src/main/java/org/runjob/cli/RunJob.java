@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 import org.runjob.distribute.Shipped;
 import org.runjob.launch.Launcher;
@@ -47,15 +46,22 @@ final class RunJob {
     private RunJob() {
     }
 
-    static int run(Io io, String file, JobOptions options, Set<Integer> ranks, List<String> commandLine) throws IOException {
-        SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets);
+    static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine)
+            throws IOException {
+        SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args);
         if (loaded == null) {
             return ExitCode.INVALID;
         }
         JobSpec spec = loaded.spec();
         String runId = RunId.of(io.clock().instant(), io.random().getAsInt());
         Path logFile = Path.of(spec.logsDir()).resolve(spec.name()).resolve(runId).resolve("runjob.log");
-        java.nio.file.Files.createDirectories(logFile.getParent());
+        try {
+            java.nio.file.Files.createDirectories(logFile.getParent());
+        } catch (IOException e) {
+            io.err().println("runjob: cannot create the run folder " + logFile.getParent() + " (logs.dir " + spec.logsDir() + "): "
+                    + why(e));
+            return ExitCode.INVALID;
+        }
         Diagnostics.toRunFolder(logFile, options.verbose);
         try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()));
              Preflight.Outcome checked = Launch.preflight(spec, connections, new NodeStarter(spec, connections, io.env(), Optional.of(runId)),
@@ -76,6 +82,11 @@ final class RunJob {
                 io.err().println("runjob: " + file + ": " + e.getMessage());
                 return ExitCode.INVALID;
             }
+            Optional<String> outside = ranks.outside(plan.worldSize());
+            if (outside.isPresent()) {
+                io.err().println("runjob: " + outside.get());
+                return ExitCode.INVALID;
+            }
             NodeStarter restarts = new NodeStarter(spec, connections, io.env(), Optional.of(runId));
             return launch(io, file, loaded, plan, report, ranks, commandLine, new Launcher(io.interrupts(), io.clock(), checked.sessions(),
                     restarts), checked.shipped());
@@ -84,7 +95,7 @@ final class RunJob {
         }
     }
 
-    private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, PreflightReport report, Set<Integer> ranks,
+    private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, PreflightReport report, RankSelection ranks,
                               List<String> commandLine, Launcher launcher, Map<String, Shipped> shipped)
             throws IOException {
         JobSpec spec = loaded.spec();
@@ -98,7 +109,7 @@ final class RunJob {
                 plan.masterAddr(), plan.masterPort().orElse(0), folder.dir());
         boolean colour = io.terminal() && !io.env().containsKey("NO_COLOR") && !"dumb".equals(io.env().get("TERM"));
         RunResult result;
-        try (OutputRouter router = new OutputRouter(folder.dir(), new Console(io.out(), colour, ranks))) {
+        try (OutputRouter router = new OutputRouter(folder.dir(), new Console(io.out(), colour, ranks.ranks()))) {
             result = new RunResult(spec.name(), plan.runId(), folder.dir(), launcher.run(plan, router));
         }
         int code = result.succeeded() ? ExitCode.OK : result.interrupted() ? ExitCode.INTERRUPTED : ExitCode.WORKER_FAILED;
@@ -127,6 +138,20 @@ final class RunJob {
         }
         RunReport.print(result, io.err());
         return code;
+    }
+
+    /** An IO failure as a user reads it: what failed where, no exception class names. */
+    static String why(IOException e) {
+        if (e instanceof java.nio.file.NoSuchFileException n) {
+            return "cannot create " + n.getFile() + " there";
+        }
+        if (e instanceof java.nio.file.AccessDeniedException a) {
+            return "permission denied for " + a.getFile();
+        }
+        if (e instanceof java.nio.file.FileSystemException f && f.getReason() != null) {
+            return f.getReason() + (f.getFile() == null ? "" : " (" + f.getFile() + ")");
+        }
+        return String.valueOf(e.getMessage());
     }
 
     static List<String> command(List<String> args) {

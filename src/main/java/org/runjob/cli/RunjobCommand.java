@@ -2,7 +2,6 @@ package org.runjob.cli;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Command;
@@ -36,9 +35,13 @@ final class RunjobCommand implements Callable<Integer> {
     @Option(names = "--dry-run", description = "Validate and print the plan; contact no machine, start nothing.")
     boolean dryRun;
 
-    @Option(names = "--ranks", split = ",", paramLabel = "RANK",
-            description = "Show only these ranks' output on the console, e.g. --ranks 0,3 (every rank is still recorded).")
-    List<Integer> ranks = new ArrayList<>();
+    @Option(names = "--ranks", split = ",", paramLabel = "RANKS",
+            description = "Show only these ranks' output on the console, e.g. --ranks 0-3,7 (every rank is still recorded).")
+    List<String> ranks = new ArrayList<>();
+
+    @Parameters(index = "1..*", paramLabel = "ARGS",
+            description = "After --: arguments appended to the entrypoint's, e.g. runjob job.yaml -- --lr 0.01 (recorded in the run folder).")
+    List<String> args = new ArrayList<>();
 
     @Mixin
     JobOptions options;
@@ -53,10 +56,16 @@ final class RunjobCommand implements Callable<Integer> {
             spec.commandLine().usage(io.err());
             return ExitCode.INVALID;
         }
-        if (dryRun) {
-            return PlanCommand.printPlan(io, file, options);
+        RankSelection selection;
+        try {
+            selection = RankSelection.parse(ranks);
+        } catch (IllegalArgumentException e) {
+            io.err().println("runjob: " + e.getMessage());
+            return ExitCode.INVALID;
         }
-        return RunJob.run(io, file, options, Set.copyOf(ranks),
-                RunJob.command(spec.commandLine().getParseResult().originalArgs()));
+        if (dryRun) {
+            return PlanCommand.printPlan(io, file, options, args);
+        }
+        return RunJob.run(io, file, options, selection, args, RunJob.command(spec.commandLine().getParseResult().originalArgs()));
     }
 }

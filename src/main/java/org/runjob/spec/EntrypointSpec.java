@@ -9,6 +9,22 @@ public sealed interface EntrypointSpec {
     /** Whether {@code --local_rank=N} is appended (the old torch.distributed.launch contract). */
     boolean localRankArg();
 
+    /** The same entrypoint with {@code more} arguments after its own ({@code runjob FILE -- ARGS}). */
+    default EntrypointSpec withArgs(List<String> more) {
+        if (more.isEmpty()) {
+            return this;
+        }
+        if (this instanceof Command c) {
+            List<String> argv = new java.util.ArrayList<>(c.argv());
+            argv.addAll(more);
+            return new Command(argv, c.localRankArg());
+        }
+        Jar j = (Jar) this;
+        List<String> args = new java.util.ArrayList<>(j.args());
+        args.addAll(more);
+        return new Jar(j.jarInWorkdir(), j.main(), args, j.jvmArgs(), j.localRankArg());
+    }
+
     /** {@code command: [python3, train.py]}: run as given, never through a shell. */
     record Command(List<String> argv, boolean localRankArg) implements EntrypointSpec {
         public Command {

@@ -26,6 +26,11 @@ public record JobSpec(
         String logsDir,
         Path source) {
 
+    /** The same job with {@code more} arguments after the entrypoint's own. */
+    public JobSpec withEntrypointArgs(List<String> more) {
+        return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, files, env, ssh, failure, logsDir, source);
+    }
+
     /** The default rendezvous port, as torchrun's. */
     public static final int DEFAULT_MASTER_PORT = 29500;
 

@@ -39,9 +39,10 @@ import org.yaml.snakeyaml.representer.Representer;
  *   <li>Only YAML's standard tags are accepted; a global tag or Java type ({@code !!java...},
  *       {@code !foo}) is a problem, never an object.</li>
  *   <li>Duplicate keys in one mapping are a problem naming both lines.</li>
- *   <li>Aliases are bounded twice: SnakeYAML refuses more than {@value #MAX_ALIASES} aliases to
- *       collections, and the expanded tree may hold at most {@value #MAX_VALUES} values, so an
- *       exponential "billion laughs" document fails fast. A self-referencing alias is a problem.</li>
+ *   <li>Aliases are bounded by what they expand to: the expanded tree may hold at most
+ *       {@value #MAX_VALUES} values, so an exponential "billion laughs" document fails fast while a
+ *       large inventory of nodes merging one anchor ({@code <<: *node}) loads (SnakeYAML's own
+ *       alias count is set to {@value #MAX_ALIASES}). A self-referencing alias is a problem.</li>
  *   <li>The file may be at most {@value #MAX_CODE_POINTS} code points and must be UTF-8.</li>
  *   <li>YAML merge keys ({@code <<: *base}) are applied: keys written in the mapping win.</li>
  * </ol>
@@ -49,7 +50,8 @@ import org.yaml.snakeyaml.representer.Representer;
  */
 public final class YamlReader {
 
-    static final int MAX_ALIASES = 50;
+    /** High enough for a 64-node inventory written with merge keys; {@link #MAX_VALUES} is what stops a bomb. */
+    static final int MAX_ALIASES = 10_000;
     static final int MAX_VALUES = 100_000;
     static final int MAX_CODE_POINTS = 4 * 1024 * 1024;
     static final int MAX_DEPTH = 64;

@@ -186,7 +186,13 @@ public final class SshConnector {
 
     private void identities(JSch jsch, ConfigRepository config, String host) throws JSchException {
         if (ssh.identity().isPresent()) {
-            jsch.addIdentity(expand(ssh.identity().get()).toString());
+            Path key = expand(ssh.identity().get());
+            if (!java.nio.file.Files.isReadable(key)) {
+                throw new JSchException("ssh.identity " + ssh.identity().get() + (java.nio.file.Files.exists(key)
+                        ? " cannot be read" : " does not exist") + " (" + key + "): name a private key file, or leave ssh.identity out"
+                        + " to use ssh-agent and ~/.ssh");
+            }
+            jsch.addIdentity(key.toString());
             return;
         }
         if (env.containsKey("SSH_AUTH_SOCK")) {

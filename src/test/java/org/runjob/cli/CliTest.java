@@ -158,6 +158,55 @@ class CliTest {
     }
 
     @Test
+    void argumentsAfterDoubleDashReachTheEntrypointAndRunIsASubcommand() {
+        Cli r = Cli.run("--dry-run", "jobs/local.yaml", "--", "--lr", "0.01", "it's");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("RANK=0 LOCAL_RANK=0 ROLE_RANK=0 python3 checkin.py --lr 0.01 'it'\\''s'\n");
+        Cli run = Cli.run("run", "--dry-run", "jobs/local.yaml", "--", "--lr", "0.01", "it's");
+        assertThat(run.code()).isZero();
+        assertThat(run.out()).isEqualTo(r.out());
+        Cli bare = Cli.run("--dry-run", "jobs/local.yaml", "--lr", "0.01");
+        assertThat(bare.code()).isEqualTo(ExitCode.INVALID);
+        assertThat(bare.err()).contains("Unknown option: '--lr'");
+    }
+
+    @Test
+    void helpOfACommandAndTheShortOutputOption() {
+        Cli help = Cli.run("help", "validate");
+        assertThat(help.code()).isZero();
+        assertThat(help.out()).startsWith("Usage: runjob validate ");
+        Cli json = Cli.run("validate", "-o", "json", "jobs/local.yaml");
+        assertThat(json.code()).isZero();
+        assertThat(json.out()).startsWith("[ {\n  \"file\" : \"jobs/local.yaml\",\n  \"valid\" : true,");
+    }
+
+    @Test
+    void rankSelectionsTakeRangesAndRefuseWhatIsNoRank() {
+        assertThat(RankSelection.parse(java.util.List.of("0-2", "7")).ranks()).containsExactlyInAnyOrder(0, 1, 2, 7);
+        assertThat(RankSelection.parse(java.util.List.of("0-3", "7")).outside(4)).contains(
+                "--ranks: rank 7 is not in this job (world size 4: ranks 0-3)");
+        assertThat(RankSelection.parse(java.util.List.of("1-2")).outside(4)).isEmpty();
+        Cli bad = Cli.run("--ranks", "0,x", "jobs/local.yaml");
+        assertThat(bad.code()).isEqualTo(ExitCode.INVALID);
+        assertThat(bad.err()).isEqualTo("runjob: --ranks: 'x' is no rank or range (e.g. --ranks 0-3,7)\n");
+        Cli backwards = Cli.run("--ranks", "3-1", "jobs/local.yaml");
+        assertThat(backwards.err()).isEqualTo("runjob: --ranks: '3-1' is no range (FROM-TO, FROM <= TO)\n");
+    }
+
+    @Test
+    void userMistakesAreNamedNotInternalErrors() {
+        Cli logs = Cli.run(System.getenv(), "--set", "logs.dir=/proc/nope", "jobs/local.yaml");
+        assertThat(logs.code()).isEqualTo(ExitCode.INVALID);
+        assertThat(logs.err()).startsWith("runjob: cannot create the run folder /proc/nope/local/" + Cli.RUN_ID + " (logs.dir /proc/nope): ")
+                .endsWith("cannot create /proc/nope there\n").doesNotContain("internal error").doesNotContain("Exception");
+        // no machine is contacted: the key is looked for first
+        Cli key = Cli.run("check", "--set", "ssh.identity=/nonexistent/id_ed25519", "jobs/two-node.yaml");
+        assertThat(key.code()).isEqualTo(ExitCode.PREFLIGHT_FAILED);
+        assertThat(key.out()).contains("FAIL v100 ssh: node v100: cannot set up SSH: ssh.identity /nonexistent/id_ed25519 does not exist"
+                + " (/nonexistent/id_ed25519): name a private key file, or leave ssh.identity out to use ssh-agent and ~/.ssh\n");
+    }
+
+    @Test
     void helpListsCommandsAndExitCodes() {
         Cli r = Cli.run("--help");
         assertThat(r.code()).isZero();

@@ -160,6 +160,20 @@ class SpecLoaderTest {
     }
 
     @Test
+    void aSixtyFourNodeInventoryWrittenWithMergeKeysLoads() throws Exception {
+        StringBuilder y = new StringBuilder("name: big\nnodes:\n  - &node {name: n0, host: 10.0.0.1, user: ann, port: 2222, workers: 8}\n");
+        for (int i = 1; i < 64; i++) {
+            y.append("  - {<<: *node, name: n").append(i).append(", host: 10.0.").append(i / 250).append('.').append(i % 250 + 1).append("}\n");
+        }
+        y.append("entrypoint: {command: [python3, t.py]}\n");
+        JobSpec spec = load(write("big.yaml", y.toString()), Map.of());
+        assertThat(spec.nodes()).hasSize(64);
+        assertThat(spec.nodes().get(63).user()).isEqualTo(Optional.of("ann"));
+        assertThat(spec.nodes().get(63).port()).isEqualTo(OptionalInt.of(2222));
+        assertThat(spec.nodes().get(63).host()).isEqualTo(Optional.of("10.0.0.64"));
+    }
+
+    @Test
     void setOverridesApplyBeforeValidation() throws Exception {
         Path f = write("s.yaml", "name: s\nnodes:\n  - {name: a, host: h1, gpus: [0]}\n  - {name: b, host: h2, gpus: [0]}\n"
                 + "entrypoint: {command: [python3]}\n");
