@@ -61,6 +61,10 @@ public final class Main {
         cl.addSubcommand("gpus", new GpusCommand(io));
         // `runjob run FILE` is `runjob FILE`; `runjob help CMD` is `runjob CMD --help`
         cl.addSubcommand("run", new RunjobCommand(io));
+        cl.addSubcommand("runs", new RunsCommand(io));
+        cl.addSubcommand("status", new StatusCommand(io));
+        cl.addSubcommand("logs", new LogsCommand(io));
+        cl.addSubcommand("stop", new StopCommand(io));
         cl.addSubcommand("help", new CommandLine.HelpCommand());
         cl.setOut(new java.io.PrintWriter(io.out(), true));
         cl.setErr(new java.io.PrintWriter(io.err(), true));

@@ -48,12 +48,18 @@ final class RunJob {
 
     static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine)
             throws IOException {
+        return run(io, file, options, ranks, args, commandLine, Optional.empty());
+    }
+
+    /** @param givenRunId the run id a detaching parent chose (and waits on), else a new one */
+    static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine,
+                   Optional<String> givenRunId) throws IOException {
         SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args);
         if (loaded == null) {
             return ExitCode.INVALID;
         }
         JobSpec spec = loaded.spec();
-        String runId = RunId.of(io.clock().instant(), io.random().getAsInt());
+        String runId = givenRunId.orElseGet(() -> RunId.of(io.clock().instant(), io.random().getAsInt()));
         Path logFile = Path.of(spec.logsDir()).resolve(spec.name()).resolve(runId).resolve("runjob.log");
         try {
             java.nio.file.Files.createDirectories(logFile.getParent());
@@ -63,6 +69,8 @@ final class RunJob {
             return ExitCode.INVALID;
         }
         Diagnostics.toRunFolder(logFile, options.verbose);
+        RunStatus status = new RunStatus(RunFolder.of(logFile.getParent()), runId, spec.name(), io.clock());
+        status.write("preflight");
         try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()));
              Preflight.Outcome checked = Launch.preflight(spec, connections, new NodeStarter(spec, connections, io.env(), Optional.of(runId)),
                      io.env(), Optional.of(runId), io.err())) {
@@ -73,6 +81,7 @@ final class RunJob {
                 PreflightText.printWarnings(report, io.err());
             }
             if (!report.ok()) {
+                status.write("preflight failed");
                 return ExitCode.PREFLIGHT_FAILED;
             }
             LaunchPlan plan;
@@ -89,14 +98,14 @@ final class RunJob {
             }
             NodeStarter restarts = new NodeStarter(spec, connections, io.env(), Optional.of(runId));
             return launch(io, file, loaded, plan, report, ranks, commandLine, new Launcher(io.interrupts(), io.clock(), checked.sessions(),
-                    restarts), checked.shipped());
+                    restarts, status), checked.shipped(), status);
         } finally {
             Diagnostics.reset();
         }
     }
 
     private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, PreflightReport report, RankSelection ranks,
-                              List<String> commandLine, Launcher launcher, Map<String, Shipped> shipped)
+                              List<String> commandLine, Launcher launcher, Map<String, Shipped> shipped, RunStatus status)
             throws IOException {
         JobSpec spec = loaded.spec();
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
@@ -128,6 +137,7 @@ final class RunJob {
             summary.set("gpus", GpuTable.used(plan, report.gpus()));
         }
         folder.writeJson("summary.json", summary);
+        status.write(result.verdict());
         for (var attempt : result.attempts()) {
             for (var rank : attempt.ranks()) {
                 if (rank.errorFile().isPresent()) {

@@ -43,6 +43,14 @@ final class RunjobCommand implements Callable<Integer> {
             description = "After --: arguments appended to the entrypoint's, e.g. runjob job.yaml -- --lr 0.01 (recorded in the run folder).")
     List<String> args = new ArrayList<>();
 
+    @Option(names = "--detach", description = "Run preflight here, then leave the run to a runjob of its own in the background"
+            + " (no terminal; output to the run folder) and print its id; runjob runs / status / logs -f / stop reach it.")
+    boolean detach;
+
+    /** The run id a detaching runjob chose for the runjob it starts. */
+    @Option(names = "--run-id", hidden = true)
+    String runId;
+
     @Mixin
     JobOptions options;
 
@@ -66,6 +74,14 @@ final class RunjobCommand implements Callable<Integer> {
         if (dryRun) {
             return PlanCommand.printPlan(io, file, options, args);
         }
-        return RunJob.run(io, file, options, selection, args, RunJob.command(spec.commandLine().getParseResult().originalArgs()));
+        List<String> original = spec.commandLine().getParseResult().originalArgs();
+        if (detach) {
+            return Detach.start(io, file, options, args, original);
+        }
+        List<String> recorded = new ArrayList<>(original);
+        if (runId != null) {
+            recorded.removeAll(List.of("--run-id", runId));
+        }
+        return RunJob.run(io, file, options, selection, args, RunJob.command(recorded), java.util.Optional.ofNullable(runId));
     }
 }

@@ -15,6 +15,11 @@ public record AttemptResult(int attempt, Instant start, Instant end, List<RankRe
         ranks = List.copyOf(ranks);
     }
 
+    /** "succeeded", "interrupted" or "failed": how summary.json, status.json and the report name the end. */
+    public String verdict() {
+        return succeeded() ? "succeeded" : interrupted() ? "interrupted" : "failed";
+    }
+
     public boolean succeeded() {
         return !interrupted && ranks.stream().allMatch(r -> r.state() == WorkerState.SUCCEEDED);
     }

@@ -26,12 +26,19 @@ public final class Launcher {
     private final Clock clock;
     private final Map<String, NodeSession> started;
     private final NodeStarter starter;
+    private final StatusSink status;
 
     /**
      * @param started the agents preflight started (one per node), used by the first attempt
      * @param starter starts fresh agents for restarts
      */
     public Launcher(Interrupts interrupts, Clock clock, Map<String, NodeSession> started, NodeStarter starter) {
+        this(interrupts, clock, started, starter, StatusSink.NONE);
+    }
+
+    /** @param status gets the run's live state (status.json) */
+    public Launcher(Interrupts interrupts, Clock clock, Map<String, NodeSession> started, NodeStarter starter, StatusSink status) {
+        this.status = status;
         this.interrupts = interrupts;
         this.clock = clock;
         this.started = new java.util.concurrent.ConcurrentHashMap<>(started);
@@ -47,7 +54,7 @@ public final class Launcher {
             if (attempt > 0) {
                 router.attempt(attempt);
             }
-            AttemptResult result = new Supervisor(plan, attempt, agents, router, interrupts, clock, grace).run();
+            AttemptResult result = new Supervisor(plan, attempt, agents, router, interrupts, clock, grace, status).run();
             attempts.add(result);
             router.flush();
             if (result.succeeded() || result.interrupted() || attempt >= maxRestarts) {

@@ -14,6 +14,11 @@ public record RunResult(String job, String runId, Path folder, List<AttemptResul
         return attempts.get(attempts.size() - 1);
     }
 
+    /** The last attempt's {@link AttemptResult#verdict}. */
+    public String verdict() {
+        return last().verdict();
+    }
+
     public boolean succeeded() {
         return last().succeeded();
     }

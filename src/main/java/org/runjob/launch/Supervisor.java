@@ -82,6 +82,11 @@ final class Supervisor {
     private long killAt = -1;
     private long forceAt = -1;
     private long lastPing = System.nanoTime();
+    private final StatusSink status;
+    /** The published status is out of date: a state changed, or output came. */
+    private boolean changed = true;
+    private boolean outputSince;
+    private long lastPublish;
 
     /** Mutable only here, on the supervisor's thread. */
     private static final class Worker {
@@ -92,6 +97,7 @@ final class Supervisor {
         Instant end;
         Outcome outcome;
         List<String> tail = List.of();
+        Instant lastOutput;
         Optional<String> errorFile = Optional.empty();
         long[] bytes = new long[2];
 
@@ -102,6 +108,12 @@ final class Supervisor {
 
     Supervisor(LaunchPlan plan, int attempt, AgentStarter starter, OutputRouter router, Interrupts interrupts,
                Clock clock, long graceMillis) {
+        this(plan, attempt, starter, router, interrupts, clock, graceMillis, StatusSink.NONE);
+    }
+
+    Supervisor(LaunchPlan plan, int attempt, AgentStarter starter, OutputRouter router, Interrupts interrupts,
+               Clock clock, long graceMillis, StatusSink status) {
+        this.status = status;
         this.plan = plan;
         this.attempt = attempt;
         this.starter = starter;
@@ -117,6 +129,7 @@ final class Supervisor {
         interrupts.onRaise(() -> events.add(new Event.Interrupted()));
         startAgents();
         early.forEach(this::handle);
+        publish();
         try {
             while (!agents.isEmpty()) {
                 // under load, write in batches; after 5 ms without events, flush so output shows at once
@@ -134,6 +147,9 @@ final class Supervisor {
                 checkInterrupts();
                 backstops();
                 ping();
+                if (changed || (outputSince && System.nanoTime() - lastPublish > 1_000_000_000L)) {
+                    publish();
+                }
             }
             // output that arrived before the agents' last frames
             Event e;
@@ -154,6 +170,7 @@ final class Supervisor {
             }
             results.add(result(w));
         }
+        publish();
         Optional<RankResult> cause = rootCause == null ? Optional.empty()
                 : results.stream().filter(r -> r.rank() == rootCause.launch.rank()).findFirst();
         return new AttemptResult(attempt, begin, clock.instant(), results, cause, interrupted);
@@ -300,6 +317,7 @@ final class Supervisor {
             w.pid = OptionalLong.of(s.pid());
             w.start = clock.instant();
             w.state = WorkerState.RUNNING;
+            changed = true;
             LOG.debug("rank {} on {} started, pid {}", s.rank(), s.node(), s.pid());
             try {
                 router.started(s.node(), s.rank());
@@ -313,6 +331,8 @@ final class Supervisor {
             agentStops.put(n.node(), n.text());
         } else if (event instanceof Event.Output o) {
             router.output(o.node(), o.rank(), o.stderr(), o.bytes());
+            workers.get(o.rank()).lastOutput = clock.instant();
+            outputSince = true;
         } else if (event instanceof Event.Exited x) {
             exited(workers.get(x.rank()), x.exit());
         } else if (event instanceof Event.AgentDone d) {
@@ -370,7 +390,20 @@ final class Supervisor {
         }
     }
 
+    /** Hands the live state to the status sink (status.json). */
+    private void publish() {
+        List<StatusSink.Rank> ranks = new ArrayList<>();
+        for (Worker w : workers.values()) {
+            ranks.add(new StatusSink.Rank(w.launch.rank(), w.launch.node(), w.state, Optional.ofNullable(w.lastOutput)));
+        }
+        status.update(attempt, stopAt >= 0, ranks);
+        changed = false;
+        outputSince = false;
+        lastPublish = System.nanoTime();
+    }
+
     private void end(Worker w, WorkerState state, Outcome outcome) {
+        changed = true;
         w.state = state;
         w.outcome = outcome;
         w.end = clock.instant();
@@ -391,6 +424,7 @@ final class Supervisor {
             return;
         }
         stopAt = System.nanoTime();
+        changed = true;
         killAt = stopAt + TimeUnit.MILLISECONDS.toNanos(graceMillis + STOP_SLACK_MS);
         sendAll(Frame.of(Frame.Type.STOP));
     }

@@ -17,7 +17,9 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The record of one run: {@code LOGS_DIR/JOB/RUN_ID/} with {@code job.yaml} (the job after
  * extends, interpolation and --set), {@code plan.json}, {@code command.txt}, the per-rank logs,
- * {@code all.log}, {@code summary.json} and {@code runjob.log}.
+ * {@code all.log}, {@code summary.json} and {@code runjob.log}; while the run lives, {@code status.json}
+ * (rewritten whole on every change: state, attempt, each rank's state and last output, and the
+ * {@link Coordinator} that runs it).
  */
 public final class RunFolder {
 
@@ -51,6 +53,18 @@ public final class RunFolder {
 
     public void writeJson(String name, JsonNode node) throws IOException {
         Files.writeString(dir.resolve(name), JSON.writerWithDefaultPrettyPrinter().writeValueAsString(node) + "\n");
+    }
+
+    /** Writes {@code name} whole or not at all (a temporary file renamed over it): readers never see half of it. */
+    public void replaceJson(String name, JsonNode node) throws IOException {
+        Path tmp = dir.resolve("." + name + ".tmp");
+        Files.writeString(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(node) + "\n");
+        Files.move(tmp, dir.resolve(name), java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** The run folder of an existing directory. */
+    public static RunFolder of(Path dir) {
+        return new RunFolder(dir);
     }
 
     public void writeCommand(List<String> argv) throws IOException {

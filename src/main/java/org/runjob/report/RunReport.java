@@ -32,7 +32,7 @@ public final class RunReport {
             out.printf("%-16s %5d %6d  %-10s %-28s %9s%n", r.node(), r.rank(), r.localRank(), r.state().label(),
                     r.outcome().map(Outcome::describe).map(RunReport::clip).orElse("-"), seconds(r.duration()));
         }
-        String verdict = last.succeeded() ? "succeeded" : last.interrupted() ? "interrupted" : "failed";
+        String verdict = last.verdict();
         String attempts = run.attempts().size() == 1 ? "" : " after " + run.attempts().size() + " attempts";
         out.printf("job %s run %s %s%s in %s; logs in %s%n", run.job(), run.runId(), verdict, attempts,
                 seconds(Duration.between(run.attempts().get(0).start(), last.end())), run.folder());

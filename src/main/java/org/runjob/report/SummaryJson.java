@@ -26,7 +26,7 @@ public final class SummaryJson {
         ObjectNode root = f.objectNode();
         root.put("job", run.job());
         root.put("run_id", run.runId());
-        root.put("result", run.succeeded() ? "succeeded" : run.interrupted() ? "interrupted" : "failed");
+        root.put("result", run.verdict());
         root.put("exit_code", exitCode);
         ArrayNode cmd = root.putArray("command");
         command.forEach(cmd::add);
@@ -41,7 +41,7 @@ public final class SummaryJson {
         for (AttemptResult a : run.attempts()) {
             ObjectNode attempt = attempts.addObject();
             attempt.put("attempt", a.attempt());
-            attempt.put("result", a.succeeded() ? "succeeded" : a.interrupted() ? "interrupted" : "failed");
+            attempt.put("result", a.verdict());
             if (a.rootCause().isPresent()) {
                 attempt.put("root_cause_rank", a.rootCause().get().rank());
             } else {

@@ -32,7 +32,8 @@ class LocalExampleTest {
         Path folder = logs.resolve("local").resolve(Cli.RUN_ID);
         try (var files = Files.list(folder)) {
             assertThat(files.map(p -> p.getFileName().toString()).sorted().toList()).containsExactly("all.log", "command.txt",
-                    "job.yaml", "plan.json", "preflight.json", "rank-0.log", "rank-1.log", "rank-2.log", "rank-3.log", "runjob.log", "summary.json");
+                    "job.yaml", "plan.json", "preflight.json", "rank-0.log", "rank-1.log", "rank-2.log", "rank-3.log", "runjob.log", "status.json",
+                    "summary.json");
         }
         assertThat(Files.readString(folder.resolve("rank-2.log"))).isEqualTo("rank 2 (local 0) on local2 checked in\n");
         assertThat(Files.readString(folder.resolve("command.txt")))

@@ -1,0 +1,114 @@
+package org.runjob.cli;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import org.runjob.plan.RunId;
+import org.runjob.spec.SpecLoader;
+
+/**
+ * {@code runjob FILE --detach}: the run goes on in a runjob of its own, in a new session (no
+ * terminal, stdin from /dev/null, output to the run folder's {@code console.log}), so closing the
+ * terminal does not touch it. This process waits, printing what that runjob prints, until the
+ * workers run (then it returns 0 with the run's id and the commands that reach it) or that runjob
+ * ends first (then it returns its exit code: 3 for a failed preflight, as in the foreground).
+ *
+ * <p>The detached runjob lives on this machine: this machine must stay up (and awake) for the run;
+ * the nodes' agents stop their workers when its heartbeats stop.
+ */
+final class Detach {
+
+    /** States of status.json that mean the workers were started. */
+    private static final Set<String> LAUNCHED = Set.of("running", "stopping", "succeeded", "failed", "interrupted");
+
+    private Detach() {
+    }
+
+    static int start(Io io, String file, JobOptions options, List<String> args, List<String> originalArgs) throws IOException,
+            InterruptedException {
+        SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args);
+        if (loaded == null) {
+            return ExitCode.INVALID;
+        }
+        String runId = RunId.of(io.clock().instant(), io.random().getAsInt());
+        Path folder = Path.of(loaded.spec().logsDir()).resolve(loaded.spec().name()).resolve(runId);
+        try {
+            Files.createDirectories(folder);
+        } catch (IOException e) {
+            io.err().println("runjob: cannot create the run folder " + folder + " (logs.dir " + loaded.spec().logsDir() + "): " + RunJob.why(e));
+            return ExitCode.INVALID;
+        }
+        Path console = folder.resolve("console.log");
+        List<String> cmd = new ArrayList<>();
+        if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
+            cmd.add("/usr/bin/setsid");
+        }
+        cmd.addAll(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"),
+                Main.class.getName(), "--run-id", runId));
+        cmd.addAll(childArgs(originalArgs));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(new File("/dev/null"))
+                .redirectOutput(console.toFile()).redirectErrorStream(true);
+        pb.environment().clear();
+        pb.environment().putAll(io.env());
+        Process child = pb.start();
+        long shown = 0;
+        while (true) {
+            boolean exited = child.waitFor(100, TimeUnit.MILLISECONDS);
+            shown = show(io, console, shown);
+            if (exited) {
+                return child.exitValue();
+            }
+            String state = RunRecords.read(folder).status().map(s -> s.path("state").asString("")).orElse("");
+            if (LAUNCHED.contains(state)) {
+                String logs = loaded.spec().logsDir().equals("runs") ? "" : " --logs-dir " + loaded.spec().logsDir();
+                io.err().println("runjob: run " + runId + " is detached (runjob pid " + child.pid() + " on this machine, which must stay up);"
+                        + " its output goes to " + folder);
+                io.err().println("  follow it:  runjob logs -f " + runId + logs);
+                io.err().println("  see it:     runjob status " + runId + logs);
+                io.err().println("  stop it:    runjob stop " + runId + logs);
+                io.out().println(runId);
+                io.out().flush();
+                return ExitCode.OK;
+            }
+            if (io.interrupts().count() > 0) {
+                io.err().println("runjob: no longer waiting; run " + runId + " goes on (runjob stop " + runId + " stops it)");
+                return ExitCode.INTERRUPTED;
+            }
+        }
+    }
+
+    /** The detached runjob's arguments: the same command, without --detach (and without the word run). */
+    static List<String> childArgs(List<String> originalArgs) {
+        List<String> out = new ArrayList<>();
+        boolean afterDashes = false;
+        for (int i = 0; i < originalArgs.size(); i++) {
+            String a = originalArgs.get(i);
+            if (!afterDashes && (a.equals("--detach") || (i == 0 && a.equals("run")))) {
+                continue;
+            }
+            afterDashes |= a.equals("--");
+            out.add(a);
+        }
+        return out;
+    }
+
+    /** Prints what the detached runjob wrote since {@code from} (preflight's table, its errors) on stderr. */
+    private static long show(Io io, Path console, long from) throws IOException {
+        if (!Files.exists(console)) {
+            return from;
+        }
+        byte[] all = Files.readAllBytes(console);
+        if (all.length > from) {
+            io.err().print(new String(all, (int) from, (int) (all.length - from), StandardCharsets.UTF_8));
+            io.err().flush();
+        }
+        return all.length;
+    }
+}

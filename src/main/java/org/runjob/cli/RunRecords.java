@@ -1,0 +1,119 @@
+package org.runjob.cli;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+import org.runjob.logs.Coordinator;
+import org.runjob.report.StatusJson;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The runs under a logs dir ({@code LOGS/JOB/RUN_ID/}), read from their folders: a finished run
+ * from its {@code summary.json}; a run without one from its {@code status.json} and whether the
+ * coordinator it names still runs (a run whose coordinator is gone, killed say, is {@code dead},
+ * never shown as running).
+ */
+final class RunRecords {
+
+    /** One run as its folder shows it. */
+    record Run(Path folder, String job, String runId, String state, Optional<Integer> exitCode, Optional<String> started,
+               Optional<String> ended, Optional<String> commit, Optional<JsonNode> status, Optional<JsonNode> summary) {
+
+        boolean live() {
+            return summary.isEmpty() && !state.equals("dead") && !state.equals("preflight failed");
+        }
+
+        Optional<Coordinator> coordinator() {
+            return status.map(StatusJson::coordinator);
+        }
+    }
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private RunRecords() {
+    }
+
+    /** Every run under {@code logsDir}, oldest first (run ids begin with their start time). */
+    static List<Run> list(Path logsDir) throws IOException {
+        List<Run> runs = new ArrayList<>();
+        if (!Files.isDirectory(logsDir)) {
+            return runs;
+        }
+        try (Stream<Path> jobs = Files.list(logsDir)) {
+            for (Path job : jobs.filter(Files::isDirectory).toList()) {
+                try (Stream<Path> folders = Files.list(job)) {
+                    for (Path f : folders.filter(p -> Files.isRegularFile(p.resolve("status.json")) || Files.isRegularFile(p.resolve("summary.json"))).toList()) {
+                        runs.add(read(f));
+                    }
+                }
+            }
+        }
+        runs.sort(Comparator.comparing(Run::runId));
+        return runs;
+    }
+
+    static Run read(Path folder) {
+        Optional<JsonNode> summary = json(folder.resolve("summary.json"));
+        Optional<JsonNode> status = json(folder.resolve("status.json"));
+        String state;
+        if (summary.isPresent()) {
+            state = summary.get().path("result").asString("?");
+        } else if (status.isPresent()) {
+            String s = status.get().path("state").asString("?");
+            state = s.equals("preflight failed") ? s : StatusJson.coordinator(status.get()).alive() ? s : "dead";
+        } else {
+            state = "dead";
+        }
+        Optional<Integer> exit = summary.map(s -> s.path("exit_code").asInt(-1));
+        Optional<String> started = summary.map(s -> s.path("start").asString(null)).or(() -> status.map(s -> s.path("started").asString(null)));
+        Optional<String> ended = summary.map(s -> s.path("end").asString(null));
+        Optional<String> commit = summary.map(s -> s.path("git").path("commit").asString(null));
+        return new Run(folder, folder.getParent().getFileName().toString(), folder.getFileName().toString(), state, exit, started, ended,
+                commit, status, summary);
+    }
+
+    /**
+     * A run by reference: a run folder's path, {@code last} (the newest run), a run id or
+     * {@code JOB/ID}, or a unique prefix of either.
+     *
+     * @throws IllegalArgumentException saying why none or several match
+     */
+    static Run resolve(Path logsDir, String ref) throws IOException {
+        Path asPath = Path.of(ref);
+        if (Files.isRegularFile(asPath.resolve("status.json")) || Files.isRegularFile(asPath.resolve("summary.json"))) {
+            return read(asPath);
+        }
+        List<Run> runs = list(logsDir);
+        if (ref.equals("last")) {
+            if (runs.isEmpty()) {
+                throw new IllegalArgumentException("no runs under " + logsDir);
+            }
+            return runs.get(runs.size() - 1);
+        }
+        List<Run> matches = runs.stream().filter(r -> r.runId().startsWith(ref) || (r.job() + "/" + r.runId()).startsWith(ref)).toList();
+        if (matches.size() == 1) {
+            return matches.get(0);
+        }
+        if (matches.isEmpty()) {
+            throw new IllegalArgumentException("no run " + ref + " under " + logsDir + " (runjob runs lists them; --logs-dir names another)");
+        }
+        throw new IllegalArgumentException(ref + " names " + matches.size() + " runs: "
+                + String.join(", ", matches.stream().map(r -> r.job() + "/" + r.runId()).toList()) + "; give more of the id, or JOB/ID");
+    }
+
+    private static Optional<JsonNode> json(Path file) {
+        try {
+            return Files.isRegularFile(file) ? Optional.of(JSON.readTree(Files.readString(file))) : Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+}

@@ -1,0 +1,16 @@
+package org.runjob.cli;
+
+import java.nio.file.Path;
+
+import picocli.CommandLine.Option;
+
+/** Options of the commands that read run folders (runs, status, logs, stop). */
+final class RunsOptions {
+
+    @Option(names = "--logs-dir", paramLabel = "DIR", defaultValue = "runs",
+            description = "Where the run folders are (a job's logs.dir; default: ${DEFAULT-VALUE}).")
+    Path logsDir;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "FORMAT", defaultValue = "text", description = "text or json (default: ${DEFAULT-VALUE}).")
+    JobOptions.Output output = JobOptions.Output.text;
+}

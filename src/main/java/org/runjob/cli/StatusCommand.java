@@ -1,0 +1,58 @@
+package org.runjob.cli;
+
+import java.util.concurrent.Callable;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/** {@code runjob status RUN}: a run's state, attempt and every rank's state and last output. */
+@Command(name = "status", mixinStandardHelpOptions = true, description = "Show a run: its state, attempt, and each rank's state and last output.")
+final class StatusCommand implements Callable<Integer> {
+
+    private final Io io;
+
+    @Parameters(index = "0", paramLabel = "RUN", description = "A run id, a unique prefix of one, last, or a run folder.")
+    String run;
+
+    @Mixin
+    RunsOptions options;
+
+    StatusCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        RunRecords.Run r;
+        try {
+            r = RunRecords.resolve(options.logsDir, run);
+        } catch (IllegalArgumentException e) {
+            io.err().println("runjob: " + e.getMessage());
+            return ExitCode.INVALID;
+        }
+        JsonNode ranks = r.status().map(s -> s.path("ranks")).orElse(JsonMapper.builder().build().createArrayNode());
+        if (options.output == JobOptions.Output.json) {
+            ObjectNode o = r.status().map(s -> (ObjectNode) s.deepCopy()).orElse(JsonMapper.builder().build().createObjectNode());
+            o.put("state", r.state()).put("folder", r.folder().toString());
+            r.exitCode().ifPresent(c -> o.put("exit_code", c));
+            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(o));
+        } else {
+            io.out().println("run " + r.runId() + " of job " + r.job() + ": " + r.state()
+                    + r.exitCode().map(c -> " (exit " + c + ")").orElse("")
+                    + r.status().map(s -> ", attempt " + s.path("attempt").asInt()).orElse("")
+                    + r.coordinator().map(c -> ", runjob pid " + c.pid() + " on " + c.host() + (c.alive() ? "" : " (gone)")).orElse(""));
+            io.out().printf("%-16s %5s  %-10s  %s%n", "node", "rank", "state", "last output");
+            for (JsonNode k : ranks) {
+                io.out().printf("%-16s %5d  %-10s  %s%n", k.path("node").asString(""), k.path("rank").asInt(), k.path("state").asString(""),
+                        k.path("last_output").isNull() ? "-" : k.path("last_output").asString("-"));
+            }
+            io.out().println("folder " + r.folder());
+        }
+        io.out().flush();
+        return ExitCode.OK;
+    }
+}

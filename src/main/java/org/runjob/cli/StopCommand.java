@@ -1,0 +1,81 @@
+package org.runjob.cli;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+
+import org.runjob.logs.Coordinator;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code runjob stop RUN [--now]}: what Ctrl-C does to a run in the foreground, to a run anywhere
+ * on this machine: SIGTERM to its runjob (found by pid and start time), which stops every worker
+ * (SIGTERM, grace, SIGKILL), reports and exits 130; {@code --now} kills at once, as a second
+ * Ctrl-C does. Waits for the run's summary.json and prints how it ended.
+ */
+@Command(name = "stop", mixinStandardHelpOptions = true, description = "Stop a run as Ctrl-C would (--now: kill at once); waits until it has ended.")
+final class StopCommand implements Callable<Integer> {
+
+    private final Io io;
+
+    @Parameters(index = "0", paramLabel = "RUN", description = "A run id, a unique prefix of one, last, or a run folder.")
+    String run;
+
+    @Option(names = "--now", description = "Kill every worker at once instead of after the grace period.")
+    boolean now;
+
+    @Option(names = "--wait", paramLabel = "SECONDS", defaultValue = "120", description = "How long to wait for the run to end (default: ${DEFAULT-VALUE}).")
+    int waitSeconds;
+
+    @Mixin
+    RunsOptions options;
+
+    StopCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        RunRecords.Run r;
+        try {
+            r = RunRecords.resolve(options.logsDir, run);
+        } catch (IllegalArgumentException e) {
+            io.err().println("runjob: " + e.getMessage());
+            return ExitCode.INVALID;
+        }
+        if (!r.live() || r.coordinator().isEmpty()) {
+            io.err().println("runjob: run " + r.runId() + " is not running (" + r.state() + ")");
+            return ExitCode.OK;
+        }
+        Coordinator c = r.coordinator().get();
+        if (!c.host().equals(Coordinator.current().host())) {
+            io.err().println("runjob: run " + r.runId() + " runs on " + c.host() + ": stop it there");
+            return ExitCode.INVALID;
+        }
+        ProcessHandle handle = ProcessHandle.of(c.pid()).orElse(null);
+        if (handle == null || !c.alive()) {
+            io.err().println("runjob: run " + r.runId() + " is not running (its runjob is gone)");
+            return ExitCode.OK;
+        }
+        handle.destroy();
+        if (now) {
+            Thread.sleep(200);
+            handle.destroy(); // a second interrupt: KILL now
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(waitSeconds).toNanos();
+        while (RunRecords.read(r.folder()).live() && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        RunRecords.Run after = RunRecords.read(r.folder());
+        if (after.live()) {
+            io.err().println("runjob: run " + r.runId() + " is still " + after.state() + " after " + waitSeconds + " s; runjob stop --now "
+                    + r.runId() + " kills its workers at once");
+            return ExitCode.WORKER_FAILED;
+        }
+        io.err().println("runjob: run " + r.runId() + " " + after.state() + after.exitCode().map(e -> " (exit " + e + ")").orElse(""));
+        return ExitCode.OK;
+    }
+}

@@ -1,0 +1,22 @@
+package org.runjob.launch;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Where the supervisor reports a run's live state (the run folder's {@code status.json}): after
+ * every change of a worker's state, when the stop begins, and at most once a second for output.
+ */
+@FunctionalInterface
+public interface StatusSink {
+
+    /** One rank as it stands. */
+    record Rank(int rank, String node, WorkerState state, Optional<Instant> lastOutput) {
+    }
+
+    /** @param stopping true once the attempt is being stopped (a failure, an interrupt) */
+    void update(int attempt, boolean stopping, List<Rank> ranks);
+
+    StatusSink NONE = (attempt, stopping, ranks) -> { };
+}

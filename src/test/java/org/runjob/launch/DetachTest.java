@@ -1,0 +1,125 @@
+package org.runjob.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
+import org.runjob.testbed.Pids;
+import org.runjob.testbed.Poll;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Detached runs and the commands that reach them: runs, status, logs -f, stop; a killed runjob shows as dead. */
+class DetachTest {
+
+    @TempDir
+    Path tmp;
+
+    LocalJobs jobs;
+    final List<Long> toClean = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        jobs = new LocalJobs(tmp);
+    }
+
+    @AfterEach
+    void cleanUp() {
+        Pids.killAll(toClean);
+    }
+
+    Cli cli(String... args) {
+        return Cli.run(System.getenv(), args);
+    }
+
+    String logsDir() {
+        return jobs.logs.toString();
+    }
+
+    @Test
+    void aDetachedRunIsListedShownFollowedToItsEnd() throws Exception {
+        Path job = jobs.job("ticker", "ticks.py", 1, 2, Map.of("TICKS", "30"), 1, 0);
+        Cli detached = cli("--detach", job.toString());
+        assertThat(detached.code()).as(detached.err()).isZero();
+        String id = detached.out().strip();
+        assertThat(id).matches("\\d{8}-\\d{6}-[0-9a-f]{4}");
+        assertThat(detached.err()).contains("runjob: run " + id + " is detached").contains("  follow it:  runjob logs -f " + id
+                + " --logs-dir " + logsDir() + "\n");
+        // it returned while the workers run: they are up, and not children of this JVM
+        List<Long> pids = jobs.awaitPids("rank", 2, Duration.ofSeconds(10));
+        toClean.addAll(pids);
+
+        Cli runs = cli("runs", "--logs-dir", logsDir());
+        assertThat(runs.out()).containsPattern(id + " +ticker +running ");
+        Cli status = cli("status", id.substring(0, 15), "--logs-dir", logsDir());
+        assertThat(status.out()).startsWith("run " + id + " of job ticker: running, attempt 0, runjob pid ")
+                .containsPattern("n1 +0  running ").containsPattern("n1 +1  running ");
+
+        Cli logs = CompletableFuture.supplyAsync(() -> cli("logs", "-f", "last", "--logs-dir", logsDir())).get(60, TimeUnit.SECONDS);
+        assertThat(logs.code()).isZero();
+        for (int rank = 0; rank < 2; rank++) {
+            int r = rank;
+            List<String> lines = logs.out().lines().filter(l -> l.startsWith("[n1/" + r + "] ")).toList();
+            assertThat(lines).containsExactlyElementsOf(IntStream.rangeClosed(1, 30).mapToObj(i -> "[n1/" + r + "] rank " + r + " tick " + i).toList());
+        }
+        // logs -f ended because the run did
+        JsonNode summary = summary("ticker", id);
+        assertThat(summary.get("result").stringValue()).isEqualTo("succeeded");
+        assertThat(cli("runs", "--logs-dir", logsDir()).out()).containsPattern(id + " +ticker +succeeded .* 0  ");
+        assertThat(cli("logs", id, "--ranks", "1", "--logs-dir", logsDir()).out().lines().count()).isEqualTo(30);
+    }
+
+    @Test
+    void stopEndsADetachedRunLikeCtrlCAndAKilledRunjobShowsAsDead() throws Exception {
+        Path job = jobs.job("held", "sleeper.py", 1, 2, Map.of(), 1, 0);
+        String id = cli("--detach", job.toString()).out().strip();
+        List<Long> pids = jobs.awaitPids("rank", 2, Duration.ofSeconds(10));
+        toClean.addAll(pids);
+        Cli stop = cli("stop", id, "--logs-dir", logsDir());
+        assertThat(stop.code()).as(stop.err()).isZero();
+        assertThat(stop.err()).isEqualTo("runjob: run " + id + " interrupted (exit 130)\n");
+        assertThat(Pids.living(pids)).isEmpty();
+        assertThat(summary("held", id).get("exit_code").intValue()).isEqualTo(130);
+
+        Files.walk(jobs.pids).filter(Files::isRegularFile).forEach(p -> p.toFile().delete());
+        // another job: the in-process CLI's clock is fixed, so a second run of the same job would reuse the run id
+        Path other = jobs.job("killed", "sleeper.py", 1, 2, Map.of(), 1, 0);
+        String second = cli("--detach", other.toString()).out().strip();
+        List<Long> more = jobs.awaitPids("rank", 2, Duration.ofSeconds(10));
+        toClean.addAll(more);
+        long coordinator = JsonMapper.builder().build().readTree(Files.readString(folder("killed", second).resolve("status.json")))
+                .get("coordinator").get("pid").longValue();
+        ProcessHandle.of(coordinator).orElseThrow().destroyForcibly();
+        Poll.until(() -> cli("runs", "--logs-dir", logsDir()).out().matches("(?s).*" + second + " +killed +dead .*"), Duration.ofSeconds(10),
+                "the killed run to show as dead");
+        // its agents saw their stdin close and stopped the workers
+        Pids.awaitGone(more, Duration.ofSeconds(1 + 5), "the workers of the killed run");
+        // both runs have the fixed clock's id: a bare id is ambiguous, JOB/ID is not
+        assertThat(cli("stop", second, "--logs-dir", logsDir()).err()).isEqualTo("runjob: " + second + " names 2 runs: held/" + second
+                + ", killed/" + second + "; give more of the id, or JOB/ID\n");
+        assertThat(cli("stop", "killed/" + second, "--logs-dir", logsDir()).err()).isEqualTo("runjob: run " + second + " is not running (dead)\n");
+    }
+
+    /** The folder of the run {@code id} of job {@code job}. */
+    Path folder(String job, String id) {
+        return jobs.logs.resolve(job).resolve(id);
+    }
+
+    JsonNode summary(String job, String id) throws Exception {
+        return JsonMapper.builder().build().readTree(Files.readString(folder(job, id).resolve("summary.json")));
+    }
+}
