@@ -25,7 +25,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "logs", mixinStandardHelpOptions = true, description = "Print a run's output; -f follows it until the run ends.")
 final class LogsCommand implements Callable<Integer> {
 
-    private static final Pattern PREFIX = Pattern.compile("^\\[[^/\\]]+/(\\d+)(?::err)?] ");
+    private static final Pattern PREFIX = Pattern.compile("^\\[[^/\\]]+/(\\d+)(?:#\\d+)?(?::err)?] ");
     static final long POLL_MS = 200;
 
     private final Io io;

@@ -66,6 +66,8 @@ public final class Main {
         cl.addSubcommand("logs", new LogsCommand(io));
         cl.addSubcommand("stop", new StopCommand(io));
         cl.addSubcommand("help", new CommandLine.HelpCommand());
+        // bash (and zsh through bashcompinit) completion, generated from the command model
+        cl.addSubcommand("completion", new picocli.AutoComplete.GenerateCompletion());
         cl.setOut(new java.io.PrintWriter(io.out(), true));
         cl.setErr(new java.io.PrintWriter(io.err(), true));
         cl.setCaseInsensitiveEnumValuesAllowed(true);

@@ -18,7 +18,7 @@ import java.util.Map;
  *   <li>{@code rank-N.log} (attempts after the first: {@code rank-N.attempt-K.log}) gets the
  *       rank's stdout and stderr bytes exactly, interleaved in arrival order at line boundaries
  *       (only a line over {@value #MAX_FILE_LINE} bytes can be cut by a line of the other stream);</li>
- *   <li>{@code all.log} gets every line, prefixed {@code [node/rank]} or {@code [node/rank:err]};
+ *   <li>{@code all.log} gets every line, prefixed {@code [node/rank]} or {@code [node/rank:err]} ({@code [node/rank#K]} in restart K);
  *       a line is written whole, so lines of different ranks never mix;</li>
  *   <li>the {@link Console} gets the same lines (for the ranks it shows).</li>
  * </ol>
@@ -53,6 +53,7 @@ public final class OutputRouter implements AutoCloseable {
         flushPartials();
         closeRankFiles();
         this.attempt = attempt;
+        prefixes.clear();
         splitters.clear();
         stderrTail.clear();
         bytes.clear();
@@ -93,7 +94,7 @@ public final class OutputRouter implements AutoCloseable {
 
     private void writeLine(String node, int rank, boolean stderr, byte[] buf, int off, int len) {
         byte[] prefix = prefixes.computeIfAbsent(rank + (stderr ? ":err" : ":out"),
-                k -> ("[" + node + "/" + rank + (stderr ? ":err] " : "] ")).getBytes(StandardCharsets.UTF_8));
+                k -> ("[" + node + "/" + rank + (attempt == 0 ? "" : "#" + attempt) + (stderr ? ":err] " : "] ")).getBytes(StandardCharsets.UTF_8));
         try {
             all.write(prefix);
             all.write(buf, off, len);

@@ -207,6 +207,19 @@ class CliTest {
     }
 
     @Test
+    void aCompletionScriptIsGeneratedAndBashLoadsIt() throws Exception {
+        Cli r = Cli.run("completion");
+        assertThat(r.code()).isZero();
+        Path script = Files.writeString(dir.resolve("runjob-completion.bash"), r.out());
+        Process bash = new ProcessBuilder("bash", "-c", "source \"$1\" && complete -p runjob", "bash", script.toString())
+                .redirectErrorStream(true).start();
+        String out = new String(bash.getInputStream().readAllBytes());
+        assertThat(bash.waitFor()).as(out).isZero();
+        assertThat(out).contains("complete").contains("runjob");
+        assertThat(r.out()).contains("validate").contains("status").contains("logs").contains("--detach");
+    }
+
+    @Test
     void helpListsCommandsAndExitCodes() {
         Cli r = Cli.run("--help");
         assertThat(r.code()).isZero();

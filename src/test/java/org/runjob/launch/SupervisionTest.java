@@ -171,8 +171,9 @@ class SupervisionTest {
         Path job = jobs.job("flaky", "flaky.py", 1, 2, Map.of(), 1, 1);
         Cli r = jobs.runInProcess(job);
         assertThat(r.code()).isZero();
-        assertThat(r.out()).contains("[n1/1] rank 1 attempt 0 restarts 0\n").contains("[n1/0] rank 0 attempt 1 restarts 1\n")
-                .contains("[n1/1] rank 1 attempt 1 restarts 1\n");
+        // a restart shows in the prefix: [node/rank#attempt]
+        assertThat(r.out()).contains("[n1/1] rank 1 attempt 0 restarts 0\n").contains("[n1/0#1] rank 0 attempt 1 restarts 1\n")
+                .contains("[n1/1#1] rank 1 attempt 1 restarts 1\n");
         Path folder = jobs.runFolder("flaky");
         assertThat(Files.readString(folder.resolve("rank-1.log"))).isEqualTo("rank 1 attempt 0 restarts 0\n");
         assertThat(Files.readString(folder.resolve("rank-1.attempt-1.log"))).isEqualTo("rank 1 attempt 1 restarts 1\n");
