@@ -25,4 +25,9 @@ public record Io(PrintStream out, PrintStream err, Map<String, String> env, Cloc
         Objects.requireNonNull(random, "random");
         Objects.requireNonNull(interrupts, "interrupts");
     }
+
+    /** Colour on a terminal, unless NO_COLOR is set or TERM is dumb. */
+    static boolean colour(Io io) {
+        return io.terminal() && !io.env().containsKey("NO_COLOR") && !"dumb".equals(io.env().get("TERM"));
+    }
 }

@@ -76,7 +76,7 @@ final class RunJob {
                      io.env(), Optional.of(runId), io.err())) {
             PreflightReport report = checked.report();
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
-                PreflightText.print(report, io.err());
+                PreflightText.print(report, io.err(), Io.colour(io));
             } else {
                 PreflightText.printWarnings(report, io.err());
             }
@@ -98,25 +98,25 @@ final class RunJob {
             }
             NodeStarter restarts = new NodeStarter(spec, connections, io.env(), Optional.of(runId));
             return launch(io, file, loaded, plan, report, ranks, commandLine, new Launcher(io.interrupts(), io.clock(), checked.sessions(),
-                    restarts, status), checked.shipped(), status);
+                    restarts, status), checked.shipped(), status, options.output == JobOptions.Output.json);
         } finally {
             Diagnostics.reset();
         }
     }
 
     private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, PreflightReport report, RankSelection ranks,
-                              List<String> commandLine, Launcher launcher, Map<String, Shipped> shipped, RunStatus status)
-            throws IOException {
+                              List<String> commandLine, Launcher launcher, Map<String, Shipped> shipped, RunStatus status,
+                              boolean json) throws IOException {
         JobSpec spec = loaded.spec();
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
-        folder.writeJob(loaded.document().json());
+        folder.writeJob(rebased(loaded));
         folder.writeJson("plan.json", PlanJson.of(plan));
         folder.writeJson("preflight.json", PreflightText.json(report));
         folder.writeCommand(commandLine);
         io.err().printf("runjob: %s run %s: %d worker%s on %d node%s, rendezvous %s:%d; logs in %s%n", spec.name(), plan.runId(),
                 plan.worldSize(), plan.worldSize() == 1 ? "" : "s", plan.nodes().size(), plan.nodes().size() == 1 ? "" : "s",
                 plan.masterAddr(), plan.masterPort().orElse(0), folder.dir());
-        boolean colour = io.terminal() && !io.env().containsKey("NO_COLOR") && !"dumb".equals(io.env().get("TERM"));
+        boolean colour = Io.colour(io);
         RunResult result;
         try (OutputRouter router = new OutputRouter(folder.dir(), new Console(io.out(), colour, ranks.ranks()))) {
             result = new RunResult(spec.name(), plan.runId(), folder.dir(), launcher.run(plan, router));
@@ -147,7 +147,26 @@ final class RunJob {
             }
         }
         RunReport.print(result, io.err());
+        if (json) {
+            io.out().println(tools.jackson.databind.json.JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(summary));
+            io.out().flush();
+        }
         return code;
+    }
+
+    /**
+     * The job as it ran, re-runnable from the run folder: {@code files} name their sources by
+     * absolute path (they were relative to the job file, which is elsewhere).
+     */
+    private static tools.jackson.databind.JsonNode rebased(SpecLoader.Loaded loaded) {
+        tools.jackson.databind.JsonNode json = loaded.document().json();
+        if (!(json instanceof ObjectNode o) || !o.has("files")) {
+            return json;
+        }
+        ObjectNode copy = o.deepCopy();
+        var files = copy.putArray("files");
+        loaded.spec().files().forEach(f -> files.add(f.source().toAbsolutePath().toString()));
+        return copy;
     }
 
     /** An IO failure as a user reads it: what failed where, no exception class names. */

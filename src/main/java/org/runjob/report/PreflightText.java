@@ -13,32 +13,92 @@ import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * The preflight table (a row per node, a column per check) followed by every warning and failure
- * in full; as JSON, the same with the GPU inventories of the nodes that were probed.
+ * The preflight table (a row per node, a column per check, at most {@value #MAX_WIDTH} columns
+ * wide) followed by every warning and failure in full; as JSON, the same with the GPU inventories
+ * of the nodes that were probed.
  */
 public final class PreflightText {
 
-    private static final int WIDTH = 26;
+    /** The table's width at most: a 100-column terminal shows it unwrapped. */
+    static final int MAX_WIDTH = 100;
+    private static final String GREEN = "\u001b[32m";
+    private static final String YELLOW = "\u001b[33m";
+    private static final String RED = "\u001b[31m";
+    private static final String RESET = "\u001b[0m";
 
     private PreflightText() {
     }
 
     public static void print(PreflightReport report, PrintStream out) {
-        StringBuilder header = new StringBuilder(String.format("%-14s", "node"));
+        print(report, out, false);
+    }
+
+    /**
+     * The table, then every warning and failure in full, then the verdict. Columns are as wide as
+     * their cells, the widest cut (with "...") until the table fits {@value #MAX_WIDTH} columns;
+     * with {@code colour}, ok is green, warn yellow and FAIL red.
+     */
+    public static void print(PreflightReport report, PrintStream out, boolean colour) {
+        List<String> header = new ArrayList<>(List.of("node"));
         for (Check c : Check.values()) {
-            header.append(String.format(" %-" + WIDTH + "s", c.label()));
+            header.add(c.label());
         }
-        out.println(header.toString().stripTrailing());
+        List<List<String>> rows = new ArrayList<>();
         for (NodeReport n : report.nodes()) {
-            StringBuilder row = new StringBuilder(String.format("%-14s", n.node()));
+            List<String> row = new ArrayList<>(List.of(n.node()));
             for (Check c : Check.values()) {
-                row.append(String.format(" %-" + WIDTH + "s", short_(n.cells().get(c))));
+                row.add(short_(n.cells().get(c)));
             }
-            out.println(row.toString().stripTrailing());
+            rows.add(row);
+        }
+        int[] widths = widths(header, rows);
+        out.println(line(header, widths, false));
+        for (List<String> row : rows) {
+            out.println(line(row, widths, colour));
         }
         details(report).forEach(out::println);
         out.println(report.ok() ? "preflight: ok" : "preflight failed: nothing was started");
         out.flush();
+    }
+
+    /** Each column's width: its widest cell, the widest columns narrowed until all fit (never below 4, nor the node names). */
+    static int[] widths(List<String> header, List<List<String>> rows) {
+        int[] w = new int[header.size()];
+        for (int i = 0; i < w.length; i++) {
+            w[i] = header.get(i).length();
+            for (List<String> row : rows) {
+                w[i] = Math.max(w[i], row.get(i).length());
+            }
+        }
+        while (java.util.Arrays.stream(w).sum() + 2 * (w.length - 1) > MAX_WIDTH) {
+            int widest = 1;
+            for (int i = 1; i < w.length; i++) {
+                widest = w[i] > w[widest] ? i : widest;
+            }
+            if (w[widest] <= 4) {
+                break;
+            }
+            w[widest]--;
+        }
+        return w;
+    }
+
+    private static String line(List<String> cells, int[] widths, boolean colour) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < cells.size(); i++) {
+            String cell = cells.get(i);
+            String text = cell.length() <= widths[i] ? cell : cell.substring(0, Math.max(1, widths[i] - 3)) + "...";
+            String padded = String.format("%-" + widths[i] + "s", text);
+            if (colour && i > 0) {
+                String c = cell.startsWith("ok") ? GREEN : cell.startsWith("warn") ? YELLOW : cell.startsWith("FAIL") ? RED : null;
+                if (c != null) {
+                    int word = cell.startsWith("warn") ? 4 : cell.startsWith("FAIL") ? 4 : 2;
+                    padded = c + padded.substring(0, Math.min(word, padded.length())) + RESET + padded.substring(Math.min(word, padded.length()));
+                }
+            }
+            b.append(i == 0 ? "" : "  ").append(padded);
+        }
+        return b.toString().stripTrailing();
     }
 
     /**
@@ -70,7 +130,7 @@ public final class PreflightText {
             case FAIL -> "FAIL";
             case SKIPPED -> "-";
         };
-        return text.length() <= WIDTH ? text : text.substring(0, WIDTH - 3) + "...";
+        return text;
     }
 
     public static ObjectNode json(PreflightReport report) {

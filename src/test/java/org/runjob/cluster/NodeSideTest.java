@@ -139,4 +139,24 @@ class NodeSideTest {
             return runs.findFirst().orElseThrow();
         }
     }
+
+    @Test
+    void aDetachedRunOnTheClusterIsSeenAndStoppedFromAnotherCommand() throws Exception {
+        Path job = jobs.job("detached", jobs.node(jobs.bed.host(2), 1) + jobs.node(jobs.bed.host(3), 1), jobs.worker("sleeper.py"),
+                List.of("python3", "sleeper.py"), "failure: {grace_period_s: 1}\n", Map.of());
+        Cli detach = jobs.run(job, "--detach");
+        assertThat(detach.code()).as(detach.err()).isZero();
+        String id = detach.out().strip();
+        List<Long> pids = jobs.awaitPids(2, Duration.ofSeconds(30));
+        toClean.addAll(pids);
+        String logs = jobs.logs.toString();
+        // status.json follows the workers' STARTED reports: poll until both are in
+        Poll.until(() -> Cli.run(System.getenv(), "status", id, "--logs-dir", logs).out()
+                .matches("(?s)run " + id + " of job detached: running, attempt 0.*h2 +0  running .*h3 +1  running .*"),
+                Duration.ofSeconds(10), "status to show both ranks running");
+        Cli stop = Cli.run(System.getenv(), "stop", id, "--logs-dir", logs);
+        assertThat(stop.code()).as(stop.err()).isZero();
+        assertThat(stop.err()).isEqualTo("runjob: run " + id + " interrupted (exit 130)\n");
+        assertThat(Pids.living(pids)).isEmpty();
+    }
 }

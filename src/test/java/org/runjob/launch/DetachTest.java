@@ -46,6 +46,10 @@ class DetachTest {
         return Cli.run(System.getenv(), args);
     }
 
+    String logDirText() {
+        return jobs.logs.toString();
+    }
+
     String logsDir() {
         return jobs.logs.toString();
     }
@@ -65,9 +69,9 @@ class DetachTest {
 
         Cli runs = cli("runs", "--logs-dir", logsDir());
         assertThat(runs.out()).containsPattern(id + " +ticker +running ");
-        Cli status = cli("status", id.substring(0, 15), "--logs-dir", logsDir());
-        assertThat(status.out()).startsWith("run " + id + " of job ticker: running, attempt 0, runjob pid ")
-                .containsPattern("n1 +0  running ").containsPattern("n1 +1  running ");
+        Poll.until(() -> cli("status", id.substring(0, 15), "--logs-dir", logDirText()).out()
+                .matches("(?s)run " + id + " of job ticker: running, attempt 0, runjob pid .*n1 +0  running .*n1 +1  running .*"),
+                Duration.ofSeconds(10), "status to show both ranks running");
 
         Cli logs = CompletableFuture.supplyAsync(() -> cli("logs", "-f", "last", "--logs-dir", logsDir())).get(60, TimeUnit.SECONDS);
         assertThat(logs.code()).isZero();

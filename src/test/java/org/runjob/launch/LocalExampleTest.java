@@ -54,5 +54,22 @@ class LocalExampleTest {
         assertThat(summary.get("git").get("commit").stringValue()).matches("[0-9a-f]{40}");
         assertThat(Files.readString(folder.resolve("runjob.log"))).contains("rank 0 on local1 started, pid ");
         assertThat(tmp.resolve("work").resolve("checkin.py")).exists();
+        // the run folder's job.yaml runs as it ran, from anywhere: its files are absolute
+        assertThat(Files.readString(folder.resolve("job.yaml"))).contains("files:\n  - " + Path.of("examples/checkin/checkin.py").toAbsolutePath());
+        Cli again = Cli.run(System.getenv(), "--dry-run", folder.resolve("job.yaml").toString());
+        assertThat(again.code()).as(again.err()).isZero();
+        assertThat(again.out()).contains("  file                  checkin.py <- examples/checkin/checkin.py\n");
+    }
+
+    @Test
+    void aRunWithJsonOutputPrintsItsSummaryAfterTheWorkersOutput() throws Exception {
+        Path logs = tmp.resolve("runs");
+        Cli r = Cli.run(System.getenv(), "-o", "json", "--set", "logs.dir=" + logs, "--set", "workdir=" + tmp.resolve("work"), "jobs/local.yaml");
+        assertThat(r.code()).as(r.err()).isZero();
+        String json = r.out().substring(r.out().indexOf("\n{") + 1);
+        JsonNode summary = JsonMapper.builder().build().readTree(json);
+        assertThat(summary.get("result").stringValue()).isEqualTo("succeeded");
+        assertThat(summary.get("exit_code").intValue()).isZero();
+        assertThat(r.out()).startsWith("[local");
     }
 }
