@@ -48,15 +48,18 @@ final class LogsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        RunRecords.Run r;
         RankSelection selection;
         try {
-            r = RunRecords.resolve(options.logsDir, run);
             selection = RankSelection.parse(ranks);
         } catch (IllegalArgumentException e) {
             io.err().println("runjob: " + e.getMessage());
             return ExitCode.INVALID;
         }
+        var found = options.resolve(io, run);
+        if (found.isEmpty()) {
+            return ExitCode.INVALID;
+        }
+        RunRecords.Run r = found.get();
         Path log = r.folder().resolve("all.log");
         long at = 0;
         ByteArrayOutputStream partial = new ByteArrayOutputStream();

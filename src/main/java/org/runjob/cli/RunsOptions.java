@@ -13,4 +13,14 @@ final class RunsOptions {
 
     @Option(names = {"-o", "--output"}, paramLabel = "FORMAT", defaultValue = "text", description = "text or json (default: ${DEFAULT-VALUE}).")
     JobOptions.Output output = JobOptions.Output.text;
+
+    /** The run {@code ref} names ({@link RunRecords#resolve}), or empty after saying why not on stderr. */
+    java.util.Optional<RunRecords.Run> resolve(Io io, String ref) throws java.io.IOException {
+        try {
+            return java.util.Optional.of(RunRecords.resolve(logsDir, ref));
+        } catch (IllegalArgumentException e) {
+            io.err().println("runjob: " + e.getMessage());
+            return java.util.Optional.empty();
+        }
+    }
 }

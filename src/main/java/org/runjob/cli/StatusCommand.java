@@ -27,13 +27,11 @@ final class StatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        RunRecords.Run r;
-        try {
-            r = RunRecords.resolve(options.logsDir, run);
-        } catch (IllegalArgumentException e) {
-            io.err().println("runjob: " + e.getMessage());
+        var found = options.resolve(io, run);
+        if (found.isEmpty()) {
             return ExitCode.INVALID;
         }
+        RunRecords.Run r = found.get();
         JsonNode ranks = r.status().map(s -> s.path("ranks")).orElse(JsonMapper.builder().build().createArrayNode());
         if (options.output == JobOptions.Output.json) {
             ObjectNode o = r.status().map(s -> (ObjectNode) s.deepCopy()).orElse(JsonMapper.builder().build().createObjectNode());

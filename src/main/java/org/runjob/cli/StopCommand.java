@@ -39,13 +39,11 @@ final class StopCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        RunRecords.Run r;
-        try {
-            r = RunRecords.resolve(options.logsDir, run);
-        } catch (IllegalArgumentException e) {
-            io.err().println("runjob: " + e.getMessage());
+        var found = options.resolve(io, run);
+        if (found.isEmpty()) {
             return ExitCode.INVALID;
         }
+        RunRecords.Run r = found.get();
         if (!r.live() || r.coordinator().isEmpty()) {
             io.err().println("runjob: run " + r.runId() + " is not running (" + r.state() + ")");
             return ExitCode.OK;

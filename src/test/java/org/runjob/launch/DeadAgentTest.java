@@ -87,8 +87,7 @@ class DeadAgentTest {
         long agent = Pids.parentOf(pids.get(0));
         long watchdog = Pids.parentOf(agent);
         ProcessHandle.of(watchdog).orElseThrow().destroyForcibly();
-        Poll.until(() -> ProcessHandle.of(watchdog).isEmpty() || !ProcessHandle.of(watchdog).get().isAlive(), Duration.ofSeconds(5),
-                "the watchdog to die");
+        Pids.awaitGone(List.of(watchdog), Duration.ofSeconds(5), "the watchdog");
         assertThat(Pids.living(pids)).as("the run goes on").hasSize(2);
         assertThat(ProcessHandle.of(agent).map(ProcessHandle::isAlive)).contains(true);
         LocalJobs.signal(runjob, "INT");
