@@ -308,8 +308,17 @@ public final class Agent {
         return workers.stream().map(WorkerProcess::pid).filter(p -> p > 0).toList();
     }
 
-    /** True when every worker is gone and nothing else descends from the agent (an adopted daemon, say). */
+    /**
+     * True when every worker is gone and nothing else descends from the agent (an adopted daemon,
+     * say). As a subreaper the agent's own tree holds all of them; otherwise the machine's process
+     * table is read for groups and tokens too.
+     */
     private boolean allGone(List<WorkerProcess> snapshot) {
+        if (Subreaper.active()) {
+            // everything the workers started is among the agent's descendants: one walk of its own
+            // tree answers, without reading every process of the machine (/proc/*/environ)
+            return registry.sweep(workerPids()).isEmpty();
+        }
         return WorkerProcess.allGone(snapshot) && registry.sweep(workerPids()).isEmpty();
     }
 
