@@ -30,8 +30,6 @@ public record NodeFacts(Map<String, String> values) {
     /** A random id stored in the workdir: nodes that report the same one share the workdir. */
     public static final String TOKEN = "token";
     public static final String LOCK_ERROR = "lock_error";
-    /** Why the agent is not a subreaper, when it is not. */
-    public static final String SUBREAPER_ERROR = "subreaper_error";
 
     public NodeFacts {
         values = Map.copyOf(values);
