@@ -48,13 +48,33 @@ final class FramePump {
         Event e;
         while ((e = old.poll()) != null) {
             if (!(e instanceof Event.Reply) && !(e instanceof Event.Hello)) {
-                to.add(e);
+                put(to, e);
             }
         }
     }
 
+    /**
+     * Puts {@code e} on the current sink, waiting while it is full: a bounded supervisor queue then
+     * stops this reader, the SSH window or pipe fills, and the agent's spool (memory, then disk)
+     * holds the output. Only {@link #redirect}, called once before any worker starts, shares the lock.
+     */
     private synchronized void deliver(Event e) {
-        sink.add(e);
+        put(sink, e);
+    }
+
+    private static void put(BlockingQueue<Event> to, Event e) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                to.put(e);
+                break;
+            } catch (InterruptedException ex) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     void start(InputStream stream) {

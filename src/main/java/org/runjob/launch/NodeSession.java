@@ -206,7 +206,11 @@ public final class NodeSession implements AutoCloseable {
         synchronized (this) {
             attached = true;
         }
-        events.add(new Event.Hello(node));
+        try {
+            events.put(new Event.Hello(node));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         pump.redirect(events);
         return channel;
     }

@@ -68,7 +68,13 @@ final class Supervisor {
     private final Interrupts interrupts;
     private final Clock clock;
     private final long graceMillis;
-    private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
+    /**
+     * Bounded: when the console or the disk is slower than the workers, the agents' readers wait
+     * and the output waits in the agents' spools (which spill to disk), not in runjob's memory
+     * (at most this many chunks of at most 64 KiB).
+     */
+    static final int EVENT_CAPACITY = 1024;
+    private final BlockingQueue<Event> events = new LinkedBlockingQueue<>(EVENT_CAPACITY);
     private final Map<Integer, Worker> workers = new LinkedHashMap<>();
     private final Map<String, AgentChannel> agents = new LinkedHashMap<>();
     /** Why an agent stopped its workers on its own, by node. */
@@ -126,7 +132,7 @@ final class Supervisor {
 
     AttemptResult run() {
         Instant begin = clock.instant();
-        interrupts.onRaise(() -> events.add(new Event.Interrupted()));
+        interrupts.onRaise(() -> events.offer(new Event.Interrupted())); // a wake-up only: interrupts are read from the counter
         startAgents();
         early.forEach(this::handle);
         publish();
