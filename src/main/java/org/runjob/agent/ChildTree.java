@@ -17,18 +17,14 @@ import java.util.Map;
  */
 final class ChildTree {
 
-    /** One descendant: its state letter ('Z' for a zombie) and start time in clock ticks since boot (stat field 22). */
-    record Proc(long pid, long parent, char state, long startTicks) {
-    }
-
     private ChildTree() {
     }
 
     /** Every living or zombie descendant of {@code root}, parents before children. */
-    static Map<Long, Proc> of(long root) {
-        Map<Long, Proc> out = new LinkedHashMap<>();
+    static Map<Long, ProcInfo.Stat> of(long root) {
+        Map<Long, ProcInfo.Stat> out = new LinkedHashMap<>();
         if (!Files.isDirectory(Path.of("/proc/self/task"))) {
-            ProcessHandle.of(root).ifPresent(h -> h.descendants().forEach(d -> stat(d.pid()).ifPresent(p -> out.put(p.pid(), p))));
+            ProcessHandle.of(root).ifPresent(h -> h.descendants().forEach(d -> ProcInfo.stat(d.pid()).ifPresent(p -> out.put(p.pid(), p))));
             return out;
         }
         Deque<Long> todo = new ArrayDeque<>();
@@ -37,7 +33,7 @@ final class ChildTree {
             long pid = todo.poll();
             for (long child : children(pid)) {
                 if (!out.containsKey(child)) {
-                    stat(child).ifPresent(p -> {
+                    ProcInfo.stat(child).ifPresent(p -> {
                         out.put(p.pid(), p);
                         todo.add(p.pid());
                     });
@@ -67,14 +63,4 @@ final class ChildTree {
         return kids.stream().mapToLong(Long::longValue).toArray();
     }
 
-    /** A process's state and start time from /proc/PID/stat, if it still exists. */
-    static java.util.Optional<Proc> stat(long pid) {
-        try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return java.util.Optional.of(new Proc(pid, Long.parseLong(f[1]), f[0].charAt(0), Long.parseLong(f[19])));
-        } catch (IOException | RuntimeException e) {
-            return java.util.Optional.empty();
-        }
-    }
 }

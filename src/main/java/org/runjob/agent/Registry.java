@@ -48,13 +48,13 @@ final class Registry {
      * @return the living descendants
      */
     synchronized Set<Long> sweep(Collection<Long> workerPids) {
-        Map<Long, ChildTree.Proc> tree = ChildTree.of(self);
-        for (ChildTree.Proc p : tree.values()) {
+        Map<Long, ProcInfo.Stat> tree = ChildTree.of(self);
+        for (ProcInfo.Stat p : tree.values()) {
             if (p.state() == 'Z' && p.parent() == self && !workerPids.contains(p.pid())) {
                 Subreaper.reap(p.pid());
             }
         }
-        Set<Long> living = tree.values().stream().filter(p -> p.state() != 'Z').map(ChildTree.Proc::pid)
+        Set<Long> living = tree.values().stream().filter(p -> p.state() != 'Z').map(ProcInfo.Stat::pid)
                 .collect(Collectors.toCollection(java.util.LinkedHashSet::new));
         String lines = tree.values().stream().filter(p -> p.state() != 'Z')
                 .map(p -> p.pid() + " " + p.startTicks() + "\n").collect(Collectors.joining());

@@ -46,7 +46,7 @@ final class WorkdirGuard {
         f.put(NodeFacts.JAVA, Integer.toString(Runtime.version().feature()));
         f.put(NodeFacts.PID, Long.toString(ProcessHandle.current().pid()));
         f.put(NodeFacts.USER, System.getProperty("user.name"));
-        f.put(NodeFacts.HOST, hostname());
+        f.put(NodeFacts.HOST, ProcInfo.hostname());
         if (options.workdir().isEmpty()) {
             return new NodeFacts(f);
         }
@@ -205,14 +205,6 @@ final class WorkdirGuard {
             // not written yet
         }
         return out;
-    }
-
-    private static String hostname() {
-        try {
-            return Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
-        } catch (IOException e) {
-            return "?";
-        }
     }
 
     static String reason(IOException e) {

@@ -48,13 +48,11 @@ final class LogsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        RankSelection selection;
-        try {
-            selection = RankSelection.parse(ranks);
-        } catch (IllegalArgumentException e) {
-            io.err().println("runjob: " + e.getMessage());
+        var parsed = RankSelection.parse(io, ranks);
+        if (parsed.isEmpty()) {
             return ExitCode.INVALID;
         }
+        RankSelection selection = parsed.get();
         var found = options.resolve(io, run);
         if (found.isEmpty()) {
             return ExitCode.INVALID;

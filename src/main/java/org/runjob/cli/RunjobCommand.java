@@ -64,13 +64,11 @@ final class RunjobCommand implements Callable<Integer> {
             spec.commandLine().usage(io.err());
             return ExitCode.INVALID;
         }
-        RankSelection selection;
-        try {
-            selection = RankSelection.parse(ranks);
-        } catch (IllegalArgumentException e) {
-            io.err().println("runjob: " + e.getMessage());
+        var parsed = RankSelection.parse(io, ranks);
+        if (parsed.isEmpty()) {
             return ExitCode.INVALID;
         }
+        RankSelection selection = parsed.get();
         if (dryRun) {
             return PlanCommand.printPlan(io, file, options, args);
         }

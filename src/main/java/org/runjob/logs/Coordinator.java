@@ -1,9 +1,8 @@
 package org.runjob.logs;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Optional;
+
+import org.runjob.agent.ProcInfo;
 
 /**
  * The process that runs a run (runjob's coordinator), as its run folder records it: pid, start time
@@ -15,29 +14,15 @@ public record Coordinator(long pid, long startTicks, String host) {
     /** This process. */
     public static Coordinator current() {
         long pid = ProcessHandle.current().pid();
-        return new Coordinator(pid, startTicks(pid).orElse(-1L), hostname());
+        return new Coordinator(pid, startTicks(pid).orElse(-1L), ProcInfo.hostname());
     }
 
     public boolean alive() {
-        return host.equals(hostname()) && startTicks >= 0 && startTicks(pid).map(t -> t == startTicks).orElse(false);
+        return host.equals(ProcInfo.hostname()) && startTicks >= 0 && startTicks(pid).map(t -> t == startTicks).orElse(false);
     }
 
     /** Field 22 of /proc/PID/stat, when the process exists and is no zombie. */
     static Optional<Long> startTicks(long pid) {
-        try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return f[0].equals("Z") ? Optional.empty() : Optional.of(Long.parseLong(f[19]));
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
-        }
-    }
-
-    static String hostname() {
-        try {
-            return Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
-        } catch (IOException e) {
-            return "?";
-        }
+        return ProcInfo.stat(pid).filter(s -> s.state() != 'Z').map(ProcInfo.Stat::startTicks);
     }
 }

@@ -12,8 +12,8 @@ import com.jcraft.jsch.Session;
 import org.runjob.plan.ShellWords;
 
 /**
- * A node agent started over an exec channel: {@code java -cp WORKDIR/.runjob/runjob.jar
- * org.runjob.cli.Main agent}, speaking frames on the channel's stdin and stdout. The agent's
+ * A node agent started over an exec channel (the bootstrap, then {@code java -cp CACHED_JAR
+ * org.runjob.cli.Main agent}), speaking frames on the channel's stdin and stdout. The agent's
  * stderr goes to {@code stderrSink}. Closing the channel, or losing the link, closes the agent's
  * stdin, and the agent then stops its workers by itself.
  */
