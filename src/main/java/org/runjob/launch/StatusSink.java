@@ -6,7 +6,8 @@ import java.util.Optional;
 
 /**
  * Where the supervisor reports a run's live state (the run folder's {@code status.json}): after
- * every change of a worker's state, when the stop begins, and at most once a second for output.
+ * changes of workers' states and when the stop begins (a burst of changes at once, within 200 ms),
+ * at most once a second for output alone, and at the end of every attempt.
  */
 @FunctionalInterface
 public interface StatusSink {

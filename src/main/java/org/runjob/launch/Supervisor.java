@@ -153,7 +153,9 @@ final class Supervisor {
                 checkInterrupts();
                 backstops();
                 ping();
-                if (changed || (outputSince && System.nanoTime() - lastPublish > 1_000_000_000L)) {
+                // a burst of changes (200 workers starting) is one rewrite of status.json, not 200
+                long sincePublish = System.nanoTime() - lastPublish;
+                if ((changed && (events.isEmpty() || sincePublish > 200_000_000L)) || (outputSince && sincePublish > 1_000_000_000L)) {
                     publish();
                 }
             }

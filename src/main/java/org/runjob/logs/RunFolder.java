@@ -18,7 +18,7 @@ import tools.jackson.databind.json.JsonMapper;
  * The record of one run: {@code LOGS_DIR/JOB/RUN_ID/} with {@code job.yaml} (the job after
  * extends, interpolation and --set), {@code plan.json}, {@code command.txt}, the per-rank logs,
  * {@code all.log}, {@code summary.json} and {@code runjob.log}; while the run lives, {@code status.json}
- * (rewritten whole on every change: state, attempt, each rank's state and last output, and the
+ * (rewritten whole after changes, a burst at once: state, attempt, each rank's state and last output, and the
  * {@link Coordinator} that runs it).
  */
 public final class RunFolder {
