@@ -30,6 +30,10 @@ public record NodeFacts(Map<String, String> values) {
     /** A random id stored in the workdir: nodes that report the same one share the workdir. */
     public static final String TOKEN = "token";
     public static final String LOCK_ERROR = "lock_error";
+    /** In a Slurm step: the CUDA_VISIBLE_DEVICES Slurm gave the step (empty: none). */
+    public static final String SLURM_VISIBLE_DEVICES = "slurm_visible_devices";
+    /** In a Slurm step: SLURM_STEP_GPUS, the physical indices of those GPUs. */
+    public static final String SLURM_STEP_GPUS = "slurm_step_gpus";
 
     public NodeFacts {
         values = Map.copyOf(values);

@@ -47,6 +47,10 @@ final class WorkdirGuard {
         f.put(NodeFacts.PID, Long.toString(ProcessHandle.current().pid()));
         f.put(NodeFacts.USER, System.getProperty("user.name"));
         f.put(NodeFacts.HOST, ProcInfo.hostname());
+        if (env.containsKey("SLURM_STEP_ID")) {
+            f.put(NodeFacts.SLURM_VISIBLE_DEVICES, env.getOrDefault("CUDA_VISIBLE_DEVICES", ""));
+            f.put(NodeFacts.SLURM_STEP_GPUS, env.getOrDefault("SLURM_STEP_GPUS", ""));
+        }
         if (options.workdir().isEmpty()) {
             return new NodeFacts(f);
         }

@@ -9,8 +9,7 @@ import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.report.PreflightText;
 import org.runjob.spec.SpecLoader;
-import org.runjob.transport.Connections;
-import org.runjob.transport.SshConnector;
+import org.runjob.node.Cluster;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -41,9 +40,9 @@ final class CheckCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         PreflightReport report;
-        try (Connections connections = new Connections(new SshConnector(loaded.spec().ssh(), io.env()));
-             Preflight.Outcome checked = Launch.preflight(loaded.spec(), connections,
-                     new NodeStarter(loaded.spec(), connections, io.env(), Optional.empty()), io.env(), Optional.empty(), io.err())) {
+        try (Cluster cluster = Clusters.of(loaded.spec(), io.env(), Optional.empty(), io.err());
+             Preflight.Outcome checked = Launch.preflight(loaded.spec(),
+                     new NodeStarter(loaded.spec(), cluster, io.env(), Optional.empty()), io.env(), Optional.empty(), io.err())) {
             report = checked.report();
         }
         if (options.output == JobOptions.Output.json) {

@@ -19,9 +19,8 @@ import org.runjob.report.GpuTable;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 import org.runjob.spec.SpecLoader;
-import org.runjob.transport.Connections;
-import org.runjob.transport.SshConnector;
-import org.runjob.transport.SshException;
+import org.runjob.node.Cluster;
+import org.runjob.node.NodeException;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -57,8 +56,8 @@ final class GpusCommand implements Callable<Integer> {
         }
         JobSpec spec = loaded.spec();
         Map<String, GpuInventory> found = new LinkedHashMap<>();
-        try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()))) {
-            NodeStarter starter = new NodeStarter(spec, connections, io.env(), Optional.empty());
+        try (Cluster cluster = Clusters.of(spec, io.env(), Optional.empty(), io.err())) {
+            NodeStarter starter = new NodeStarter(spec, cluster, io.env(), Optional.empty());
             ExecutorService pool = Executors.newFixedThreadPool(Math.min(32, spec.nodes().size()));
             try {
                 List<CompletableFuture<GpuInventory>> probes = new ArrayList<>();
@@ -88,12 +87,12 @@ final class GpusCommand implements Callable<Integer> {
             return localGpus.get();
         }
         try {
-            starter.login(node);
+            starter.reach(node);
             try (NodeSession session = starter.start(node)) {
                 session.hello(60_000);
                 return session.gpus();
             }
-        } catch (SshException | java.io.IOException e) {
+        } catch (NodeException | java.io.IOException e) {
             return GpuInventory.none("unreachable: " + e.getMessage());
         }
     }

@@ -8,7 +8,6 @@ import java.util.Optional;
 import org.runjob.launch.NodeStarter;
 import org.runjob.preflight.Preflight;
 import org.runjob.spec.JobSpec;
-import org.runjob.transport.Connections;
 
 /** Preflight as a command needs it: the job's files shipped for a run, nothing for {@code check}. */
 final class Launch {
@@ -17,9 +16,9 @@ final class Launch {
     }
 
     /** @param runId the run's id for a run (its agents take the workdir's run lock and receive the files); empty for check */
-    static Preflight.Outcome preflight(JobSpec spec, Connections connections, NodeStarter starter, Map<String, String> env,
+    static Preflight.Outcome preflight(JobSpec spec, NodeStarter starter, Map<String, String> env,
                                        Optional<String> runId, PrintStream progress) {
         List<JobSpec.ShippedFile> files = runId.isPresent() ? spec.files() : List.of();
-        return new Preflight(spec, connections, starter, env).run(files, progress::println);
+        return new Preflight(spec, starter, env).run(files, progress::println);
     }
 }

@@ -30,8 +30,7 @@ import org.runjob.report.RunReport;
 import org.runjob.report.SummaryJson;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
-import org.runjob.transport.Connections;
-import org.runjob.transport.SshConnector;
+import org.runjob.node.Cluster;
 
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
@@ -71,8 +70,11 @@ final class RunJob {
         Diagnostics.toRunFolder(logFile, options.verbose);
         RunStatus status = new RunStatus(RunFolder.of(logFile.getParent()), runId, spec.name(), io.clock());
         status.write("preflight");
-        try (Connections connections = new Connections(new SshConnector(spec.ssh(), io.env()));
-             Preflight.Outcome checked = Launch.preflight(spec, connections, new NodeStarter(spec, connections, io.env(), Optional.of(runId)),
+        if (spec.slurm().isPresent()) {
+            org.runjob.slurm.SlurmCommands.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
+        }
+        try (Cluster cluster = Clusters.of(spec, io.env(), Optional.of(runId), io.err());
+             Preflight.Outcome checked = Launch.preflight(spec, new NodeStarter(spec, cluster, io.env(), Optional.of(runId)),
                      io.env(), Optional.of(runId), io.err())) {
             PreflightReport report = checked.report();
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
@@ -96,9 +98,10 @@ final class RunJob {
                 io.err().println("runjob: " + outside.get());
                 return ExitCode.INVALID;
             }
-            NodeStarter restarts = new NodeStarter(spec, connections, io.env(), Optional.of(runId));
+            NodeStarter restarts = new NodeStarter(spec, cluster, io.env(), Optional.of(runId));
             return launch(io, file, loaded, plan, report, ranks, commandLine, new Launcher(io.interrupts(), io.clock(), checked.sessions(),
-                    restarts, status), checked.shipped(), status, options.output == JobOptions.Output.json);
+                    restarts, status), checked.shipped(), status, options.output == JobOptions.Output.json,
+                    cluster instanceof org.runjob.slurm.SlurmCluster sc ? sc.jobId() : Optional.empty());
         } finally {
             Diagnostics.reset();
         }
@@ -106,7 +109,7 @@ final class RunJob {
 
     private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, PreflightReport report, RankSelection ranks,
                               List<String> commandLine, Launcher launcher, Map<String, Shipped> shipped, RunStatus status,
-                              boolean json) throws IOException {
+                              boolean json, Optional<String> slurmJob) throws IOException {
         JobSpec spec = loaded.spec();
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
         folder.writeJob(rebased(loaded));
@@ -136,6 +139,7 @@ final class RunJob {
         if (!report.gpus().isEmpty()) {
             summary.set("gpus", GpuTable.used(plan, report.gpus()));
         }
+        slurmJob.ifPresent(id -> summary.putObject("slurm").put("job_id", id));
         folder.writeJson("summary.json", summary);
         status.write(result.verdict());
         for (var attempt : result.attempts()) {

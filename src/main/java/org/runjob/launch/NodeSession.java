@@ -14,8 +14,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
-import com.jcraft.jsch.Session;
-
 import org.runjob.agent.AgentOptions;
 import org.runjob.agent.FileManifest;
 import org.runjob.agent.Frame;
@@ -24,11 +22,13 @@ import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.Sha256;
 import org.runjob.distribute.Shipped;
+import org.runjob.node.NodeAccess;
 
 /**
  * One node's agent over its one channel, from its start through preflight to supervision. Local
- * nodes get a child process, remote ones the {@link Bootstrap} over one SSH exec channel: one
- * remote command and one JVM per node for checks, files, rendezvous probe and workers alike.
+ * nodes get a child process, remote ones the {@link Bootstrap} as one program on the node (an SSH
+ * exec channel, a Slurm step): one remote command and one JVM per node for checks, files,
+ * rendezvous probe and workers alike.
  *
  * <ol>
  *   <li>{@link #hello} waits for the agent's HELLO and its {@link NodeFacts}.</li>
@@ -68,15 +68,15 @@ public final class NodeSession implements AutoCloseable {
     }
 
     /**
-     * Starts a remote agent through the bootstrap on {@code session}.
+     * Starts a remote agent through the bootstrap on {@code access}'s node.
      *
      * @throws Bootstrap.Failure when the node cannot run it (no java, an untrusted cache), named
      */
-    public static NodeSession remote(String node, Session session, AgentJar jar, AgentOptions options, int timeoutMs,
+    public static NodeSession remote(String node, NodeAccess access, AgentJar jar, AgentOptions options, int timeoutMs,
                                      Map<String, String> env) throws IOException {
         BlockingQueue<Event> inbox = new LinkedBlockingQueue<>();
         FramePump pump = new FramePump(node, inbox);
-        return new NodeSession(node, RemoteAgentChannel.start(node, session, jar, options.args(), pump, timeoutMs, env), pump, inbox);
+        return new NodeSession(node, RemoteAgentChannel.start(node, access, jar, options.args(), pump, timeoutMs, env), pump, inbox);
     }
 
     /** Why a remote start failed, when the node's script said so: {@code java}, {@code cache} or {@code jar}; else empty. */

@@ -5,16 +5,15 @@ import java.util.Map;
 import java.util.Optional;
 
 import org.runjob.agent.AgentOptions;
+import org.runjob.node.Cluster;
+import org.runjob.node.NodeException;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
-import org.runjob.transport.Connections;
-import org.runjob.transport.SshException;
-import org.runjob.transport.SshTarget;
 
 /**
- * Starts a node's agent for one command: a local child process, or the bootstrap over the node's
- * SSH session (opened once per node by {@link Connections}). The agent is told the node's workdir
+ * Starts a node's agent for one command: a local child process, or the bootstrap on a remote node
+ * reached through the job's {@link Cluster} (SSH, Slurm). The agent is told the node's workdir
  * and the entrypoint's program to check, and, for a run, the run id whose workdir lock it takes.
  */
 public final class NodeStarter {
@@ -23,38 +22,36 @@ public final class NodeStarter {
     static final int REMOTE_START_MS = 120_000;
 
     private final JobSpec spec;
-    private final Connections connections;
+    private final Cluster cluster;
     private final Map<String, String> env;
     private final Optional<String> runId;
 
     /** @param runId the run's id for a run; empty for commands that start nothing (check, gpus) */
-    public NodeStarter(JobSpec spec, Connections connections, Map<String, String> env, Optional<String> runId) {
+    public NodeStarter(JobSpec spec, Cluster cluster, Map<String, String> env, Optional<String> runId) {
         this.spec = spec;
-        this.connections = connections;
+        this.cluster = cluster;
         this.env = Map.copyOf(env);
         this.runId = runId;
     }
 
-    /** Opens the node's SSH session (login): its errors say what failed. A no-op for local nodes. */
-    public Optional<com.jcraft.jsch.Session> login(NodeSpec node) throws SshException {
-        if (node.local()) {
-            return Optional.empty();
-        }
-        return Optional.of(connections.session(new SshTarget(node.name(), node.host().orElseThrow(), node.port(), node.user())));
+    /** Reaches the node (SSH login, Slurm allocation) and says how: its errors say what failed. "local" for local nodes. */
+    public String reach(NodeSpec node) throws NodeException {
+        return node.local() ? "local" : cluster.node(node).reach();
     }
 
-    /** Starts the node's agent (after {@link #login}); its HELLO is still to come. */
+    /** The node's address as other nodes use it, once reached; empty for local nodes. */
+    public Optional<String> address(NodeSpec node) {
+        return node.local() ? Optional.empty() : cluster.node(node).address();
+    }
+
+    /** Starts the node's agent (after {@link #reach}); its HELLO is still to come. */
     public NodeSession start(NodeSpec node) throws IOException {
         AgentOptions options = new AgentOptions(Optional.of(node.workdir().orElse(spec.workdir())), Optional.of(program()), runId,
                 runId.map(r -> spec.name()));
         if (node.local()) {
             return NodeSession.local(node.name(), env, options);
         }
-        try {
-            return NodeSession.remote(node.name(), login(node).orElseThrow(), AgentJar.current(), options, REMOTE_START_MS, env);
-        } catch (SshException e) {
-            throw new IOException(e.getMessage(), e);
-        }
+        return NodeSession.remote(node.name(), cluster.node(node), AgentJar.current(), options, REMOTE_START_MS, env);
     }
 
     private String program() {

@@ -6,16 +6,15 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
-import com.jcraft.jsch.Session;
-
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import org.runjob.transport.SshAgentChannel;
-import org.runjob.transport.SshException;
+import org.runjob.node.NodeAccess;
+import org.runjob.node.NodeException;
+import org.runjob.node.NodeProcess;
 
 /**
- * A node agent on a remote node, started by the {@link Bootstrap} over one SSH exec channel of the
- * node's session: the channel first carries the bootstrap's lines (and the agent jar when the
+ * A node agent on a remote node, started by the {@link Bootstrap} as one program on the node (an
+ * SSH exec channel of the node's session, a Slurm step): its stdin and stdout first carry the bootstrap's lines (and the agent jar when the
  * node lacks it), then the agent's frames, the same as a local agent's. If the link drops, the
  * session's keepalive ends the channel here (the node is lost) and the agent there sees its stdin
  * close, or misses the coordinator's heartbeats, and stops its workers.
@@ -24,10 +23,10 @@ final class RemoteAgentChannel extends StreamAgentChannel {
 
     private static final Logger LOG = LogManager.getLogger(RemoteAgentChannel.class);
 
-    private final SshAgentChannel channel;
+    private final NodeProcess channel;
 
-    private RemoteAgentChannel(String node, SshAgentChannel channel) {
-        super(node, channel.out());
+    private RemoteAgentChannel(String node, NodeProcess channel) {
+        super(node, channel.stdin());
         this.channel = channel;
     }
 
@@ -35,18 +34,18 @@ final class RemoteAgentChannel extends StreamAgentChannel {
      * Runs the bootstrap on the node, sends the jar if asked, and starts reading frames into
      * {@code pump}; the whole start must end within {@code timeoutMs}.
      */
-    static RemoteAgentChannel start(String node, Session session, AgentJar jar, List<String> agentArgs, FramePump pump, int timeoutMs,
+    static RemoteAgentChannel start(String node, NodeAccess access, AgentJar jar, List<String> agentArgs, FramePump pump, int timeoutMs,
                                     java.util.Map<String, String> env) throws IOException {
-        SshAgentChannel ch;
+        NodeProcess ch;
         StderrLog stderr = new StderrLog(node);
         try {
-            ch = SshAgentChannel.start(session, Bootstrap.argv(jar.sha256(), jar.size(), agentArgs), stderr, timeoutMs);
-        } catch (SshException e) {
+            ch = access.start(Bootstrap.argv(jar.sha256(), jar.size(), agentArgs), stderr, timeoutMs);
+        } catch (NodeException e) {
             throw new IOException(e.getMessage(), e);
         }
         java.util.concurrent.ScheduledFuture<?> deadline = Deadlines.after(timeoutMs, ch::close);
         try {
-            boolean sent = Bootstrap.converse(node, ch.in(), ch.out(), jar.path(), (arch, libc) -> NodeRuntime.forNode(node, arch, libc, env));
+            boolean sent = Bootstrap.converse(node, ch.stdout(), ch.stdin(), jar.path(), (arch, libc) -> NodeRuntime.forNode(node, arch, libc, env));
             stderr.started();
             LOG.debug("node {}: bootstrap done{}", node, sent ? ", agent jar sent" : ", agent jar cached");
         } catch (IOException e) {
@@ -59,7 +58,7 @@ final class RemoteAgentChannel extends StreamAgentChannel {
             deadline.cancel(false);
         }
         RemoteAgentChannel channel = new RemoteAgentChannel(node, ch);
-        pump.start(ch.in());
+        pump.start(ch.stdout());
         return channel;
     }
 

@@ -2,25 +2,18 @@ package org.runjob.plan;
 
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
-import java.util.OptionalInt;
-
 import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeAddress;
 
 /**
  * One node of a plan: where it is, its node rank, the devices its workers see, and its workers.
  *
- * @param host          SSH address; empty for a local node without one
- * @param sshPort       empty: the ssh config's port, else 22
  * @param visibleDevices CUDA_VISIBLE_DEVICES for its workers, or {@link #ALL_FOUND_AT_LAUNCH}
  */
 public record NodePlan(
         String name,
         int nodeRank,
-        boolean local,
-        Optional<String> host,
-        OptionalInt sshPort,
-        Optional<String> user,
+        NodeAddress address,
         String visibleDevices,
         String workdir,
         List<JobSpec.ShippedFile> files,
@@ -29,8 +22,12 @@ public record NodePlan(
     /** The value shown for a {@code gpus: all} node that has not been probed yet (a dry run). */
     public static final String ALL_FOUND_AT_LAUNCH = "<all GPUs found at launch>";
 
+    /** The value shown for a Slurm node's GPUs before its step has them (a dry run): Slurm chooses which. */
+    public static final String GIVEN_BY_SLURM = "<the GPUs Slurm gives the node's step>";
+
     public NodePlan {
         Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(address, "address");
         Objects.requireNonNull(visibleDevices, "visibleDevices");
         Objects.requireNonNull(workdir, "workdir");
         files = List.copyOf(files);

@@ -10,6 +10,7 @@ import java.util.stream.Collectors;
 
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 
 /**
@@ -43,6 +44,9 @@ public final class Planner {
     /** Shown for MASTER_PORT in a plan whose port is chosen at launch. */
     public static final String PORT_CHOSEN_AT_LAUNCH = "<auto: chosen at launch>";
 
+    /** Shown for MASTER_ADDR in a plan whose master's address is known only at launch (a Slurm node's NodeAddr). */
+    public static final String MASTER_ADDR_AT_LAUNCH = "<the master's address, found at launch>";
+
     /** Set to the interface preflight found, unless the job sets them: gloo and NCCL then bind the right one. */
     static final List<String> SOCKET_INTERFACE_VARIABLES = List.of("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME");
 
@@ -57,7 +61,7 @@ public final class Planner {
         NodeSpec master = spec.masterNode();
         String masterAddr = spec.rendezvous().addr()
                 .or(inventory::masterAddr)
-                .orElse(master.host().orElse("127.0.0.1"));
+                .orElse(master.address().reachableAs().orElse(master.local() ? "127.0.0.1" : MASTER_ADDR_AT_LAUNCH));
         OptionalInt port = spec.rendezvous().port() instanceof JobSpec.MasterPort.Fixed f
                 ? OptionalInt.of(f.port()) : masterPort;
         String portText = port.isPresent() ? Integer.toString(port.getAsInt()) : PORT_CHOSEN_AT_LAUNCH;
@@ -71,6 +75,8 @@ public final class Planner {
                 counts.add(node.workers().getAsInt());
             } else if (gpus != null && !gpus.isEmpty()) {
                 counts.add(gpus.size());
+            } else if (gpus == null && node.gpus() instanceof NodeSpec.GpuRequest.Listed l) {
+                counts.add(l.indices().size());
             } else if (gpus == null) {
                 throw new PlanningException("node '" + node.name() + "' uses gpus: all without workers: its worker count"
                         + " is known only when its GPUs are found at launch; set workers: N to plan it ahead");
@@ -85,7 +91,8 @@ public final class Planner {
         for (int nodeRank = 0; nodeRank < spec.nodes().size(); nodeRank++) {
             NodeSpec node = spec.nodes().get(nodeRank);
             int local = counts.get(nodeRank);
-            String visible = devices.get(nodeRank) == null ? NodePlan.ALL_FOUND_AT_LAUNCH
+            String visible = devices.get(nodeRank) == null
+                    ? (node.address() instanceof NodeAddress.Slurm ? NodePlan.GIVEN_BY_SLURM : NodePlan.ALL_FOUND_AT_LAUNCH)
                     : devices.get(nodeRank).stream().map(String::valueOf).collect(Collectors.joining(","));
             List<WorkerLaunch> workers = new ArrayList<>();
             for (int localRank = 0; localRank < local; localRank++, rank++) {
@@ -126,7 +133,7 @@ public final class Planner {
                 env.putAll(node.env());
                 workers.add(new WorkerLaunch(rank, localRank, node.name(), nodeRank, argv(spec.entrypoint(), localRank), env));
             }
-            nodes.add(new NodePlan(node.name(), nodeRank, node.local(), node.host(), node.port(), node.user(),
+            nodes.add(new NodePlan(node.name(), nodeRank, node.address(),
                     visible, node.workdir().orElse(spec.workdir()), spec.files(), workers));
         }
         return new LaunchPlan(spec.name(), runId, worldSize, master.name(), masterAddr, port, nodes, spec);
@@ -134,6 +141,12 @@ public final class Planner {
 
     /** The node's GPU indices; null for {@code all} on a node that has not been probed. */
     private static List<Integer> gpusOf(NodeSpec node, Inventory inventory) {
+        if (node.address() instanceof NodeAddress.Slurm) {
+            // Slurm chooses a node's GPUs: a list is a count; the indices are those its step was given
+            Optional<List<Integer>> given = inventory.gpus(node.name());
+            boolean none = node.gpus() instanceof NodeSpec.GpuRequest.Listed l && l.indices().isEmpty();
+            return none ? List.of() : given.orElse(null);
+        }
         if (node.gpus() instanceof NodeSpec.GpuRequest.Listed listed) {
             return listed.indices();
         }

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
+import org.runjob.agent.NodeFacts;
 import org.runjob.agent.gpu.Gpu;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.spec.NodeSpec;
@@ -76,6 +77,31 @@ final class GpuCheck {
     static boolean wantsGpus(NodeSpec node) {
         return node.gpus() instanceof NodeSpec.GpuRequest.All
                 || !((NodeSpec.GpuRequest.Listed) node.gpus()).indices().isEmpty();
+    }
+
+    /**
+     * The GPUs Slurm gave a node's step, as an inventory by CUDA_VISIBLE_DEVICES index (what its
+     * workers are given); the model and memory are not probed: Slurm owns them.
+     */
+    public static GpuInventory givenBySlurm(NodeFacts facts) {
+        String visible = facts.get(NodeFacts.SLURM_VISIBLE_DEVICES).orElse("");
+        String[] physical = facts.get(NodeFacts.SLURM_STEP_GPUS).orElse("").split(",");
+        List<Gpu> gpus = new java.util.ArrayList<>();
+        String[] indices = visible.isBlank() ? new String[0] : visible.split(",");
+        for (int i = 0; i < indices.length; i++) {
+            if (!indices[i].trim().matches("\\d+")) {
+                return GpuInventory.none("Slurm set CUDA_VISIBLE_DEVICES=" + visible + ", not indices");
+            }
+            String phys = i < physical.length && !physical[i].isBlank() ? physical[i].trim() : "?";
+            gpus.add(new Gpu(Integer.parseInt(indices[i].trim()), "GPU given by Slurm (physical " + phys + ")", -1, -1, 0, 0, "slurm:" + phys));
+        }
+        return new GpuInventory(gpus, 0, java.util.Optional.empty());
+    }
+
+    /** "CUDA_VISIBLE_DEVICES=0,1 (SLURM_STEP_GPUS=2,3)". */
+    public static String describeSlurm(NodeFacts facts) {
+        return "CUDA_VISIBLE_DEVICES=" + facts.get(NodeFacts.SLURM_VISIBLE_DEVICES).orElse("") + " (SLURM_STEP_GPUS="
+                + facts.get(NodeFacts.SLURM_STEP_GPUS).orElse("") + ")";
     }
 
     private static String gib(long bytes) {

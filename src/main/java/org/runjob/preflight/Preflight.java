@@ -15,19 +15,17 @@ import java.util.concurrent.Executors;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
-import com.jcraft.jsch.Session;
-
 import org.runjob.agent.NodeFacts;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.Shipped;
 import org.runjob.launch.NodeSession;
 import org.runjob.launch.NodeStarter;
+import org.runjob.node.NodeException;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
-import org.runjob.transport.Connections;
-import org.runjob.transport.SshException;
 
 /**
  * Checks every node before anything starts, all nodes in parallel, each over its agent's one
@@ -64,14 +62,12 @@ public final class Preflight {
     }
 
     private final JobSpec spec;
-    private final Connections connections;
     private final NodeStarter starter;
     /** This machine's GPUs, probed once however many local nodes ask. */
     private final Supplier<GpuInventory> localGpus;
 
-    public Preflight(JobSpec spec, Connections connections, NodeStarter starter, Map<String, String> env) {
+    public Preflight(JobSpec spec, NodeStarter starter, Map<String, String> env) {
         this.spec = spec;
-        this.connections = connections;
         this.starter = starter;
         this.localGpus = GpuInventories.localOnce(Map.copyOf(env));
     }
@@ -94,20 +90,27 @@ public final class Preflight {
             }
             List<NodeSpec> gpuNodes = spec.nodes().stream().filter(n -> !failed(cells.get(n.name()))).toList();
             each(pool, gpuNodes, node -> {
-                if (GpuCheck.wantsGpus(node)) {
+                if (node.address() instanceof NodeAddress.Slurm && (GpuCheck.wantsGpus(node) || node.workers().isEmpty())) {
+                    NodeFacts f = facts.get(node.name());
+                    GpuInventory given = GpuCheck.givenBySlurm(f);
+                    inventories.put(node.name(), given);
+                    cells.get(node.name()).put(Check.GPUS, given.gpus().isEmpty() ? Cell.fail("Slurm gave the step no GPUs")
+                            : Cell.ok("given by Slurm: " + GpuCheck.describeSlurm(f)));
+                } else if (GpuCheck.wantsGpus(node)) {
                     inventories.put(node.name(), node.local() ? localGpus.get() : sessions.get(node.name()).gpus());
                 } else {
                     cells.get(node.name()).put(Check.GPUS, Cell.ok("not used"));
                 }
             });
-            judgeGpus(cells, inventories);
+            judgeGpus(cells, inventories.entrySet().stream().filter(e -> !(address(e.getKey()) instanceof NodeAddress.Slurm))
+                    .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
             Map<String, String> ifaces = new ConcurrentHashMap<>();
             OptionalInt port = allPassed(cells) ? rendezvous(pool, cells, sessions, ifaces) : OptionalInt.empty();
             List<NodeReport> reports = new ArrayList<>();
             for (NodeSpec node : spec.nodes()) {
                 reports.add(new NodeReport(node.name(), cells.get(node.name()), Optional.ofNullable(ifaces.get(node.name()))));
             }
-            return new Outcome(new PreflightReport(reports, port, inventories, masterAddr()), sessions, shipped);
+            return new Outcome(new PreflightReport(reports, port, inventories, masterAddr(), spec.slurm().isPresent() ? "slurm" : "ssh"), sessions, shipped);
         } finally {
             pool.shutdownNow();
         }
@@ -132,9 +135,8 @@ public final class Preflight {
     /** Login, agent start and the facts of its HELLO. */
     private void start(NodeSpec node, Map<Check, Cell> row, Map<String, NodeSession> sessions, Map<String, NodeFacts> facts) {
         try {
-            Optional<Session> s = starter.login(node);
-            row.put(Check.LOGIN, Cell.ok(s.map(x -> x.getUserName() + "@" + x.getHost() + ":" + x.getPort()).orElse("local")));
-        } catch (SshException e) {
+            row.put(Check.LOGIN, Cell.ok(starter.reach(node)));
+        } catch (NodeException e) {
             row.put(Check.LOGIN, Cell.fail(e.getMessage()));
             return;
         }
@@ -219,6 +221,10 @@ public final class Preflight {
         }
     }
 
+    private NodeAddress address(String node) {
+        return spec.nodes().stream().filter(n -> n.name().equals(node)).findFirst().orElseThrow().address();
+    }
+
     private String program() {
         return spec.entrypoint() instanceof EntrypointSpec.Command c ? c.argv().get(0) : "java";
     }
@@ -231,19 +237,15 @@ public final class Preflight {
         return free < WARN_FREE_BYTES ? Cell.warn(text) : Cell.ok(text);
     }
 
-    /** rendezvous.addr, else the master's address: its host, or the HostName its SSH session resolved that to. */
+    /**
+     * rendezvous.addr, else the master's address as its backend found it (the HostName an SSH
+     * session resolved its host to, a Slurm node's NodeAddr), else its host.
+     */
     private String masterAddr() {
         NodeSpec master = spec.masterNode();
-        if (spec.rendezvous().addr().isPresent()) {
-            return spec.rendezvous().addr().get();
-        }
-        if (!master.local()) {
-            Optional<Session> s = connections.existing(master.name());
-            if (s.isPresent()) {
-                return s.get().getHost();
-            }
-        }
-        return master.host().orElse("127.0.0.1");
+        return spec.rendezvous().addr()
+                .or(() -> starter.address(master))
+                .orElse(master.address().reachableAs().orElse("127.0.0.1"));
     }
 
     private OptionalInt rendezvous(ExecutorService pool, Map<String, Map<Check, Cell>> cells, Map<String, NodeSession> sessions,

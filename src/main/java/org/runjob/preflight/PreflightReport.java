@@ -10,14 +10,24 @@ import org.runjob.agent.gpu.GpuInventory;
 /**
  * The preflight result: a row per node, the rendezvous port chosen for {@code port: auto}, and the
  * MASTER_ADDR the checks used (the master's HostName when its host is an ssh-config alias).
- * A job starts only when {@link #ok()}.
+ * A job starts only when {@link #ok()}. {@code backend} names how nodes were reached.
  */
 public record PreflightReport(List<NodeReport> nodes, OptionalInt masterPort, Map<String, GpuInventory> gpus,
-                              String masterAddr) {
+                              String masterAddr, String backend) {
 
     public PreflightReport {
         nodes = List.copyOf(nodes);
         gpus = Map.copyOf(gpus);
+    }
+
+    /** An SSH job's report. */
+    public PreflightReport(List<NodeReport> nodes, OptionalInt masterPort, Map<String, GpuInventory> gpus, String masterAddr) {
+        this(nodes, masterPort, gpus, masterAddr, "ssh");
+    }
+
+    /** A check's column name: the first is how nodes were reached ("ssh", "slurm"). */
+    public String label(Check check) {
+        return check == Check.LOGIN ? backend : check.label();
     }
 
     /** Node name to its GPU indices, for the nodes that were probed (those that use GPUs). */

@@ -63,7 +63,10 @@ public final class GpuTable {
             }
             ArrayNode list = root.putArray(node.name());
             for (String index : node.visibleDevices().split(",")) {
-                Gpu g = inv.gpus().get(Integer.parseInt(index.trim()));
+                Gpu g = inv.gpus().stream().filter(x -> index.trim().equals(Integer.toString(x.index()))).findFirst().orElse(null);
+                if (g == null) {
+                    continue;
+                }
                 list.addObject().put("index", g.index()).put("name", g.name()).put("total_bytes", g.totalBytes())
                         .put("compute_capability", g.computeCapability()).put("pci_bus_id", g.pciBusId());
             }

@@ -4,6 +4,7 @@ import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.plan.WorkerLaunch;
 import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeAddress;
 
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -36,17 +37,20 @@ public final class PlanJson {
         for (NodePlan n : plan.nodes()) {
             ObjectNode node = nodes.addObject();
             node.put("name", n.name());
-            if (n.host().isPresent()) {
-                node.put("host", n.host().get());
+            if (n.address().reachableAs().isPresent()) {
+                node.put("host", n.address().reachableAs().get());
             } else {
                 node.putNull("host");
             }
-            if (n.sshPort().isPresent()) {
-                node.put("port", n.sshPort().getAsInt());
+            if (n.address() instanceof NodeAddress.Ssh ssh && ssh.port().isPresent()) {
+                node.put("port", ssh.port().getAsInt());
             } else {
                 node.putNull("port");
             }
-            node.put("local", n.local());
+            node.put("local", n.address() instanceof NodeAddress.Local);
+            if (n.address() instanceof NodeAddress.Slurm slurm) {
+                node.put("slurm_node", slurm.node());
+            }
             node.put("node_rank", n.nodeRank());
             ArrayNode ranks = node.putArray("ranks");
             n.ranks().forEach(ranks::add);

@@ -10,6 +10,8 @@ import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.plan.ShellWords;
 import org.runjob.plan.WorkerLaunch;
+import org.runjob.slurm.SlurmCommands;
+import org.runjob.spec.NodeAddress;
 import org.runjob.spec.JobSpec;
 
 /**
@@ -50,18 +52,32 @@ public final class PlanText {
                         own.isEmpty() ? "" : assignments(own) + " ", ShellWords.join(w.argv()));
             }
         }
+        plan.spec().slurm().ifPresent(slurm -> slurm(plan, out));
         out.println();
         out.println("dry run: no machine was contacted and nothing was started.");
         out.flush();
     }
 
-    private static String address(NodePlan node) {
-        if (node.local() && node.host().isEmpty()) {
-            return "local (this machine)";
+    /** A Slurm job's commands: the allocation, then one step per node running runjob's agent. */
+    private static void slurm(LaunchPlan plan, PrintStream out) {
+        SlurmCommands commands = new SlurmCommands(plan.spec(), SlurmCommands.shapesOf(plan.spec(), java.util.Map.of()));
+        out.println();
+        out.println("slurm: one allocation, then one step per node that runs runjob's agent (it starts the node's workers)");
+        out.println("  " + ShellWords.join(commands.salloc("runjob-" + plan.job())));
+        for (NodePlan node : plan.nodes()) {
+            out.println("  " + ShellWords.join(commands.step(SlurmCommands.JOB_ID_AT_LAUNCH, node.name(), List.of("sh", "-c", "BOOTSTRAP")))
+                    .replace("sh -c BOOTSTRAP", "<runjob's agent bootstrap>"));
         }
-        String user = node.user().map(u -> u + "@").orElse("");
-        String port = node.sshPort().isPresent() ? ":" + node.sshPort().getAsInt() : "";
-        return (node.local() ? "local, as " : "ssh ") + user + node.host().orElse("") + port;
+        for (String note : SlurmCommands.notes(plan.spec())) {
+            out.println("  note: " + note);
+        }
+    }
+
+    private static String address(NodePlan node) {
+        if (node.address() instanceof NodeAddress.Local local) {
+            return local.host().map(h -> "local, as " + h).orElse("local (this machine)");
+        }
+        return node.address().describe();
     }
 
     /** Variables whose value is the same for every worker of the node. */

@@ -41,7 +41,7 @@ public final class PreflightText {
     public static void print(PreflightReport report, PrintStream out, boolean colour) {
         List<String> header = new ArrayList<>(List.of("node"));
         for (Check c : Check.values()) {
-            header.add(c.label());
+            header.add(report.label(c));
         }
         List<List<String>> rows = new ArrayList<>();
         for (NodeReport n : report.nodes()) {
@@ -116,7 +116,7 @@ public final class PreflightText {
             for (Check c : Check.values()) {
                 Cell cell = n.cells().get(c);
                 if (cell.status() == Cell.Status.FAIL || cell.status() == Cell.Status.WARN) {
-                    details.add((cell.status() == Cell.Status.FAIL ? "FAIL " : "warn ") + n.node() + " " + c.label() + ": " + cell.text());
+                    details.add((cell.status() == Cell.Status.FAIL ? "FAIL " : "warn ") + n.node() + " " + report.label(c) + ": " + cell.text());
                 }
             }
         }
@@ -144,7 +144,7 @@ public final class PreflightText {
             ObjectNode checks = node.putObject("checks");
             for (Check c : Check.values()) {
                 Cell cell = n.cells().get(c);
-                checks.putObject(c.label()).put("status", cell.status().name().toLowerCase(java.util.Locale.ROOT)).put("detail", cell.text());
+                checks.putObject(report.label(c)).put("status", cell.status().name().toLowerCase(java.util.Locale.ROOT)).put("detail", cell.text());
             }
         }
         root.set("gpus", GpuTable.json(report.gpus()).get("nodes"));

@@ -11,6 +11,7 @@ import java.util.Optional;
  * A job as the user asked for it (the blueprint): valid, composed, interpolated and overridden,
  * with defaults filled in. Ranks are not assigned here; that is the planner's job.
  *
+ * @param slurm  present when the job runs under Slurm ({@code backend: slurm}); its nodes are then Slurm nodes
  * @param source the job file this spec was loaded from
  */
 public record JobSpec(
@@ -24,11 +25,13 @@ public record JobSpec(
         SshSpec ssh,
         FailureSpec failure,
         String logsDir,
+        Optional<SlurmSpec> slurm,
         Path source) {
 
     /** The same job with {@code more} arguments after the entrypoint's own. */
     public JobSpec withEntrypointArgs(List<String> more) {
-        return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, files, env, ssh, failure, logsDir, source);
+        return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, files, env, ssh, failure, logsDir, slurm,
+                source);
     }
 
     /** The default rendezvous port, as torchrun's. */
@@ -48,6 +51,7 @@ public record JobSpec(
         Objects.requireNonNull(ssh, "ssh");
         Objects.requireNonNull(failure, "failure");
         Objects.requireNonNull(logsDir, "logsDir");
+        Objects.requireNonNull(slurm, "slurm");
         if (nodes.stream().noneMatch(n -> n.name().equals(rendezvous.master()))) {
             throw new IllegalArgumentException("rendezvous master '" + rendezvous.master() + "' is not a node");
         }
@@ -95,6 +99,21 @@ public record JobSpec(
         public ShippedFile {
             Objects.requireNonNull(source, "source");
             Objects.requireNonNull(destination, "destination");
+        }
+    }
+
+    /**
+     * {@code backend: slurm}'s settings: what the allocation asks for. Empty values are the
+     * cluster's defaults.
+     *
+     * @param allocArgs more arguments for {@code salloc} (e.g. {@code --mem=0}, {@code --constraint=a100})
+     * @param srunArgs  more arguments for each node's {@code srun} step
+     */
+    public record SlurmSpec(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
+                            List<String> allocArgs, List<String> srunArgs) {
+        public SlurmSpec {
+            allocArgs = List.copyOf(allocArgs);
+            srunArgs = List.copyOf(srunArgs);
         }
     }
 

@@ -15,7 +15,8 @@ import tools.jackson.databind.JsonNode;
  * in one go.
  *
  * <p>Rules: unique node names; a GPU index at most once per node; a node without GPUs says
- * {@code workers}; a node has a {@code host} unless it is {@code local}; {@code rendezvous.master}
+ * {@code workers}; a node has a {@code host} unless it is {@code local} or a Slurm node, and a Slurm
+ * job has no local node; {@code rendezvous.master}
  * names a node, and a local master without a host needs {@code rendezvous.addr} when other nodes are
  * remote; the entrypoint is either {@code command} or {@code jar} with {@code main}; shipped files and
  * the jar exist (relative to the file that names them) and land under distinct names; job and node
@@ -26,6 +27,8 @@ final class SemanticCheck {
 
     private final LocatedJson doc;
     private final List<Problem> problems = new ArrayList<>();
+    /** backend: slurm: nodes are Slurm node names, not hosts. */
+    private boolean slurm;
 
     private SemanticCheck(LocatedJson doc) {
         this.doc = doc;
@@ -47,6 +50,8 @@ final class SemanticCheck {
 
     private void run() {
         JsonNode root = doc.json();
+        JsonNode backend = root.get("backend");
+        slurm = backend != null && backend.isString() && backend.stringValue().equals("slurm");
         List<String> nodeNames = nodes(root.get("nodes"));
         rendezvous(root, nodeNames);
         entrypoint(root.get("entrypoint"));
@@ -78,7 +83,9 @@ final class SemanticCheck {
                 }
             }
             boolean local = isLocal(node);
-            if (!node.has("host") && !local) {
+            if (slurm && local) {
+                problem(p + "/local", label + " is local, but backend: slurm runs every node as a Slurm node (its name is the Slurm node name)");
+            } else if (!node.has("host") && !local && !slurm) {
                 problem(p, label + " needs a host (an address or ssh-config alias), or local: true");
             }
             JsonNode gpus = node.get("gpus");
@@ -121,7 +128,7 @@ final class SemanticCheck {
             masterNode = nodes.get(0);
         }
         boolean addrGiven = rdzv != null && rdzv.has("addr");
-        if (masterNode != null && masterNode.isObject() && isLocal(masterNode) && !masterNode.has("host")
+        if (!slurm && masterNode != null && masterNode.isObject() && isLocal(masterNode) && !masterNode.has("host")
                 && !addrGiven && hasRemote(nodes)) {
             String where = master != null ? "/rendezvous/master" : "/nodes/0";
             problem(where, "the master is a local node without a host, which remote nodes cannot reach:"

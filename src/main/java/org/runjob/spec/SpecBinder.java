@@ -29,9 +29,10 @@ final class SpecBinder {
     private JobSpec job(Path source) {
         JsonNode root = doc.json();
         String name = root.get("name").stringValue();
+        boolean slurm = text(root, "backend").orElse("ssh").equals("slurm");
         List<NodeSpec> nodes = new ArrayList<>();
         for (JsonNode n : root.get("nodes")) {
-            nodes.add(node(n));
+            nodes.add(node(n, slurm));
         }
         JsonNode r = object(root, "rendezvous");
         JobSpec.RendezvousSpec rendezvous = new JobSpec.RendezvousSpec(
@@ -70,10 +71,16 @@ final class SpecBinder {
         return new JobSpec(name, nodes, rendezvous, entrypoint,
                 text(root, "workdir").orElse("~/.runjob/" + name),
                 files, env(root.get("env")), sshSpec, failureSpec,
-                text(object(root, "logs"), "dir").orElse("runs"), source);
+                text(object(root, "logs"), "dir").orElse("runs"), slurm ? Optional.of(slurm(object(root, "slurm"))) : Optional.empty(),
+                source);
     }
 
-    private NodeSpec node(JsonNode n) {
+    private static JobSpec.SlurmSpec slurm(JsonNode s) {
+        return new JobSpec.SlurmSpec(text(s, "partition"), text(s, "account"), text(s, "time"), text(s, "qos"),
+                strings(s.get("alloc_args")), strings(s.get("srun_args")));
+    }
+
+    private NodeSpec node(JsonNode n, boolean slurm) {
         JsonNode gpus = n.get("gpus");
         NodeSpec.GpuRequest request;
         if (gpus == null) {
@@ -87,14 +94,21 @@ final class SpecBinder {
         }
         Optional<Integer> port = integer(n, "port");
         Optional<Integer> workers = integer(n, "workers");
+        String name = n.get("name").stringValue();
+        NodeAddress address;
+        if (slurm) {
+            address = new NodeAddress.Slurm(name);
+        } else if (n.has("local") && n.get("local").booleanValue()) {
+            address = new NodeAddress.Local(text(n, "host"));
+        } else {
+            address = new NodeAddress.Ssh(text(n, "host").orElseThrow(), port.map(OptionalInt::of).orElse(OptionalInt.empty()),
+                    text(n, "user"));
+        }
         return new NodeSpec(
-                n.get("name").stringValue(),
-                text(n, "host"),
-                port.map(OptionalInt::of).orElse(OptionalInt.empty()),
-                text(n, "user"),
+                name,
+                address,
                 request,
                 workers.map(OptionalInt::of).orElse(OptionalInt.empty()),
-                n.has("local") && n.get("local").booleanValue(),
                 text(n, "workdir"),
                 env(n.get("env")));
     }

@@ -14,6 +14,7 @@ import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 
 /** The planner at argv and env level: exact values per rank. */
@@ -22,26 +23,31 @@ class PlannerTest {
     private static final String RUN = "20261201-070000-00aa";
 
     static NodeSpec node(String name, String host, List<Integer> gpus, Integer workers) {
-        return new NodeSpec(name, Optional.ofNullable(host), OptionalInt.empty(), Optional.empty(),
+        NodeAddress address = host == null ? new NodeAddress.Local(Optional.empty()) : ssh(host, OptionalInt.empty(), Optional.empty());
+        return new NodeSpec(name, address,
                 new NodeSpec.GpuRequest.Listed(gpus), workers == null ? OptionalInt.empty() : OptionalInt.of(workers),
-                host == null, Optional.empty(), Map.of());
+                Optional.empty(), Map.of());
+    }
+
+    static NodeAddress ssh(String host, OptionalInt port, Optional<String> user) {
+        return new NodeAddress.Ssh(host, port, user);
     }
 
     static JobSpec job(List<NodeSpec> nodes, EntrypointSpec entrypoint, JobSpec.MasterPort port, Map<String, String> env) {
         return new JobSpec("job", nodes, new JobSpec.RendezvousSpec(nodes.get(0).name(), Optional.empty(), port),
                 entrypoint, "~/.runjob/job", List.of(), env,
                 new JobSpec.SshSpec(Optional.empty(), "~/.ssh/known_hosts", JobSpec.HostKeyPolicy.STRICT, 10, Optional.empty()),
-                new JobSpec.FailureSpec(10, 0), "runs", Path.of("job.yaml"));
+                new JobSpec.FailureSpec(10, 0), "runs", Optional.empty(), Path.of("job.yaml"));
     }
 
     static final EntrypointSpec PY = new EntrypointSpec.Command(List.of("python3", "train.py"), false);
 
     @Test
     void seedTopologyGivesRanksZeroOneOnV100AndTwoThreeOnA30() throws Exception {
-        NodeSpec v100 = new NodeSpec("v100", Optional.of("202.201.252.102"), OptionalInt.of(30430), Optional.of("root"),
-                new NodeSpec.GpuRequest.Listed(List.of(1, 2)), OptionalInt.empty(), false, Optional.empty(), Map.of());
-        NodeSpec a30 = new NodeSpec("a30", Optional.of("202.201.252.101"), OptionalInt.empty(), Optional.of("root"),
-                new NodeSpec.GpuRequest.Listed(List.of(2, 4)), OptionalInt.empty(), false, Optional.empty(), Map.of());
+        NodeSpec v100 = new NodeSpec("v100", ssh("202.201.252.102", OptionalInt.of(30430), Optional.of("root")),
+                new NodeSpec.GpuRequest.Listed(List.of(1, 2)), OptionalInt.empty(), Optional.empty(), Map.of());
+        NodeSpec a30 = new NodeSpec("a30", ssh("202.201.252.101", OptionalInt.empty(), Optional.of("root")),
+                new NodeSpec.GpuRequest.Listed(List.of(2, 4)), OptionalInt.empty(), Optional.empty(), Map.of());
         LaunchPlan plan = Planner.plan(job(List.of(v100, a30), PY, new JobSpec.MasterPort.Fixed(29522),
                 Map.of("NCCL_DEBUG", "WARN")), Inventory.unprobed(), RUN, OptionalInt.empty());
 
@@ -122,8 +128,8 @@ class PlannerTest {
 
     @Test
     void nodeEnvOverridesJobEnv() throws Exception {
-        NodeSpec a = new NodeSpec("a", Optional.of("h"), OptionalInt.empty(), Optional.empty(),
-                new NodeSpec.GpuRequest.Listed(List.of(0)), OptionalInt.empty(), false, Optional.empty(),
+        NodeSpec a = new NodeSpec("a", ssh("h", OptionalInt.empty(), Optional.empty()),
+                new NodeSpec.GpuRequest.Listed(List.of(0)), OptionalInt.empty(), Optional.empty(),
                 Map.of("GLOO_SOCKET_IFNAME", "ib0"));
         LaunchPlan plan = Planner.plan(job(List.of(a, node("b", "h2", List.of(0), null)), PY, new JobSpec.MasterPort.Fixed(1),
                 Map.of("GLOO_SOCKET_IFNAME", "eth0")), Inventory.unprobed(), RUN, OptionalInt.empty());
@@ -166,10 +172,10 @@ class PlannerTest {
         List<NodeSpec> nodes = List.of(node("a", "h1", List.of(0), null), node("b", "h2", List.of(0), null));
         JobSpec base = job(nodes, PY, new JobSpec.MasterPort.Fixed(29500), Map.of());
         JobSpec onB = new JobSpec(base.name(), nodes, new JobSpec.RendezvousSpec("b", Optional.empty(), base.rendezvous().port()),
-                PY, base.workdir(), List.of(), Map.of(), base.ssh(), base.failure(), "runs", base.source());
+                PY, base.workdir(), List.of(), Map.of(), base.ssh(), base.failure(), "runs", Optional.empty(), base.source());
         assertThat(Planner.plan(onB, Inventory.unprobed(), RUN, OptionalInt.empty()).masterAddr()).isEqualTo("h2");
         JobSpec viaAddr = new JobSpec(base.name(), nodes, new JobSpec.RendezvousSpec("b", Optional.of("10.9.9.9"),
-                base.rendezvous().port()), PY, base.workdir(), List.of(), Map.of(), base.ssh(), base.failure(), "runs", base.source());
+                base.rendezvous().port()), PY, base.workdir(), List.of(), Map.of(), base.ssh(), base.failure(), "runs", Optional.empty(), base.source());
         LaunchPlan plan = Planner.plan(viaAddr, Inventory.unprobed(), RUN, OptionalInt.empty());
         assertThat(plan.masterAddr()).isEqualTo("10.9.9.9");
         assertThat(plan.masterNode()).isEqualTo("b");
@@ -187,8 +193,8 @@ class PlannerTest {
 
     @Test
     void gpusAllUsesTheInventoryAndIsSymbolicInADryRun() throws Exception {
-        NodeSpec all = new NodeSpec("box", Optional.of("h"), OptionalInt.empty(), Optional.empty(),
-                new NodeSpec.GpuRequest.All(), OptionalInt.empty(), false, Optional.empty(), Map.of());
+        NodeSpec all = new NodeSpec("box", ssh("h", OptionalInt.empty(), Optional.empty()),
+                new NodeSpec.GpuRequest.All(), OptionalInt.empty(), Optional.empty(), Map.of());
         JobSpec spec = job(List.of(node("a", "h0", List.of(0), null), all), PY, new JobSpec.MasterPort.Fixed(29500), Map.of());
         LaunchPlan probed = Planner.plan(spec, new Inventory(Map.of("box", List.of(0, 1, 2)), Map.of()), RUN, OptionalInt.empty());
         assertThat(probed.nodes().get(1).ranks()).containsExactly(1, 2, 3);
@@ -198,8 +204,8 @@ class PlannerTest {
                 .hasMessage("node 'box' uses gpus: all without workers: its worker count is known only when its GPUs"
                         + " are found at launch; set workers: N to plan it ahead");
 
-        NodeSpec allTwo = new NodeSpec("box", Optional.of("h"), OptionalInt.empty(), Optional.empty(),
-                new NodeSpec.GpuRequest.All(), OptionalInt.of(2), false, Optional.empty(), Map.of());
+        NodeSpec allTwo = new NodeSpec("box", ssh("h", OptionalInt.empty(), Optional.empty()),
+                new NodeSpec.GpuRequest.All(), OptionalInt.of(2), Optional.empty(), Map.of());
         LaunchPlan dry = Planner.plan(job(List.of(allTwo), PY, new JobSpec.MasterPort.Fixed(29500), Map.of()),
                 Inventory.unprobed(), RUN, OptionalInt.empty());
         assertThat(dry.nodes().get(0).visibleDevices()).isEqualTo(NodePlan.ALL_FOUND_AT_LAUNCH);
@@ -208,8 +214,8 @@ class PlannerTest {
 
     @Test
     void socketInterfacesFoundByPreflightAreExportedUnlessTheJobSetsThem() throws Exception {
-        NodeSpec b = new NodeSpec("b", Optional.of("h2"), OptionalInt.empty(), Optional.empty(),
-                new NodeSpec.GpuRequest.Listed(List.of(0)), OptionalInt.empty(), false, Optional.empty(),
+        NodeSpec b = new NodeSpec("b", ssh("h2", OptionalInt.empty(), Optional.empty()),
+                new NodeSpec.GpuRequest.Listed(List.of(0)), OptionalInt.empty(), Optional.empty(),
                 Map.of("NCCL_SOCKET_IFNAME", "ib0"));
         JobSpec spec = job(List.of(node("a", "h1", List.of(0), null), b), PY, new JobSpec.MasterPort.Fixed(29500), Map.of());
         LaunchPlan plan = Planner.plan(spec, new Inventory(Map.of(), Map.of("a", "eth0", "b", "eth1")), RUN, OptionalInt.empty());

@@ -10,6 +10,7 @@ import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
 import org.runjob.agent.gpu.Gpu;
 import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 
 /** GPU preflight rules against given inventories (no GPU needed). */
@@ -18,7 +19,7 @@ class GpuCheckTest {
     static final long GIB = 1L << 30;
 
     static NodeSpec node(NodeSpec.GpuRequest gpus) {
-        return new NodeSpec("a30", Optional.of("h"), OptionalInt.empty(), Optional.empty(), gpus, OptionalInt.of(1), false,
+        return new NodeSpec("a30", new NodeAddress.Ssh("h", OptionalInt.empty(), Optional.empty()), gpus, OptionalInt.of(1),
                 Optional.empty(), Map.of());
     }
 

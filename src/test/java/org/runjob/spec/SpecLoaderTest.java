@@ -54,7 +54,7 @@ class SpecLoaderTest {
         assertThat(spec.ssh().connectTimeoutSeconds()).isEqualTo(10);
         assertThat(spec.failure()).isEqualTo(new JobSpec.FailureSpec(10, 0));
         NodeSpec a = spec.nodes().get(0);
-        assertThat(a.port()).isEqualTo(OptionalInt.empty());
+        assertThat(((NodeAddress.Ssh) a.address()).port()).isEqualTo(OptionalInt.empty());
         assertThat(a.workers()).isEqualTo(OptionalInt.empty());
         assertThat(a.gpus()).isEqualTo(new NodeSpec.GpuRequest.Listed(List.of(0, 1)));
         assertThat(spec.entrypoint()).isEqualTo(new EntrypointSpec.Command(List.of("python3", "t.py"), false));
@@ -124,8 +124,8 @@ class SpecLoaderTest {
                 + "    gpus: [0]\nrendezvous:\n  port: ${env:PORT}\nentrypoint: {command: [python3, \"--lr=${env:LR:-0.1}\", \"$${env:LITERAL}\"]}\n"
                 + "env: {PORT_TEXT: \"${env:PORT}\", MIXED: \"x-${env:HOST}-y\"}\nworkdir: ${env:WORK:-/scratch/${env:USER_NAME:-me}}\n");
         JobSpec spec = load(f, Map.of("HOST", "10.1.2.3", "PORT", "29555", "USER_NAME", "ann"));
-        assertThat(spec.nodes().get(0).host()).isEqualTo(Optional.of("10.1.2.3"));
-        assertThat(spec.nodes().get(0).port()).isEqualTo(OptionalInt.of(22));
+        assertThat(((NodeAddress.Ssh) spec.nodes().get(0).address()).host()).isEqualTo(("10.1.2.3"));
+        assertThat(((NodeAddress.Ssh) spec.nodes().get(0).address()).port()).isEqualTo(OptionalInt.of(22));
         assertThat(spec.rendezvous().port()).isEqualTo(new JobSpec.MasterPort.Fixed(29555));
         assertThat(((EntrypointSpec.Command) spec.entrypoint()).argv()).containsExactly("python3", "--lr=0.1", "${env:LITERAL}");
         assertThat(spec.env()).containsExactly(Map.entry("PORT_TEXT", "29555"), Map.entry("MIXED", "x-10.1.2.3-y"));
@@ -168,9 +168,9 @@ class SpecLoaderTest {
         y.append("entrypoint: {command: [python3, t.py]}\n");
         JobSpec spec = load(write("big.yaml", y.toString()), Map.of());
         assertThat(spec.nodes()).hasSize(64);
-        assertThat(spec.nodes().get(63).user()).isEqualTo(Optional.of("ann"));
-        assertThat(spec.nodes().get(63).port()).isEqualTo(OptionalInt.of(2222));
-        assertThat(spec.nodes().get(63).host()).isEqualTo(Optional.of("10.0.0.64"));
+        assertThat(((NodeAddress.Ssh) spec.nodes().get(63).address()).user()).isEqualTo(Optional.of("ann"));
+        assertThat(((NodeAddress.Ssh) spec.nodes().get(63).address()).port()).isEqualTo(OptionalInt.of(2222));
+        assertThat(((NodeAddress.Ssh) spec.nodes().get(63).address()).host()).isEqualTo(("10.0.0.64"));
     }
 
     @Test
@@ -208,9 +208,9 @@ class SpecLoaderTest {
         JobSpec spec = load(g, Map.of());
         NodeSpec b = spec.nodes().get(1);
         assertThat(b.name()).isEqualTo("b");
-        assertThat(b.host()).isEqualTo(Optional.of("h2"));
-        assertThat(b.port()).isEqualTo(OptionalInt.of(22));
-        assertThat(b.user()).isEqualTo(Optional.of("root"));
+        assertThat(((NodeAddress.Ssh) b.address()).host()).isEqualTo(("h2"));
+        assertThat(((NodeAddress.Ssh) b.address()).port()).isEqualTo(OptionalInt.of(22));
+        assertThat(((NodeAddress.Ssh) b.address()).user()).isEqualTo(Optional.of("root"));
         assertThat(b.gpus()).isEqualTo(new NodeSpec.GpuRequest.Listed(List.of(0, 1)));
     }
 
@@ -219,7 +219,7 @@ class SpecLoaderTest {
         JobSpec spec = load(write("l.yaml", "name: l\nnodes:\n  - {name: here, local: true, workers: 2}\n"
                 + "  - {name: box, host: h, gpus: all}\nrendezvous: {addr: 10.0.0.1, port: auto}\nentrypoint: {command: [python3]}\n"), Map.of());
         assertThat(spec.nodes().get(0).local()).isTrue();
-        assertThat(spec.nodes().get(0).host()).isEmpty();
+        assertThat(spec.nodes().get(0).address()).isEqualTo(new NodeAddress.Local(Optional.empty()));
         assertThat(spec.nodes().get(1).gpus()).isEqualTo(new NodeSpec.GpuRequest.All());
         assertThat(spec.rendezvous().addr()).isEqualTo(Optional.of("10.0.0.1"));
         assertThat(spec.rendezvous().port()).isEqualTo(new JobSpec.MasterPort.Auto());

@@ -13,9 +13,16 @@ public final class RunjobProcess {
 
     /** Starts {@code runjob JOB} in {@code dir}; its stdout and stderr go to JOB-NAME.out / .err there. */
     public static Process start(Path dir, Path job) throws IOException {
+        return start(dir, job, java.util.Map.of());
+    }
+
+    /** As {@link #start(Path, Path)}, with {@code env} added to this JVM's environment. */
+    public static Process start(Path dir, Path job, java.util.Map<String, String> env) throws IOException {
         List<String> cmd = List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
                 System.getProperty("java.class.path"), "org.runjob.cli.Main", job.toString());
-        return new ProcessBuilder(cmd).directory(dir.toFile())
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().putAll(env);
+        return pb.directory(dir.toFile())
                 .redirectOutput(dir.resolve(job.getFileName() + ".out").toFile())
                 .redirectError(dir.resolve(job.getFileName() + ".err").toFile()).start();
     }

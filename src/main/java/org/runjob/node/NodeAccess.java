@@ -1,0 +1,32 @@
+package org.runjob.node;
+
+import java.io.OutputStream;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One remote node, however it is reached (SSH login, Slurm step): all runjob needs of a node is
+ * to start its bootstrap with piped stdin and stdout; the agent it starts does the rest (checks,
+ * files, rendezvous probe, workers) over that one stream. Argv lists only: any quoting happens
+ * inside an implementation.
+ */
+public interface NodeAccess {
+
+    String name();
+
+    /**
+     * Reaches the node (an SSH login; the job's Slurm allocation) and says how, for the preflight
+     * table: "root@10.0.0.2:22", "slurm job 41 on n1".
+     */
+    String reach() throws NodeException;
+
+    /**
+     * Starts {@code argv} on the node; its stderr goes to {@code stderr}. Must be reached first.
+     *
+     * @param timeoutMs how long the start itself may take (opening the channel or step)
+     */
+    NodeProcess start(List<String> argv, OutputStream stderr, int timeoutMs) throws NodeException;
+
+    /** The node's address as other nodes would use it (SSH's resolved HostName, Slurm's NodeAddr), once reached. */
+    Optional<String> address();
+}

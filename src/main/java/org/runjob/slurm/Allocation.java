@@ -1,0 +1,164 @@
+package org.runjob.slurm;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.runjob.node.NodeException;
+
+/**
+ * The job's Slurm allocation, from {@code salloc --no-shell} to {@code scancel}. As soon as Slurm
+ * names the job (pending or granted), a guard process in its own session holds a pipe from
+ * runjob and cancels the job when that pipe closes: runjob ending in any way, SIGKILL included,
+ * releases the allocation, as {@link #close} does on the normal path.
+ */
+final class Allocation implements AutoCloseable {
+
+    private static final Logger LOG = LogManager.getLogger(Allocation.class);
+    private static final Pattern JOB = Pattern.compile("job allocation (\\d+)");
+    private static final long QUEUED_QUIET_MS = 2000;
+    /** Reads one line (or the end of its stdin), then cancels the job named by its argument. */
+    static final String GUARD = "read line || :; exec scancel --quiet \"$1\"";
+
+    private final String jobId;
+    private final Map<String, String> env;
+    private final Process guard;
+
+    private Allocation(String jobId, Map<String, String> env, Process guard) {
+        this.jobId = jobId;
+        this.env = env;
+        this.guard = guard;
+    }
+
+    /**
+     * Runs {@code salloc} and waits for the grant (a queued job waits here: its lines go to
+     * {@code progress}).
+     *
+     * @throws NodeException with salloc's own error lines when it fails
+     */
+    static Allocation make(List<String> salloc, Map<String, String> env, Spawner spawner, Consumer<String> progress) throws NodeException {
+        Process p;
+        try {
+            p = spawner.start(salloc, env, "TERM");
+        } catch (IOException e) {
+            throw new NodeException("cannot run salloc (is Slurm's client installed here?): " + e.getMessage(), e);
+        }
+        try {
+            p.getOutputStream().close();
+        } catch (IOException e) {
+            // salloc reads nothing
+        }
+        Optional<String> job = Optional.empty();
+        Process guard = null;
+        boolean granted = false;
+        List<String> errors = new ArrayList<>();
+        try (BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = err.readLine()) != null) {
+                LOG.info("salloc: {}", line);
+                Matcher m = JOB.matcher(line);
+                if (m.find() && job.isEmpty()) {
+                    job = Optional.of(m.group(1));
+                    guard = guard(job.get(), env);
+                }
+                if (line.contains("Granted job allocation")) {
+                    granted = true;
+                } else if (line.contains("error")) {
+                    errors.add(line.replaceFirst("^salloc: (error: )?", ""));
+                } else if (line.contains("queued")) {
+                    queued(line.replaceFirst("^salloc: ", ""), p, progress);
+                }
+            }
+            p.waitFor(10, TimeUnit.SECONDS);
+        } catch (IOException e) {
+            errors.add(e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            errors.add("interrupted");
+        }
+        if (job.isPresent() && granted && !p.isAlive() && p.exitValue() == 0) {
+            LOG.info("slurm job {} allocated", job.get());
+            return new Allocation(job.get(), env, guard);
+        }
+        p.destroyForcibly();
+        if (job.isPresent()) {
+            new Allocation(job.get(), env, guard).close();
+        }
+        throw new NodeException("Slurm refused the allocation: " + (errors.isEmpty() ? "salloc exited " + exitOf(p) : String.join("; ", errors)));
+    }
+
+    /** Says the job waits in the queue if it still does after {@link #QUEUED_QUIET_MS} (Slurm grants most in under a second). */
+    private static void queued(String line, Process salloc, Consumer<String> progress) {
+        Thread t = new Thread(() -> {
+            try {
+                if (!salloc.waitFor(QUEUED_QUIET_MS, TimeUnit.MILLISECONDS)) {
+                    progress.accept("slurm: " + line + " (Ctrl-C withdraws it)");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "salloc-queued");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private static String exitOf(Process p) {
+        return p.isAlive() ? "(still running)" : Integer.toString(p.exitValue());
+    }
+
+    private static Process guard(String jobId, Map<String, String> env) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        if (java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/setsid"))) {
+            cmd.add("/usr/bin/setsid");
+        }
+        cmd.addAll(List.of("sh", "-c", GUARD, "sh", jobId));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().clear();
+        pb.environment().putAll(env);
+        return pb.start();
+    }
+
+    String jobId() {
+        return jobId;
+    }
+
+    /** Cancels the job (every step of it ends: Slurm signals what is left, KILL after the cluster's KillWait). */
+    @Override
+    public void close() {
+        try {
+            ProcessBuilder pb = new ProcessBuilder("scancel", "--quiet", jobId).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+            pb.environment().clear();
+            pb.environment().putAll(env);
+            Process p = pb.start();
+            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                LOG.warn("scancel {} did not answer within 30 s", jobId);
+            }
+        } catch (IOException e) {
+            LOG.warn("cannot run scancel {}: {}", jobId, e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (guard != null) {
+            try (OutputStream out = guard.getOutputStream()) {
+                out.write('\n');
+            } catch (IOException e) {
+                // the guard is gone: its job too
+            }
+        }
+    }
+}

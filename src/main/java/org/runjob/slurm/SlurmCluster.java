@@ -1,0 +1,227 @@
+package org.runjob.slurm;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.runjob.node.Cluster;
+import org.runjob.node.NodeAccess;
+import org.runjob.node.NodeException;
+import org.runjob.node.NodeProcess;
+import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeAddress;
+import org.runjob.spec.NodeSpec;
+
+/**
+ * A job's nodes as one Slurm allocation: the first node reached asks {@code sinfo} about every
+ * node (known, usable, its NodeAddr and GPUs) and makes the allocation ({@link SlurmCommands#salloc});
+ * each node's agent then runs as one step of it ({@link SlurmCommands#step}). Slurm places,
+ * tracks and cleans up; runjob's agents start, watch and stop the workers inside the steps.
+ * Closing the cluster cancels the allocation.
+ */
+public final class SlurmCluster implements Cluster {
+
+    private static final Logger LOG = LogManager.getLogger(SlurmCluster.class);
+
+    private final JobSpec spec;
+    private final Map<String, String> env;
+    private final String jobName;
+    private final Consumer<String> progress;
+    private final Spawner spawner = new Spawner();
+    private final List<Process> steps = new CopyOnWriteArrayList<>();
+    private Map<String, SlurmNodeInfo> infos;
+    private SlurmCommands commands;
+    private Allocation allocation;
+    private NodeException failed;
+    private boolean closed;
+
+    /**
+     * @param runId    the run's id, for the Slurm job's comment; empty for check and gpus
+     * @param progress gets a line while the allocation waits in the queue
+     */
+    public SlurmCluster(JobSpec spec, Map<String, String> env, Optional<String> runId, Consumer<String> progress) {
+        this.spec = spec;
+        this.env = SlurmEnv.of(env);
+        this.jobName = "runjob-" + spec.name();
+        this.progress = progress;
+        LOG.debug("slurm backend for run {}", runId.orElse("(none)"));
+    }
+
+    @Override
+    public NodeAccess node(NodeSpec node) {
+        if (!(node.address() instanceof NodeAddress.Slurm slurm)) {
+            throw new IllegalArgumentException("node " + node.name() + " is not a Slurm node");
+        }
+        return new SlurmNode(slurm.node());
+    }
+
+    @Override
+    public String backend() {
+        return "slurm";
+    }
+
+    /** The allocation's job id, once made. */
+    public synchronized Optional<String> jobId() {
+        return Optional.ofNullable(allocation).map(Allocation::jobId);
+    }
+
+    /** The node's NodeAddr, once sinfo answered. */
+    synchronized Optional<String> address(String node) {
+        return Optional.ofNullable(infos).map(i -> i.get(node)).map(SlurmNodeInfo::address);
+    }
+
+    /** Asks sinfo about the nodes and allocates them, once; a failure is remembered and given to every node. */
+    private synchronized Allocation allocation(String node) throws NodeException {
+        if (allocation != null) {
+            return allocation;
+        }
+        if (failed == null && closed) {
+            failed = new NodeException("the run is ending");
+        }
+        if (failed == null) {
+            try {
+                infos = sinfo();
+                Map<String, Integer> gpus = new LinkedHashMap<>();
+                infos.forEach((n, info) -> gpus.put(n, info.gpus()));
+                commands = new SlurmCommands(spec, SlurmCommands.shapesOf(spec, gpus));
+                List<String> problems = problems();
+                if (!problems.isEmpty()) {
+                    failed = new NodeException(String.join("; ", problems));
+                } else {
+                    allocation = Allocation.make(commands.salloc(jobName), env, spawner, progress);
+                    return allocation;
+                }
+            } catch (NodeException e) {
+                failed = e;
+            }
+        }
+        throw failed;
+    }
+
+    private List<String> problems() {
+        List<String> problems = new ArrayList<>();
+        for (NodeSpec n : spec.nodes()) {
+            SlurmNodeInfo info = infos.get(n.name());
+            if (info == null) {
+                problems.add("Slurm has no node named '" + n.name() + "'");
+            } else if (info.unusable()) {
+                problems.add("Slurm node " + n.name() + " is " + info.state());
+            }
+        }
+        return problems;
+    }
+
+    private Map<String, SlurmNodeInfo> sinfo() throws NodeException {
+        List<String> argv = List.of("sinfo", "--noheader", "--Node", "--nodes=" + String.join(",", commands == null
+                ? spec.nodes().stream().map(NodeSpec::name).toList() : commands.nodes()), "--format=" + SlurmNodeInfo.FORMAT);
+        try {
+            ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
+            pb.environment().clear();
+            pb.environment().putAll(env);
+            Process p = pb.start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                p.destroyForcibly();
+                throw new NodeException("sinfo failed: " + out.trim());
+            }
+            return SlurmNodeInfo.parse(out);
+        } catch (IOException e) {
+            throw new NodeException("cannot run sinfo (is Slurm's client installed here?): " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new NodeException("interrupted");
+        }
+    }
+
+    @Override
+    public void close() {
+        Allocation a;
+        synchronized (this) {
+            closed = true;
+            a = allocation;
+        }
+        if (a != null) {
+            a.close();
+        }
+        steps.forEach(Process::destroy);
+        spawner.close();
+    }
+
+    /** One node of the allocation: its agent runs as a step there. */
+    private final class SlurmNode implements NodeAccess {
+        private final String name;
+
+        SlurmNode(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public String reach() throws NodeException {
+            Allocation a = allocation(name);
+            return "slurm job " + a.jobId() + " on " + name + address().map(x -> " (" + x + ")").orElse("");
+        }
+
+        @Override
+        public NodeProcess start(List<String> argv, OutputStream stderr, int timeoutMs) throws NodeException {
+            Allocation a = allocation(name);
+            Process p;
+            try {
+                p = spawner.start(commands.step(a.jobId(), name, argv), env, "KILL");
+            } catch (IOException e) {
+                throw new NodeException("cannot run srun: " + e.getMessage(), e);
+            }
+            steps.add(p);
+            Thread err = new Thread(() -> copy(p.getErrorStream(), stderr), "srun-err-" + name);
+            err.setDaemon(true);
+            err.start();
+            return new NodeProcess() {
+                @Override
+                public InputStream stdout() {
+                    return p.getInputStream();
+                }
+
+                @Override
+                public OutputStream stdin() {
+                    return p.getOutputStream();
+                }
+
+                @Override
+                public void close() {
+                    p.destroy();
+                    steps.remove(p);
+                }
+            };
+        }
+
+        @Override
+        public Optional<String> address() {
+            return SlurmCluster.this.address(name);
+        }
+    }
+
+    private static void copy(InputStream in, OutputStream out) {
+        try (in) {
+            in.transferTo(out);
+            out.flush();
+        } catch (IOException e) {
+            // the step ended
+        }
+    }
+}

@@ -1,0 +1,133 @@
+package org.runjob.slurm;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalInt;
+
+import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeSpec;
+
+/**
+ * The Slurm commands a run uses, built from the job alone (pure: the dry run prints them).
+ *
+ * <ul>
+ *   <li>One allocation, {@code salloc --no-shell}, of exactly the job's nodes: nodes of one shape
+ *       (workers, GPUs) form one component, several shapes a heterogeneous job, so unequal nodes
+ *       get what each needs. Each node asks for one task per worker and its GPU count.</li>
+ *   <li>One step per node, {@code srun --jobid=J [--het-group=K] --nodelist=NODE --ntasks=1 --whole}:
+ *       runjob's agent with all the node's share of the allocation (CPUs, GPUs), stdin and stdout
+ *       piped unbuffered (the agent's frames are binary), Slurm's CPU binding off (the agent's
+ *       workers share the step).</li>
+ * </ul>
+ * Which GPUs a node gets is Slurm's choice: a job's GPU list is taken as a count.
+ */
+public final class SlurmCommands {
+
+    /** Shown for the job id in a dry run. */
+    public static final String JOB_ID_AT_LAUNCH = "JOBID";
+
+    /** What one node asks of the allocation. {@code gpus} is -1 for {@code gpus: all} before Slurm said how many. */
+    public record Shape(int workers, int gpus) {
+    }
+
+    private final JobSpec spec;
+    private final JobSpec.SlurmSpec slurm;
+    private final Map<String, Shape> shapes;
+    private final List<List<String>> components = new ArrayList<>();
+
+    /** @param shapes every node's shape, in node order */
+    public SlurmCommands(JobSpec spec, Map<String, Shape> shapes) {
+        this.spec = spec;
+        this.slurm = spec.slurm().orElseThrow(() -> new IllegalArgumentException("not a Slurm job"));
+        this.shapes = new LinkedHashMap<>(shapes);
+        Map<Shape, List<String>> byShape = new LinkedHashMap<>();
+        for (NodeSpec node : spec.nodes()) {
+            byShape.computeIfAbsent(Objects.requireNonNull(shapes.get(node.name()), node.name()), s -> new ArrayList<>()).add(node.name());
+        }
+        components.addAll(byShape.values());
+    }
+
+    /** Each node's shape from the job: its workers (else one per GPU) and its GPU count; -1 GPUs for {@code all}. */
+    public static Map<String, Shape> shapesOf(JobSpec spec, Map<String, Integer> gpusFound) {
+        Map<String, Shape> shapes = new LinkedHashMap<>();
+        for (NodeSpec node : spec.nodes()) {
+            int gpus = node.gpus() instanceof NodeSpec.GpuRequest.Listed l ? l.indices().size() : gpusFound.getOrDefault(node.name(), -1);
+            int workers = node.workers().isPresent() ? node.workers().getAsInt() : Math.max(gpus, 1);
+            shapes.put(node.name(), new Shape(workers, gpus));
+        }
+        return shapes;
+    }
+
+    /** {@code salloc --no-shell ...}: the allocation of every node, one component per shape. */
+    public List<String> salloc(String jobName) {
+        List<String> argv = new ArrayList<>(List.of("salloc", "--no-shell", "--job-name=" + jobName));
+        for (int k = 0; k < components.size(); k++) {
+            if (k > 0) {
+                argv.add(":");
+            }
+            List<String> nodes = components.get(k);
+            Shape shape = shapes.get(nodes.get(0));
+            slurm.partition().ifPresent(p -> argv.add("--partition=" + p));
+            slurm.account().ifPresent(a -> argv.add("--account=" + a));
+            slurm.qos().ifPresent(q -> argv.add("--qos=" + q));
+            slurm.time().ifPresent(t -> argv.add("--time=" + t));
+            argv.add("--nodelist=" + String.join(",", nodes));
+            argv.add("--nodes=" + nodes.size());
+            argv.add("--ntasks-per-node=" + shape.workers());
+            if (shape.gpus() != 0) {
+                argv.add("--gpus-per-node=" + (shape.gpus() < 0 ? "<all of the node's>" : Integer.toString(shape.gpus())));
+            }
+            argv.addAll(slurm.allocArgs());
+        }
+        return argv;
+    }
+
+    /** The node's component in a heterogeneous allocation; empty when there is one component. */
+    public OptionalInt hetGroup(String node) {
+        if (components.size() < 2) {
+            return OptionalInt.empty();
+        }
+        for (int k = 0; k < components.size(); k++) {
+            if (components.get(k).contains(node)) {
+                return OptionalInt.of(k);
+            }
+        }
+        throw new IllegalArgumentException("not a node of the job: " + node);
+    }
+
+    /** {@code srun ...} of the node's step in allocation {@code jobId}, running {@code argv}. */
+    public List<String> step(String jobId, String node, List<String> argv) {
+        List<String> cmd = new ArrayList<>(List.of("srun", "--jobid=" + jobId));
+        hetGroup(node).ifPresent(k -> cmd.add("--het-group=" + k));
+        cmd.addAll(List.of("--nodelist=" + node, "--nodes=1", "--ntasks=1", "--whole", "--unbuffered", "--quiet",
+                "--kill-on-bad-exit=1", "--cpu-bind=none"));
+        cmd.addAll(slurm.srunArgs());
+        cmd.addAll(argv);
+        return cmd;
+    }
+
+    /** What of the job Slurm runs differently from SSH, said before a run: GPU lists become counts, SSH settings are unused. */
+    public static List<String> notes(JobSpec spec) {
+        List<String> notes = new ArrayList<>();
+        for (NodeSpec node : spec.nodes()) {
+            if (node.gpus() instanceof NodeSpec.GpuRequest.Listed l && !l.indices().isEmpty()) {
+                notes.add("node " + node.name() + ": Slurm chooses the GPUs, so gpus " + l.indices() + " asks for " + l.indices().size()
+                        + "; the ones given are recorded in the run folder");
+            }
+        }
+        JobSpec.SshSpec ssh = spec.ssh();
+        if (ssh.identity().isPresent() || ssh.passwordEnv().isPresent() || !ssh.knownHosts().equals(JobSpec.SshSpec.DEFAULT_KNOWN_HOSTS)
+                || ssh.hostKeyPolicy() != JobSpec.HostKeyPolicy.STRICT) {
+            notes.add("backend slurm: the ssh settings are not used");
+        }
+        return notes;
+    }
+
+    /** The job's nodes as Slurm sees them, in node order (for sinfo). */
+    public List<String> nodes() {
+        return spec.nodes().stream().map(NodeSpec::name).toList();
+    }
+}

@@ -1,0 +1,26 @@
+package org.runjob.slurm;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The environment runjob gives Slurm's commands: its own, without the variables salloc, srun and
+ * sbatch read as options (SLURM_NTASKS, SLURM_HOSTFILE, SRUN_CPUS_PER_TASK, ... set by an
+ * allocation runjob itself may run in), which would change the steps it asks for. SLURM_CONF stays.
+ */
+final class SlurmEnv {
+
+    private SlurmEnv() {
+    }
+
+    static Map<String, String> of(Map<String, String> env) {
+        Map<String, String> out = new LinkedHashMap<>();
+        env.forEach((k, v) -> {
+            boolean option = k.startsWith("SLURM_") || k.startsWith("SALLOC_") || k.startsWith("SRUN_") || k.startsWith("SBATCH_");
+            if (!option || k.equals("SLURM_CONF")) {
+                out.put(k, v);
+            }
+        });
+        return out;
+    }
+}

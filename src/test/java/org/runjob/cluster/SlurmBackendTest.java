@@ -1,0 +1,210 @@
+package org.runjob.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
+import org.runjob.testbed.Pids;
+import org.runjob.testbed.Poll;
+import org.runjob.testbed.RunjobProcess;
+import org.runjob.testbed.SlurmTestbed;
+import org.runjob.testbed.SshTestbed;
+import org.runjob.testbed.Testbed;
+
+/**
+ * {@code backend: slurm} against real Slurm daemons ({@link SlurmTestbed}: slurmctld, one slurmd per
+ * network namespace, KillWait=5), with the SSH testbed's hosts h1-h3 as its nodes, so one job
+ * file runs under both backends.
+ */
+class SlurmBackendTest {
+
+    static final String PYTHON = "/usr/bin/python3";
+
+    @TempDir
+    Path dir;
+
+    SlurmTestbed slurm;
+    ClusterJobs jobs;
+    Map<String, String> env;
+
+    @BeforeEach
+    void cluster() throws Exception {
+        String missing = SlurmTestbed.missing();
+        Testbed.require(missing == null, missing == null ? "" : missing);
+        slurm = SlurmTestbed.get();
+        jobs = new ClusterJobs(dir);
+        env = new HashMap<>(System.getenv());
+        env.putAll(slurm.env());
+        assertThat(slurm.queue()).as("queue before the test").isEmpty();
+    }
+
+    /** Nodes h1 (2 workers) and h2 (1 worker), with SSH addresses too, in one shared workdir. */
+    private Path job(String name, List<Path> files, List<String> command, String extra, Map<String, String> vars) throws Exception {
+        SshTestbed bed = jobs.bed;
+        String nodes = jobs.node(bed.host(1), 2).replace(", workdir: " + dir.resolve("work-h1"), "")
+                + jobs.node(bed.host(2), 1).replace(", workdir: " + dir.resolve("work-h2"), "");
+        return jobs.job(name, nodes, files, command, "backend: slurm\nworkdir: " + dir.resolve("work") + "\n" + extra, vars);
+    }
+
+    private Cli run(Path job, String... options) {
+        String[] args = java.util.Arrays.copyOf(options, options.length + 1);
+        args[options.length] = job.toString();
+        return Cli.run(env, args);
+    }
+
+    @Test
+    void unequalDdpRunsRankByRankAsOverSsh() throws Exception {
+        Testbed.require(Testbed.runs(PYTHON, "-c", "import torch.distributed"), "PyTorch for " + PYTHON + " (Debian: python3-torch)");
+        Path job = job("ddp", List.of(ClusterJobs.DDP), List.of(PYTHON, "train.py"), "rendezvous: {port: auto}\n", Map.of());
+
+        Cli slurmRun = run(job);
+        assertThat(slurmRun.code()).as(slurmRun.err()).isZero();
+        assertThat(slurmRun.err()).contains("node  slurm ").contains("rendezvous " + jobs.bed.host(1).address() + ":");
+        Map<Integer, String> slurmRanks = trained(slurmRun.out());
+        // DistributedSampler pads 4 rows to 6 for 3 ranks: rank r trains on rows r and r + 3 (mod 4); its last row is printed
+        assertThat(slurmRanks).containsExactlyEntriesOf(new TreeMap<>(Map.of(0, "h1 0.4", 1, "h1 0.1", 2, "h2 0.2")));
+        assertThat(weights(slurmRun.out())).hasSize(3).as("DDP keeps every replica identical").containsOnly(weights(slurmRun.out()).get(0));
+
+        Cli sshRun = run(job, "--set", "backend=ssh");
+        assertThat(sshRun.code()).as(sshRun.err()).isZero();
+        assertThat(sshRun.err()).contains("node  ssh ").doesNotContain("slurm");
+        assertThat(trained(sshRun.out())).isEqualTo(slurmRanks);
+        assertThat(weights(sshRun.out())).isEqualTo(weights(slurmRun.out()));
+        assertThat(slurm.queue()).isEmpty();
+    }
+
+    /** rank to "NODE ROW" from "[h1/0] rank 0 trained on row 0.1". */
+    private static Map<Integer, String> trained(String out) {
+        Map<Integer, String> ranks = new TreeMap<>();
+        Matcher m = Pattern.compile("(?m)^\\[(h\\d)/(\\d)] rank (\\d) trained on row (0\\.\\d)$").matcher(out);
+        while (m.find()) {
+            assertThat(m.group(2)).isEqualTo(m.group(3));
+            ranks.put(Integer.parseInt(m.group(3)), m.group(1) + " " + m.group(4));
+        }
+        return ranks;
+    }
+
+    private static List<String> weights(String out) {
+        return out.lines().filter(l -> l.matches("\\[h\\d/\\d] rank \\d weights .*")).map(l -> l.replaceFirst(".* weights ", "")).toList();
+    }
+
+    @Test
+    void aFailingRankStopsEveryOtherWithinKillWait() throws Exception {
+        Path job = job("failfast", jobs.worker("fail_one.py"), List.of("python3", "fail_one.py"), "failure: {grace_period_s: 1}\n",
+                Map.of("FAIL_RANK", "1", "FAIL_CODE", "3", "IGNORE_TERM", "1", "FAIL_AFTER_S", "0.5"));
+        long t0 = System.nanoTime();
+        Cli r = run(job);
+        assertThat(r.code()).as(r.err()).isEqualTo(1);
+        assertThat(r.err()).contains("root cause: rank 1 (local rank 1) on node h1: exit 3");
+        List<Long> ranks = List.of(0L, 1L, 2L).stream().map(rank -> Long.parseLong(read(jobs.pids.resolve("rank-" + rank + ".pid")))).toList();
+        Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 2), "every rank after rank 1 failed");
+        Poll.until(() -> queueEmpty(), Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 2), "the allocation is released");
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(60));
+    }
+
+    @Test
+    void ctrlCEndsTheRunAndReleasesTheAllocation() throws Exception {
+        Path job = job("interrupt", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
+        Process p = RunjobProcess.start(dir, job, slurm.env());
+        List<Long> ranks = jobs.awaitPids(3, Duration.ofSeconds(90));
+        assertThat(slurm.queue()).contains("RUNNING runjob-interrupt");
+        new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(RunjobProcess.stderrOf(dir, job)).isEqualTo(130);
+        Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the ranks after Ctrl-C");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "squeue empty after Ctrl-C");
+        Poll.until(this::noTasks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "no step task left after Ctrl-C");
+    }
+
+    @Test
+    void runjobKilledWithSigkillLeavesNothingInSlurm() throws Exception {
+        Path job = job("killed", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
+        Process p = RunjobProcess.start(dir, job, slurm.env());
+        List<Long> ranks = jobs.awaitPids(3, Duration.ofSeconds(90));
+        p.destroyForcibly();
+        Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the ranks after runjob's SIGKILL");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "squeue empty after runjob's SIGKILL");
+        Poll.until(this::noTasks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "no step task left after runjob's SIGKILL");
+    }
+
+    @Test
+    void gpusAreCountsAndTheOnesSlurmGaveAreRecorded() throws Exception {
+        // another job holds GPU 0 of h2: Slurm gives this run's h2 step GPU 1 (ConstrainDevices=no keeps physical indices)
+        ProcessBuilder hold = new ProcessBuilder("salloc", "--no-shell", "--job-name=holder", "--nodelist=h2", "--gpus-per-node=1")
+                .redirectErrorStream(true);
+        hold.environment().putAll(slurm.env());
+        Process holder = hold.start();
+        holder.getOutputStream().close();
+        assertThat(new String(holder.getInputStream().readAllBytes())).contains("Granted job allocation");
+        String show = "sh, -c, 'echo rank $RANK cvd $CUDA_VISIBLE_DEVICES'";
+        String nodes = "  - {name: h1, gpus: [0, 1], workers: 2}\n  - {name: h2, gpus: [3]}\n";
+        Path job = jobs.job("gpus", nodes, List.of(), List.of(show), "backend: slurm\nworkdir: " + dir.resolve("work") + "\n", Map.of());
+        Cli r = run(job);
+        slurm.queue().lines().filter(l -> l.contains("holder")).forEach(l -> cancel(l.split(" ")[0]));
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.err()).contains("note: node h2: Slurm chooses the GPUs, so gpus [3] asks for 1");
+        assertThat(r.out().lines().sorted().toList()).containsExactly("[h1/0] rank 0 cvd 0,1", "[h1/1] rank 1 cvd 0,1", "[h2/2] rank 2 cvd 1");
+        Path run = Files.list(jobs.logs.resolve("gpus")).findFirst().orElseThrow();
+        String summary = Files.readString(run.resolve("summary.json"));
+        assertThat(summary).contains("\"job_id\"").contains("GPU given by Slurm (physical 1)").contains("GPU given by Slurm (physical 0)");
+        String preflight = Files.readString(run.resolve("preflight.json"));
+        assertThat(preflight).contains("CUDA_VISIBLE_DEVICES=1 (SLURM_STEP_GPUS=1)").contains("CUDA_VISIBLE_DEVICES=0,1 (SLURM_STEP_GPUS=0,1)");
+    }
+
+    @Test
+    void anUnknownNodeIsNamedAndNothingIsAllocated() throws Exception {
+        String nodes = "  - {name: h1, workers: 1}\n  - {name: h9, workers: 1}\n";
+        Path job = jobs.job("unknown", nodes, List.of(), List.of("'true'"), "backend: slurm\nworkdir: " + dir.resolve("work") + "\n", Map.of());
+        Cli r = run(job);
+        assertThat(r.code()).as(r.err()).isEqualTo(3);
+        assertThat(r.err()).contains("Slurm has no node named 'h9'");
+        assertThat(slurm.queue()).isEmpty();
+    }
+
+    private boolean queueEmpty() {
+        try {
+            return slurm.queue().isEmpty();
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    private boolean noTasks() {
+        try {
+            return slurm.tasks().isEmpty();
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    private void cancel(String jobId) {
+        try {
+            ProcessBuilder pb = new ProcessBuilder("scancel", jobId);
+            pb.environment().putAll(slurm.env());
+            pb.start().waitFor();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String read(Path p) {
+        try {
+            return Files.readString(p).trim();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}
