@@ -1,26 +1,22 @@
 package org.runjob.cli;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.launch.NodeSession;
 import org.runjob.launch.NodeStarter;
+import org.runjob.node.Cluster;
+import org.runjob.node.FanOut;
+import org.runjob.node.NodeException;
 import org.runjob.preflight.GpuInventories;
 import org.runjob.report.GpuTable;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 import org.runjob.spec.SpecLoader;
-import org.runjob.node.Cluster;
-import org.runjob.node.NodeException;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -58,18 +54,9 @@ final class GpusCommand implements Callable<Integer> {
         Map<String, GpuInventory> found = new LinkedHashMap<>();
         try (Cluster cluster = Clusters.of(spec, io.env(), Optional.empty(), io.err())) {
             NodeStarter starter = new NodeStarter(spec, cluster, io.env(), Optional.empty());
-            ExecutorService pool = Executors.newFixedThreadPool(Math.min(32, spec.nodes().size()));
-            try {
-                List<CompletableFuture<GpuInventory>> probes = new ArrayList<>();
-                Supplier<GpuInventory> localGpus = GpuInventories.localOnce(io.env());
-                for (NodeSpec node : spec.nodes()) {
-                    probes.add(CompletableFuture.supplyAsync(() -> probe(node, starter, localGpus), pool));
-                }
-                for (int i = 0; i < probes.size(); i++) {
-                    found.put(spec.nodes().get(i).name(), probes.get(i).join());
-                }
-            } finally {
-                pool.shutdownNow();
+            Supplier<GpuInventory> localGpus = GpuInventories.localOnce(io.env());
+            try (FanOut fanOut = new FanOut(spec.nodes().size())) {
+                fanOut.onEach(spec.nodes(), node -> probe(node, starter, localGpus)).forEach((node, inv) -> found.put(node.name(), inv));
             }
         }
         if (options.output == JobOptions.Output.json) {

@@ -8,10 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -21,6 +18,7 @@ import org.runjob.distribute.FileList;
 import org.runjob.distribute.Shipped;
 import org.runjob.launch.NodeSession;
 import org.runjob.launch.NodeStarter;
+import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
@@ -28,23 +26,25 @@ import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 
 /**
- * Checks every node before anything starts, all nodes in parallel, each over its agent's one
- * channel ({@link NodeSession}): one remote command and one JVM per node.
+ * Checks every node before anything starts, each over its agent's one channel ({@link NodeSession}):
+ * one remote command and one JVM per node. Stages return values; each node goes through its own
+ * stages as fast as it can ({@link FanOut}), without waiting for the others:
  *
  * <ol>
- *   <li>Per node: SSH login (reach, host key, auth); the agent starts (java &gt;= 17 on the node,
- *       its jar cached by content) and reports its facts: the workdir exists, is trusted and is
- *       not in use by another run; free disk; the entrypoint's program is found.</li>
- *   <li>When every node passed: nodes that report the same workdir token share the workdir; the
- *       job's files go to each group once (the others find them there), written by the agents.</li>
- *   <li>Nodes that use GPUs are probed ({@link NodeSession#gpus}; local nodes once per machine) and
- *       judged by {@link GpuCheck}: indices exist, a driver is there, busy GPUs and mixed models are
- *       warned of.</li>
- *   <li>Rendezvous: the master's agent binds MASTER_PORT (0 for {@code port: auto}) as rank 0 will;
- *       every node's agent, the master's too, then connects to MASTER_ADDR:MASTER_PORT and reports
- *       the interface its route leaves by (for GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME).</li>
+ *   <li>{@link #start}: reach the node (SSH login; the Slurm allocation); the agent starts (java
+ *       &gt;= 17 on the node, its jar cached by content) and reports its facts: the workdir exists,
+ *       is trusted and is not in use by another run; free disk; the entrypoint's program is found.</li>
+ *   <li>{@link Shipping}: the job's files, written by the agent; nodes that share a workdir (same
+ *       token) take turns, so the first sends and the others find the files there.</li>
+ *   <li>{@link #survey}: the GPUs of nodes that use them (probed by the agent, local nodes once
+ *       per machine; on Slurm, those its step was given), judged by {@link GpuCheck} once all are
+ *       in: indices exist, a driver is there, busy GPUs and mixed models are warned of.</li>
  * </ol>
- * The agents stay up for the launch ({@link Outcome#sessions}); whoever does not launch closes them.
+ * Then, when every node passed, the rendezvous: the master's agent binds MASTER_PORT (0 for
+ * {@code port: auto}) as rank 0 will; every node's agent, the master's too, connects to
+ * MASTER_ADDR:MASTER_PORT and reports the interface its route leaves by (for GLOO_SOCKET_IFNAME /
+ * NCCL_SOCKET_IFNAME). The agents stay up for the launch ({@link Outcome#sessions}); whoever does
+ * not launch closes them.
  */
 public final class Preflight {
 
@@ -74,54 +74,58 @@ public final class Preflight {
 
     /** @param files what to ship (none for {@code check}); {@code progress} gets a line now and then for large files */
     public Outcome run(List<JobSpec.ShippedFile> files, Consumer<String> progress) {
-        ExecutorService pool = Executors.newFixedThreadPool(Math.min(32, spec.nodes().size()));
         Map<String, NodeSession> sessions = new ConcurrentHashMap<>();
-        Map<String, NodeFacts> facts = new ConcurrentHashMap<>();
-        Map<String, Shipped> shipped = new ConcurrentHashMap<>();
-        Map<String, GpuInventory> inventories = new ConcurrentHashMap<>();
         Map<String, Map<Check, Cell>> cells = new LinkedHashMap<>();
         for (NodeSpec node : spec.nodes()) {
-            cells.put(node.name(), new EnumMap<>(Check.class));
+            cells.put(node.name(), java.util.Collections.synchronizedMap(new EnumMap<>(Check.class)));
         }
+        List<FileList.Entry> entries;
         try {
-            each(pool, spec.nodes(), node -> start(node, cells.get(node.name()), sessions, facts));
-            if (allPassed(cells)) {
-                ship(pool, files, cells, sessions, facts, shipped, progress);
-            }
-            List<NodeSpec> gpuNodes = spec.nodes().stream().filter(n -> !failed(cells.get(n.name()))).toList();
-            each(pool, gpuNodes, node -> {
-                if (node.address() instanceof NodeAddress.Slurm && (GpuCheck.wantsGpus(node) || node.workers().isEmpty())) {
-                    NodeFacts f = facts.get(node.name());
-                    GpuInventory given = GpuCheck.givenBySlurm(f);
-                    inventories.put(node.name(), given);
-                    cells.get(node.name()).put(Check.GPUS, given.gpus().isEmpty() ? Cell.fail("Slurm gave the step no GPUs")
-                            : Cell.ok("given by Slurm: " + GpuCheck.describeSlurm(f)));
-                } else if (GpuCheck.wantsGpus(node)) {
-                    inventories.put(node.name(), node.local() ? localGpus.get() : sessions.get(node.name()).gpus());
-                } else {
-                    cells.get(node.name()).put(Check.GPUS, Cell.ok("not used"));
+            entries = FileList.of(files);
+        } catch (IOException e) {
+            spec.nodes().forEach(n -> cells.get(n.name()).put(Check.WORKDIR, Cell.fail("cannot read the files to ship: " + e.getMessage())));
+            return new Outcome(report(cells, OptionalInt.empty(), Map.of(), Map.of()), sessions, Map.of());
+        }
+        Shipping shipping = new Shipping(entries, progress);
+        try (FanOut fanOut = new FanOut(spec.nodes().size())) {
+            // each node on its own: start, ship, GPU survey; a fast node does not wait for a slow one
+            Map<NodeSpec, NodeResult> results = fanOut.onEach(spec.nodes(), node -> {
+                Map<Check, Cell> row = cells.get(node.name());
+                Optional<NodeFacts> facts = start(node, row, sessions);
+                if (facts.isEmpty()) {
+                    return NodeResult.FAILED;
                 }
+                Optional<Shipped> shipped = shipping.ship(node, sessions.get(node.name()), facts.get(), row);
+                Optional<GpuInventory> gpus = failed(row) ? Optional.empty() : survey(node, sessions.get(node.name()), facts.get(), row);
+                return new NodeResult(facts, shipped, gpus);
             });
+            Map<String, GpuInventory> inventories = new LinkedHashMap<>();
+            Map<String, Shipped> shipped = new LinkedHashMap<>();
+            results.forEach((node, r) -> {
+                r.gpus().ifPresent(g -> inventories.put(node.name(), g));
+                r.shipped().ifPresent(x -> shipped.put(node.name(), x));
+            });
+            shipping.noteShared(cells);
             judgeGpus(cells, inventories.entrySet().stream().filter(e -> !(address(e.getKey()) instanceof NodeAddress.Slurm))
                     .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
             Map<String, String> ifaces = new ConcurrentHashMap<>();
-            OptionalInt port = allPassed(cells) ? rendezvous(pool, cells, sessions, ifaces) : OptionalInt.empty();
-            List<NodeReport> reports = new ArrayList<>();
-            for (NodeSpec node : spec.nodes()) {
-                reports.add(new NodeReport(node.name(), cells.get(node.name()), Optional.ofNullable(ifaces.get(node.name()))));
-            }
-            return new Outcome(new PreflightReport(reports, port, inventories, masterAddr(), spec.slurm().isPresent() ? "slurm" : "ssh"), sessions, shipped);
-        } finally {
-            pool.shutdownNow();
+            OptionalInt port = allPassed(cells) ? rendezvous(fanOut, cells, sessions, ifaces) : OptionalInt.empty();
+            return new Outcome(report(cells, port, inventories, ifaces), sessions, shipped);
         }
     }
 
-    private static void each(ExecutorService pool, List<NodeSpec> nodes, Consumer<NodeSpec> work) {
-        List<CompletableFuture<Void>> all = new ArrayList<>();
-        for (NodeSpec node : nodes) {
-            all.add(CompletableFuture.runAsync(() -> work.accept(node), pool));
+    /** What one node's checks gave: its facts, what was shipped to it, its GPUs (each empty when not reached). */
+    private record NodeResult(Optional<NodeFacts> facts, Optional<Shipped> shipped, Optional<GpuInventory> gpus) {
+        static final NodeResult FAILED = new NodeResult(Optional.empty(), Optional.empty(), Optional.empty());
+    }
+
+    private PreflightReport report(Map<String, Map<Check, Cell>> cells, OptionalInt port, Map<String, GpuInventory> inventories,
+                                   Map<String, String> ifaces) {
+        List<NodeReport> reports = new ArrayList<>();
+        for (NodeSpec node : spec.nodes()) {
+            reports.add(new NodeReport(node.name(), cells.get(node.name()), Optional.ofNullable(ifaces.get(node.name()))));
         }
-        all.forEach(CompletableFuture::join);
+        return new PreflightReport(reports, port, inventories, masterAddr(), spec.slurm().isPresent() ? "slurm" : "ssh");
     }
 
     private static boolean failed(Map<Check, Cell> row) {
@@ -132,13 +136,13 @@ public final class Preflight {
         return cells.values().stream().noneMatch(Preflight::failed);
     }
 
-    /** Login, agent start and the facts of its HELLO. */
-    private void start(NodeSpec node, Map<Check, Cell> row, Map<String, NodeSession> sessions, Map<String, NodeFacts> facts) {
+    /** Reach, agent start and the facts of its HELLO; empty when the node failed (its cells say why). */
+    private Optional<NodeFacts> start(NodeSpec node, Map<Check, Cell> row, Map<String, NodeSession> sessions) {
         try {
             row.put(Check.LOGIN, Cell.ok(starter.reach(node)));
         } catch (NodeException e) {
             row.put(Check.LOGIN, Cell.fail(e.getMessage()));
-            return;
+            return Optional.empty();
         }
         NodeFacts f;
         try {
@@ -149,59 +153,33 @@ public final class Preflight {
             String what = NodeSession.failedCheck(e).orElse("java");
             row.put(what.equals("java") ? Check.JAVA : Check.WORKDIR, Cell.fail(
                     NodeSession.failedCheck(e).isPresent() ? e.getMessage() : "the agent did not start: " + e.getMessage()));
-            return;
+            return Optional.empty();
         }
-        facts.put(node.name(), f);
         row.put(Check.JAVA, Cell.ok(f.get(NodeFacts.JAVA).orElse("?")));
         Optional<String> workdirError = f.get(NodeFacts.WORKDIR_ERROR).or(() -> f.get(NodeFacts.LOCK_ERROR));
         row.put(Check.WORKDIR, workdirError.map(Cell::fail).orElse(Cell.ok("ok")));
         row.put(Check.DISK, f.get(NodeFacts.FREE_BYTES).filter(v -> v.matches("\\d+")).map(v -> disk(Long.parseLong(v)))
                 .orElse(Cell.warn("unknown")));
         row.put(Check.PROGRAM, f.get(NodeFacts.PROGRAM_ERROR).map(Cell::fail).orElse(Cell.ok(program())));
+        return failed(row) ? Optional.empty() : Optional.of(f);
     }
 
     /**
-     * Ships to every node; nodes that share a workdir (same token) one after another, so the first
-     * sends and the others find the files there.
+     * The node's GPUs: probed by its agent (local nodes once per machine), or, on a Slurm node,
+     * those Slurm gave its step; empty for a node that uses none (its cell says "not used").
      */
-    private void ship(ExecutorService pool, List<JobSpec.ShippedFile> files, Map<String, Map<Check, Cell>> cells,
-                      Map<String, NodeSession> sessions, Map<String, NodeFacts> facts, Map<String, Shipped> shipped,
-                      Consumer<String> progress) {
-        Map<String, List<NodeSpec>> groups = new LinkedHashMap<>();
-        for (NodeSpec node : spec.nodes()) {
-            String token = facts.get(node.name()).get(NodeFacts.TOKEN).orElse("node:" + node.name());
-            groups.computeIfAbsent(token, t -> new ArrayList<>()).add(node);
+    private Optional<GpuInventory> survey(NodeSpec node, NodeSession session, NodeFacts facts, Map<Check, Cell> row) {
+        if (node.address() instanceof NodeAddress.Slurm && (GpuCheck.wantsGpus(node) || node.workers().isEmpty())) {
+            GpuInventory given = GpuCheck.givenBySlurm(facts);
+            row.put(Check.GPUS, given.gpus().isEmpty() ? Cell.fail("Slurm gave the step no GPUs")
+                    : Cell.ok("given by Slurm: " + GpuCheck.describeSlurm(facts)));
+            return Optional.of(given);
         }
-        List<FileList.Entry> entries;
-        try {
-            entries = FileList.of(files);
-        } catch (IOException e) {
-            spec.nodes().forEach(n -> cells.get(n.name()).put(Check.WORKDIR, Cell.fail("cannot read the files to ship: " + e.getMessage())));
-            return;
+        if (!GpuCheck.wantsGpus(node)) {
+            row.put(Check.GPUS, Cell.ok("not used"));
+            return Optional.empty();
         }
-        List<CompletableFuture<Void>> all = new ArrayList<>();
-        for (List<NodeSpec> group : groups.values()) {
-            String sharedBy = group.size() < 2 ? "" : "shared by " + String.join(", ", group.stream().map(NodeSpec::name).toList());
-            all.add(CompletableFuture.runAsync(() -> {
-                for (NodeSpec node : group) {
-                    Map<Check, Cell> row = cells.get(node.name());
-                    try {
-                        Shipped done = entries.isEmpty() ? Shipped.NOTHING : sessions.get(node.name()).ship(entries,
-                                line -> progress.accept("runjob: " + node.name() + ": shipping " + line));
-                        shipped.put(node.name(), done);
-                        String what = done.summary();
-                        if (!sharedBy.isEmpty()) {
-                            String note = "workdir " + sharedBy + (entries.isEmpty() ? "" : ": shipped once");
-                            what = node == group.get(0) && !entries.isEmpty() ? what + "; " + note : note;
-                        }
-                        row.put(Check.WORKDIR, Cell.ok(what));
-                    } catch (IOException e) {
-                        row.put(Check.WORKDIR, Cell.fail("shipping failed: " + e.getMessage()));
-                    }
-                }
-            }, pool));
-        }
-        all.forEach(CompletableFuture::join);
+        return Optional.of(node.local() ? localGpus.get() : session.gpus());
     }
 
     /** GPU cells, once every node's inventory is in (the first GPU node's model is the reference). */
@@ -248,7 +226,7 @@ public final class Preflight {
                 .orElse(master.address().reachableAs().orElse("127.0.0.1"));
     }
 
-    private OptionalInt rendezvous(ExecutorService pool, Map<String, Map<Check, Cell>> cells, Map<String, NodeSession> sessions,
+    private OptionalInt rendezvous(FanOut fanOut, Map<String, Map<Check, Cell>> cells, Map<String, NodeSession> sessions,
                                    Map<String, String> ifaces) {
         NodeSpec master = spec.masterNode();
         NodeSession listener = sessions.get(master.name());
@@ -270,7 +248,7 @@ public final class Preflight {
         int port = Integer.parseInt(listening[1]);
         String masterIface = listening.length > 2 ? listening[2] : "-";
         try {
-            each(pool, spec.nodes(), node -> {
+            fanOut.onEach(spec.nodes(), node -> {
                 String answer;
                 try {
                     // the master holds MASTER_ADDR itself: its listener already named the interface
@@ -289,6 +267,7 @@ public final class Preflight {
                 } else {
                     row.put(Check.RENDEZVOUS, Cell.fail("cannot reach " + addr + ":" + port + ": " + answer.replaceFirst("^failed ", "")));
                 }
+                return null;
             });
         } finally {
             try {

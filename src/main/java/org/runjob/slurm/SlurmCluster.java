@@ -99,7 +99,7 @@ public final class SlurmCluster implements Cluster {
                 if (!problems.isEmpty()) {
                     failed = new NodeException(String.join("; ", problems));
                 } else {
-                    allocation = Allocation.make(commands.salloc(jobName), env, spawner, progress);
+                    allocation = allocate();
                     return allocation;
                 }
             } catch (NodeException e) {
@@ -107,6 +107,32 @@ public final class SlurmCluster implements Cluster {
             }
         }
         throw failed;
+    }
+
+    /** salloc, with the hostfile (a private temporary file, gone afterwards) when the layout needs one. */
+    private Allocation allocate() throws NodeException {
+        Optional<List<String>> hosts = commands.hostfile();
+        if (hosts.isEmpty()) {
+            return Allocation.make(commands.salloc(jobName), env, spawner, progress);
+        }
+        java.nio.file.Path file = null;
+        try {
+            file = java.nio.file.Files.createTempFile("runjob-hosts-", ".txt");
+            java.nio.file.Files.write(file, hosts.get());
+            Map<String, String> withHosts = new LinkedHashMap<>(env);
+            withHosts.put("SLURM_HOSTFILE", file.toString());
+            return Allocation.make(commands.salloc(jobName), withHosts, spawner, progress);
+        } catch (IOException e) {
+            throw new NodeException("cannot write the Slurm hostfile: " + e.getMessage(), e);
+        } finally {
+            if (file != null) {
+                try {
+                    java.nio.file.Files.deleteIfExists(file);
+                } catch (IOException e) {
+                    LOG.debug("cannot remove {}: {}", file, e.getMessage());
+                }
+            }
+        }
     }
 
     private List<String> problems() {

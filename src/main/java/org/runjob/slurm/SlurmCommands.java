@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 
 import org.runjob.spec.JobSpec;
@@ -14,9 +15,13 @@ import org.runjob.spec.NodeSpec;
  * The Slurm commands a run uses, built from the job alone (pure: the dry run prints them).
  *
  * <ul>
- *   <li>One allocation, {@code salloc --no-shell}, of exactly the job's nodes: nodes of one shape
- *       (workers, GPUs) form one component, several shapes a heterogeneous job, so unequal nodes
- *       get what each needs. Each node asks for one task per worker and its GPU count.</li>
+ *   <li>One allocation, {@code salloc --no-shell}, of exactly the job's nodes, one task per
+ *       worker. Nodes with the same GPU count make one component: equal worker counts ask for
+ *       {@code --ntasks-per-node}, unequal ones for {@code --ntasks} laid out by a hostfile
+ *       ({@code SLURM_HOSTFILE} with {@code --distribution=arbitrary}, grouped by node), so each
+ *       node gets one CPU per worker. Nodes with different GPU counts need a heterogeneous job (a
+ *       component per count): Slurm starts those only from its backfill scheduler, so such an
+ *       allocation waits up to the cluster's {@code bf_interval} (30 s by default) even when idle.</li>
  *   <li>One step per node, {@code srun --jobid=J [--het-group=K] --nodelist=NODE --ntasks=1 --whole}:
  *       runjob's agent with all the node's share of the allocation (CPUs, GPUs), stdin and stdout
  *       piped unbuffered (the agent's frames are binary), Slurm's CPU binding off (the agent's
@@ -43,11 +48,42 @@ public final class SlurmCommands {
         this.spec = spec;
         this.slurm = spec.slurm().orElseThrow(() -> new IllegalArgumentException("not a Slurm job"));
         this.shapes = new LinkedHashMap<>(shapes);
-        Map<Shape, List<String>> byShape = new LinkedHashMap<>();
+        Map<Integer, List<String>> byGpus = new LinkedHashMap<>();
         for (NodeSpec node : spec.nodes()) {
-            byShape.computeIfAbsent(Objects.requireNonNull(shapes.get(node.name()), node.name()), s -> new ArrayList<>()).add(node.name());
+            Shape shape = Objects.requireNonNull(shapes.get(node.name()), node.name());
+            byGpus.computeIfAbsent(shape.gpus(), g -> new ArrayList<>()).add(node.name());
         }
-        components.addAll(byShape.values());
+        if (byGpus.size() == 1) {
+            components.add(spec.nodes().stream().map(NodeSpec::name).toList());
+        } else {
+            // a heterogeneous job: a component per node shape
+            Map<Shape, List<String>> byShape = new LinkedHashMap<>();
+            for (NodeSpec node : spec.nodes()) {
+                byShape.computeIfAbsent(shapes.get(node.name()), x -> new ArrayList<>()).add(node.name());
+            }
+            components.addAll(byShape.values());
+        }
+    }
+
+    /**
+     * The hostfile the allocation needs ({@code SLURM_HOSTFILE}): one line per worker, grouped by
+     * node in node order; empty when every component's nodes have equal worker counts.
+     */
+    public Optional<List<String>> hostfile() {
+        if (components.size() != 1 || uniform(components.get(0))) {
+            return Optional.empty();
+        }
+        List<String> lines = new ArrayList<>();
+        for (String node : components.get(0)) {
+            for (int i = 0; i < shapes.get(node).workers(); i++) {
+                lines.add(node);
+            }
+        }
+        return Optional.of(lines);
+    }
+
+    private boolean uniform(List<String> nodes) {
+        return nodes.stream().map(n -> shapes.get(n).workers()).distinct().count() == 1;
     }
 
     /** Each node's shape from the job: its workers (else one per GPU) and its GPU count; -1 GPUs for {@code all}. */
@@ -76,7 +112,12 @@ public final class SlurmCommands {
             slurm.time().ifPresent(t -> argv.add("--time=" + t));
             argv.add("--nodelist=" + String.join(",", nodes));
             argv.add("--nodes=" + nodes.size());
-            argv.add("--ntasks-per-node=" + shape.workers());
+            if (uniform(nodes)) {
+                argv.add("--ntasks-per-node=" + shape.workers());
+            } else {
+                argv.add("--ntasks=" + nodes.stream().mapToInt(n -> shapes.get(n).workers()).sum());
+                argv.add("--distribution=arbitrary");
+            }
             if (shape.gpus() != 0) {
                 argv.add("--gpus-per-node=" + (shape.gpus() < 0 ? "<all of the node's>" : Integer.toString(shape.gpus())));
             }

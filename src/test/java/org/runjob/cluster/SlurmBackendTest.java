@@ -38,7 +38,34 @@ class SlurmBackendTest {
 
     SlurmTestbed slurm;
     ClusterJobs jobs;
+    /** runjob processes a test started: killed after it, so a failed test does not hold the cluster. */
+    final List<Process> running = new java.util.ArrayList<>();
     Map<String, String> env;
+
+    @org.junit.jupiter.api.AfterEach
+    void release() throws Exception {
+        running.forEach(Process::destroyForcibly);
+        try {
+            Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 10), "squeue empty after the test");
+        } finally {
+            // a test that failed half-way must not hold the cluster for the next ones
+            ProcessBuilder pb = new ProcessBuilder("scancel", "--user=root");
+            pb.environment().putAll(slurm.env());
+            pb.start().waitFor();
+        }
+    }
+
+    /** The pid of the srun that runs node {@code node}'s step, a child of runjob {@code p}. */
+    private static long stepOf(Process p, String node) throws Exception {
+        for (ProcessHandle h : p.descendants().toList()) {
+            String cmdline = Files.readString(Path.of("/proc/" + h.pid() + "/cmdline")).replace('\0', ' ');
+            if (cmdline.startsWith("srun ") && cmdline.contains(" --nodelist=" + node + " ")) {
+                return h.pid();
+            }
+        }
+        throw new AssertionError("no srun for " + node + " among runjob's children: " + p.descendants().map(h -> h.pid() + " "
+                + h.info().commandLine().orElse("?")).toList());
+    }
 
     @BeforeEach
     void cluster() throws Exception {
@@ -119,6 +146,7 @@ class SlurmBackendTest {
     void ctrlCEndsTheRunAndReleasesTheAllocation() throws Exception {
         Path job = job("interrupt", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
         Process p = RunjobProcess.start(dir, job, slurm.env());
+        running.add(p);
         List<Long> ranks = jobs.awaitPids(3, Duration.ofSeconds(90));
         assertThat(slurm.queue()).contains("RUNNING runjob-interrupt");
         new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor();
@@ -133,11 +161,50 @@ class SlurmBackendTest {
     void runjobKilledWithSigkillLeavesNothingInSlurm() throws Exception {
         Path job = job("killed", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
         Process p = RunjobProcess.start(dir, job, slurm.env());
+        running.add(p);
         List<Long> ranks = jobs.awaitPids(3, Duration.ofSeconds(90));
         p.destroyForcibly();
         Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the ranks after runjob's SIGKILL");
         Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "squeue empty after runjob's SIGKILL");
         Poll.until(this::noTasks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "no step task left after runjob's SIGKILL");
+    }
+
+    /** kill -9 of each process runjob owns under Slurm, one at a time: the srun of a node's step, and that node's agent. */
+    @Test
+    void aKilledStepOrAgentFailsTheRunAndLeavesNothing() throws Exception {
+        for (String victim : List.of("srun", "agent")) {
+            Files.list(jobs.pids).forEach(f -> f.toFile().delete());
+            Path job = job("kill-" + victim, jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "failure: {grace_period_s: 1}\n",
+                    Map.of());
+            Process p = RunjobProcess.start(dir, job, slurm.env());
+            running.add(p);
+            List<Long> ranks = jobs.awaitPids(3, Duration.ofSeconds(90));
+            long pid = victim.equals("agent") ? Pids.parentOf(ranks.get(2)) : stepOf(p, "h2");
+            ProcessHandle.of(pid).orElseThrow().destroyForcibly();
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).as(victim).isTrue();
+            String err = RunjobProcess.stderrOf(dir, job);
+            assertThat(p.exitValue()).as(err).isEqualTo(1);
+            assertThat(err).as(victim).contains("node h2");
+            Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the ranks after kill -9 of the " + victim);
+            Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "squeue empty after kill -9 of the " + victim);
+            Poll.until(this::noTasks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "no step task left after kill -9 of the " + victim);
+        }
+    }
+
+    @Test
+    void aDetachedRunHoldsItsAllocationUntilStopped() throws Exception {
+        Path job = job("detached", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
+        Cli detach = run(job, "--detach");
+        assertThat(detach.code()).as(detach.err()).isZero();
+        jobs.awaitPids(3, Duration.ofSeconds(90));
+        assertThat(slurm.queue()).contains("RUNNING runjob-detached");
+        String id = Files.list(jobs.logs.resolve("detached")).findFirst().orElseThrow().getFileName().toString();
+        Cli stop = Cli.run(env, "stop", id, "--logs-dir", jobs.logs.toString());
+        assertThat(stop.code()).as(stop.err()).isZero();
+        Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 10), "squeue empty after runjob stop");
+        Poll.until(this::noTasks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "no step task left after runjob stop");
+        Poll.until(() -> Cli.run(env, "status", id, "--logs-dir", jobs.logs.toString()).out().contains("interrupted"),
+                Duration.ofSeconds(30), "status says interrupted");
     }
 
     @Test

@@ -18,7 +18,8 @@ import java.util.stream.Stream;
  * --net}; {@code ip netns exec} would hide the cgroup mounts slurmd needs), so each node has its
  * own address and the same job file runs under both backends. The nodes share this machine's
  * filesystem, as Slurm nodes on a shared home do. Each node has 4 CPUs and 2 fake GPUs (character
- * devices with NVIDIA's major number in gres.conf); {@code KillWait=5}. Torn down at JVM exit:
+ * devices with NVIDIA's major number in gres.conf); {@code KillWait=5}; the backfill scheduler, which
+ * alone starts heterogeneous jobs, runs every second. Torn down at JVM exit:
  * jobs cancelled, daemons, step daemons and tasks killed, the nodes' cgroups removed.
  */
 public final class SlurmTestbed {
@@ -105,6 +106,8 @@ public final class SlurmTestbed {
                 "ReturnToService=2",
                 "MpiDefault=none",
                 "KillWait=" + KILL_WAIT_S,
+                // heterogeneous jobs start only from the backfill scheduler: every second here, not every 30 s
+                "SchedulerParameters=bf_interval=1",
                 "JobAcctGatherType=jobacct_gather/none",
                 "AccountingStorageType=accounting_storage/none",
                 "GresTypes=gpu"));

@@ -1,0 +1,97 @@
+package org.runjob.slurm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+import org.junit.jupiter.api.Test;
+import org.runjob.spec.EntrypointSpec;
+import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeAddress;
+import org.runjob.spec.NodeSpec;
+
+/** The allocation a job's layout needs, and what runjob reads from sinfo and hands to Slurm's commands. */
+class SlurmCommandsTest {
+
+    static NodeSpec node(String name, int workers, List<Integer> gpus) {
+        return new NodeSpec(name, new NodeAddress.Slurm(name), new NodeSpec.GpuRequest.Listed(gpus), OptionalInt.of(workers),
+                Optional.empty(), Map.of());
+    }
+
+    static JobSpec job(JobSpec.SlurmSpec slurm, NodeSpec... nodes) {
+        return new JobSpec("j", List.of(nodes), new JobSpec.RendezvousSpec(nodes[0].name(), Optional.empty(), new JobSpec.MasterPort.Auto()),
+                new EntrypointSpec.Command(List.of("true"), false), "w", List.of(), Map.of(),
+                new JobSpec.SshSpec(Optional.empty(), JobSpec.SshSpec.DEFAULT_KNOWN_HOSTS, JobSpec.HostKeyPolicy.STRICT, 10, Optional.empty()),
+                new JobSpec.FailureSpec(10, 0), "runs", Optional.of(slurm), Path.of("j.yaml"));
+    }
+
+    static final JobSpec.SlurmSpec PLAIN = new JobSpec.SlurmSpec(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
+            List.of(), List.of());
+
+    static SlurmCommands commands(JobSpec spec) {
+        return new SlurmCommands(spec, SlurmCommands.shapesOf(spec, Map.of()));
+    }
+
+    @Test
+    void equalNodesAreOneComponentWithTasksPerNode() {
+        SlurmCommands c = commands(job(new JobSpec.SlurmSpec(Optional.of("gpu"), Optional.of("lab"), Optional.of("2:00:00"),
+                Optional.of("high"), List.of("--mem=0"), List.of("--mpi=none")), node("a", 2, List.of(0, 1)), node("b", 2, List.of(2, 3))));
+        assertThat(c.salloc("runjob-j")).containsExactly("salloc", "--no-shell", "--job-name=runjob-j", "--partition=gpu", "--account=lab",
+                "--qos=high", "--time=2:00:00", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2", "--gpus-per-node=2", "--mem=0");
+        assertThat(c.hostfile()).isEmpty();
+        assertThat(c.step("41", "b", List.of("sh", "-c", "x"))).containsExactly("srun", "--jobid=41", "--nodelist=b", "--nodes=1",
+                "--ntasks=1", "--whole", "--unbuffered", "--quiet", "--kill-on-bad-exit=1", "--cpu-bind=none", "--mpi=none", "sh", "-c", "x");
+    }
+
+    @Test
+    void unequalWorkersWithEqualGpusAreLaidOutByAHostfile() {
+        SlurmCommands c = commands(job(PLAIN, node("a", 2, List.of()), node("b", 1, List.of()), node("c", 3, List.of())));
+        assertThat(c.salloc("r")).containsExactly("salloc", "--no-shell", "--job-name=r", "--nodelist=a,b,c", "--nodes=3", "--ntasks=6",
+                "--distribution=arbitrary");
+        assertThat(c.hostfile()).contains(List.of("a", "a", "b", "c", "c", "c"));
+        assertThat(c.hetGroup("b")).isEmpty();
+    }
+
+    @Test
+    void unequalGpuCountsMakeAHeterogeneousJob() {
+        SlurmCommands c = commands(job(PLAIN, node("a", 2, List.of(0, 1)), node("b", 1, List.of(5)), node("c", 2, List.of(0, 1))));
+        assertThat(c.salloc("r")).containsExactly("salloc", "--no-shell", "--job-name=r",
+                "--nodelist=a,c", "--nodes=2", "--ntasks-per-node=2", "--gpus-per-node=2", ":",
+                "--nodelist=b", "--nodes=1", "--ntasks-per-node=1", "--gpus-per-node=1");
+        assertThat(c.hostfile()).isEmpty();
+        assertThat(List.of(c.hetGroup("a"), c.hetGroup("b"), c.hetGroup("c"))).containsExactly(OptionalInt.of(0), OptionalInt.of(1),
+                OptionalInt.of(0));
+        assertThat(c.step("7", "b", List.of("x"))).startsWith("srun", "--jobid=7", "--het-group=1", "--nodelist=b");
+    }
+
+    @Test
+    void gpuListsBecomeCountsAndSaySo() {
+        JobSpec spec = job(PLAIN, node("a", 1, List.of(3)));
+        assertThat(SlurmCommands.notes(spec)).containsExactly(
+                "node a: Slurm chooses the GPUs, so gpus [3] asks for 1; the ones given are recorded in the run folder");
+        assertThat(commands(spec).salloc("r")).contains("--gpus-per-node=1");
+    }
+
+    @Test
+    void sinfoLinesGiveAddressGpusAndState() {
+        Map<String, SlurmNodeInfo> nodes = SlurmNodeInfo.parse("n1|10.0.0.1|gpu:a100:4(S:0-1)|idle\nn2|10.0.0.2|(null)|down*\n"
+                + "n1|10.0.0.1|gpu:a100:4(S:0-1)|idle\nn3|n3|gpu:a100:2,gpu:v100:1|mixed\n");
+        assertThat(nodes.keySet()).containsExactly("n1", "n2", "n3");
+        assertThat(nodes.get("n1")).isEqualTo(new SlurmNodeInfo("n1", "10.0.0.1", 4, "idle"));
+        assertThat(nodes.get("n2").gpus()).isZero();
+        assertThat(nodes.get("n2").unusable()).isTrue();
+        assertThat(nodes.get("n3").gpus()).isEqualTo(3);
+        assertThat(nodes.get("n3").unusable()).isFalse();
+    }
+
+    @Test
+    void slurmsOwnOptionVariablesDoNotReachItsCommands() {
+        assertThat(SlurmEnv.of(Map.of("PATH", "/bin", "SLURM_CONF", "/etc/s.conf", "SLURM_NTASKS", "8", "SLURM_HOSTFILE", "h",
+                "SRUN_CPUS_PER_TASK", "4", "SALLOC_PARTITION", "x", "SBATCH_TIMELIMIT", "1")))
+                .containsOnlyKeys("PATH", "SLURM_CONF");
+    }
+}
