@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  *       program) and sends HELLO carrying the {@link NodeFacts}.</li>
  *   <li>Before START it answers preflight requests, one at a time, each with one REPLY: FILES and
  *       FILE_DATA ({@link FileReceiver}), LISTEN / CONNECT / UNLISTEN (the rendezvous checks,
- *       {@link Probe}), PROBE_GPUS (a child JVM runs the GPU probe).</li>
+ *       {@link Probe}), PROBE_GPUS (a child JVM runs the GPU probe), LEASE (GPU leases held for
+ *       the agent's life, {@link GpuLeases}).</li>
  *   <li>It then waits for one START naming this node's workers.</li>
  *   <li>It starts every worker ({@link WorkerProcess}), sends STARTED with each pid, streams
  *       output as STDOUT/STDERR frames through a {@link Spool} (memory, then a spill file: a slow
@@ -54,6 +55,7 @@ public final class Agent {
     private final Spool spool;
     private final Registry registry;
     private final AgentOptions options;
+    private final GpuLeases leases;
     private FileReceiver receiver;
     private java.net.ServerSocket listener;
     private final List<WorkerProcess> workers = new ArrayList<>();
@@ -81,6 +83,7 @@ public final class Agent {
         this.env = Map.copyOf(workerEnv);
         this.spool = new Spool(spoolMemory, spillDir);
         this.registry = new Registry(env);
+        this.leases = new GpuLeases(env);
     }
 
     /** Runs an agent on these streams until its workers are gone; returns the exit code. */
@@ -207,6 +210,7 @@ public final class Agent {
                         reply("ok");
                     }
                     case PROBE_GPUS -> reply(GpuProbeChild.run(env, workdir().resolve(".runjob")));
+                    case LEASE -> reply(leases.handle(text(f.payload())));
                     default -> { }
                 }
             }

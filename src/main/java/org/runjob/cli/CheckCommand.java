@@ -42,7 +42,7 @@ final class CheckCommand implements Callable<Integer> {
         PreflightReport report;
         try (Cluster cluster = Clusters.of(loaded.spec(), io.env(), Optional.empty(), io.err());
              Preflight.Outcome checked = Launch.preflight(loaded.spec(),
-                     new NodeStarter(loaded.spec(), cluster, io.env(), Optional.empty()), io.env(), Optional.empty(), io.err())) {
+                     new NodeStarter(loaded.spec(), cluster, io.env(), Optional.empty()), io.env(), Optional.empty(), Optional.empty(), io.err())) {
             report = checked.report();
         }
         if (options.output == JobOptions.Output.json) {

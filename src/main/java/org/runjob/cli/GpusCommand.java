@@ -6,6 +6,7 @@ import java.util.concurrent.Callable;
 import java.util.Optional;
 import java.util.function.Supplier;
 
+import org.runjob.agent.GpuLeases;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.launch.NodeSession;
 import org.runjob.launch.NodeStarter;
@@ -13,6 +14,7 @@ import org.runjob.node.Cluster;
 import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
 import org.runjob.preflight.GpuInventories;
+import org.runjob.preflight.GpuPick;
 import org.runjob.report.GpuTable;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
@@ -52,35 +54,50 @@ final class GpusCommand implements Callable<Integer> {
         }
         JobSpec spec = loaded.spec();
         Map<String, GpuInventory> found = new LinkedHashMap<>();
+        Map<String, Map<Integer, String>> leases = new LinkedHashMap<>();
         try (Cluster cluster = Clusters.of(spec, io.env(), Optional.empty(), io.err())) {
             NodeStarter starter = new NodeStarter(spec, cluster, io.env(), Optional.empty());
             Supplier<GpuInventory> localGpus = GpuInventories.localOnce(io.env());
             try (FanOut fanOut = new FanOut(spec.nodes().size())) {
-                fanOut.onEach(spec.nodes(), node -> probe(node, starter, localGpus)).forEach((node, inv) -> found.put(node.name(), inv));
+                fanOut.onEach(spec.nodes(), node -> probe(node, starter, localGpus, io.env())).forEach((node, p) -> {
+                    found.put(node.name(), p.gpus());
+                    leases.put(node.name(), p.leases());
+                });
             }
         }
         if (options.output == JobOptions.Output.json) {
-            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(GpuTable.json(found)));
+            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(GpuTable.json(found, leases)));
         } else {
-            GpuTable.print(found, io.out());
+            GpuTable.print(found, leases, io.out());
         }
         io.out().flush();
         boolean all = found.values().stream().allMatch(inv -> !inv.gpus().isEmpty());
         return all ? ExitCode.OK : ExitCode.PREFLIGHT_FAILED;
     }
 
-    private static GpuInventory probe(NodeSpec node, NodeStarter starter, Supplier<GpuInventory> localGpus) {
+    /** A node's GPUs, and those of them another runjob run holds (index to who). */
+    private record Probed(GpuInventory gpus, Map<Integer, String> leases) {
+    }
+
+    private static Probed probe(NodeSpec node, NodeStarter starter, Supplier<GpuInventory> localGpus, Map<String, String> env) {
         if (node.local()) {
-            return localGpus.get();
+            GpuInventory inv = localGpus.get();
+            return new Probed(inv, held(GpuLeases.query(env, GpuPick.request("query", inv.gpus()))));
         }
         try {
             starter.reach(node);
             try (NodeSession session = starter.start(node)) {
                 session.hello(60_000);
-                return session.gpus();
+                GpuInventory inv = session.gpus();
+                return new Probed(inv, inv.gpus().isEmpty() ? Map.of() : held(session.lease(GpuPick.request("query", inv.gpus()))));
             }
         } catch (NodeException | java.io.IOException e) {
-            return GpuInventory.none("unreachable: " + e.getMessage());
+            return new Probed(GpuInventory.none("unreachable: " + e.getMessage()), Map.of());
         }
+    }
+
+    private static Map<Integer, String> held(String answer) {
+        GpuPick.Answer a = GpuPick.parse(answer);
+        return a.error().isPresent() ? Map.of() : a.held();
     }
 }

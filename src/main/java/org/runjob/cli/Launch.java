@@ -15,10 +15,12 @@ final class Launch {
     private Launch() {
     }
 
-    /** @param runId the run's id for a run (its agents take the workdir's run lock and receive the files); empty for check */
+    /**
+     * @param runId the run's id for a run (its agents take the workdir's run lock, receive the files and lease the GPUs); empty for check
+     */
     static Preflight.Outcome preflight(JobSpec spec, NodeStarter starter, Map<String, String> env,
-                                       Optional<String> runId, PrintStream progress) {
+                                       Optional<String> runId, Optional<java.time.Duration> waitForGpus, PrintStream progress) {
         List<JobSpec.ShippedFile> files = runId.isPresent() ? spec.files() : List.of();
-        return new Preflight(spec, starter, env).run(files, progress::println);
+        return new Preflight(spec, starter, env, runId, waitForGpus).run(files, progress::println);
     }
 }

@@ -47,12 +47,15 @@ final class RunJob {
 
     static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine)
             throws IOException {
-        return run(io, file, options, ranks, args, commandLine, Optional.empty());
+        return run(io, file, options, ranks, args, commandLine, Optional.empty(), Optional.empty());
     }
 
-    /** @param givenRunId the run id a detaching parent chose (and waits on), else a new one */
+    /**
+     * @param givenRunId  the run id a detaching parent chose (and waits on), else a new one
+     * @param waitForGpus how long preflight may wait for a node's {@code gpus: {count: N}} to be free
+     */
     static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine,
-                   Optional<String> givenRunId) throws IOException {
+                   Optional<String> givenRunId, Optional<java.time.Duration> waitForGpus) throws IOException {
         SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args);
         if (loaded == null) {
             return ExitCode.INVALID;
@@ -75,7 +78,7 @@ final class RunJob {
         }
         try (Cluster cluster = Clusters.of(spec, io.env(), Optional.of(runId), io.err());
              Preflight.Outcome checked = Launch.preflight(spec, new NodeStarter(spec, cluster, io.env(), Optional.of(runId)),
-                     io.env(), Optional.of(runId), io.err())) {
+                     io.env(), Optional.of(runId), waitForGpus, io.err())) {
             PreflightReport report = checked.report();
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
                 PreflightText.print(report, io.err(), Io.colour(io));
@@ -99,8 +102,10 @@ final class RunJob {
                 return ExitCode.INVALID;
             }
             NodeStarter restarts = new NodeStarter(spec, cluster, io.env(), Optional.of(runId));
-            return launch(io, file, loaded, plan, report, ranks, commandLine, new Launcher(io.interrupts(), io.clock(), checked.sessions(),
-                    restarts, status), checked.shipped(), status, options.output == JobOptions.Output.json,
+            Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status)
+                    .withLeases(leaseRequests(plan, report));
+            return launch(io, file, loaded, plan, report, ranks, commandLine, launcher, checked.shipped(), status,
+                    options.output == JobOptions.Output.json,
                     cluster instanceof org.runjob.slurm.SlurmCluster sc ? sc.jobId() : Optional.empty());
         } finally {
             Diagnostics.reset();
@@ -156,6 +161,21 @@ final class RunJob {
             io.out().flush();
         }
         return code;
+    }
+
+    /** For each node with GPUs (not Slurm's): the lease request of the GPUs its workers use. */
+    private static Map<String, String> leaseRequests(LaunchPlan plan, PreflightReport report) {
+        Map<String, String> requests = new java.util.LinkedHashMap<>();
+        for (var node : plan.nodes()) {
+            var inv = report.gpus().get(node.name());
+            if (inv == null || node.visibleDevices().isEmpty() || node.address() instanceof org.runjob.spec.NodeAddress.Slurm) {
+                continue;
+            }
+            List<String> visible = List.of(node.visibleDevices().split(","));
+            var gpus = inv.gpus().stream().filter(g -> visible.contains(Integer.toString(g.index()))).toList();
+            requests.put(node.name(), org.runjob.preflight.GpuPick.request("hold " + plan.job() + " " + plan.runId(), gpus));
+        }
+        return requests;
     }
 
     /**

@@ -47,6 +47,10 @@ final class RunjobCommand implements Callable<Integer> {
             + " (no terminal; output to the run folder) and print its id; runjob runs / status / logs -f / stop reach it.")
     boolean detach;
 
+    @Option(names = "--wait-for-gpus", paramLabel = "DURATION",
+            description = "When a node has fewer free GPUs than its gpus: {count: N}, wait up to DURATION (90s, 10m, 2h) for them, probing again.")
+    String waitForGpus;
+
     /** The run id a detaching runjob chose for the runjob it starts. */
     @Option(names = "--run-id", hidden = true)
     String runId;
@@ -69,6 +73,14 @@ final class RunjobCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         RankSelection selection = parsed.get();
+        java.util.Optional<java.time.Duration> wait = java.util.Optional.empty();
+        if (waitForGpus != null) {
+            wait = Durations.parse(waitForGpus);
+            if (wait.isEmpty()) {
+                io.err().println("runjob: --wait-for-gpus takes a duration such as 90s, 10m or 2h, not '" + waitForGpus + "'");
+                return ExitCode.INVALID;
+            }
+        }
         if (dryRun) {
             return PlanCommand.printPlan(io, file, options, args);
         }
@@ -80,6 +92,6 @@ final class RunjobCommand implements Callable<Integer> {
         if (runId != null) {
             recorded.removeAll(List.of("--run-id", runId));
         }
-        return RunJob.run(io, file, options, selection, args, RunJob.command(recorded), java.util.Optional.ofNullable(runId));
+        return RunJob.run(io, file, options, selection, args, RunJob.command(recorded), java.util.Optional.ofNullable(runId), wait);
     }
 }

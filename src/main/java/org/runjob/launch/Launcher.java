@@ -27,6 +27,7 @@ public final class Launcher {
     private final Map<String, NodeSession> started;
     private final NodeStarter starter;
     private final StatusSink status;
+    private Map<String, String> leases = Map.of();
 
     /**
      * @param started the agents preflight started (one per node), used by the first attempt
@@ -43,6 +44,15 @@ public final class Launcher {
         this.clock = clock;
         this.started = new java.util.concurrent.ConcurrentHashMap<>(started);
         this.starter = starter;
+    }
+
+    /**
+     * GPU lease requests by node ({@link NodeSession#lease}): the agents a restart starts take
+     * the leases of the GPUs the run uses again (the first attempt's agents hold them from preflight).
+     */
+    public Launcher withLeases(Map<String, String> requests) {
+        this.leases = Map.copyOf(requests);
+        return this;
     }
 
     public List<AttemptResult> run(LaunchPlan plan, OutputRouter router) throws IOException {
@@ -74,6 +84,13 @@ public final class Launcher {
             session = starter.start(spec);
             try {
                 session.hello(Supervisor.HELLO_TIMEOUT_MS);
+                String request = leases.get(node.name());
+                if (request != null) {
+                    String answer = session.lease(request);
+                    if (answer.contains("held ") || answer.startsWith("error ")) {
+                        LOG.warn("node {}: the restarted agent could not take every GPU lease back: {}", node.name(), answer.strip());
+                    }
+                }
             } catch (IOException e) {
                 session.close();
                 throw e;

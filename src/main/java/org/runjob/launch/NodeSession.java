@@ -114,6 +114,14 @@ public final class NodeSession implements AutoCloseable {
         return request(Frame.Type.CONNECT, text(addr + " " + port + " " + timeoutMs), timeoutMs + 30_000L);
     }
 
+    /**
+     * A GPU lease request to the agent (see {@link org.runjob.agent.GpuLeases}): the leases it
+     * takes are held as long as the agent lives.
+     */
+    public String lease(String request) throws IOException {
+        return request(Frame.Type.LEASE, text(request), 30_000);
+    }
+
     /** The node's GPUs, probed by a child JVM of its agent. */
     public GpuInventory gpus() {
         try {

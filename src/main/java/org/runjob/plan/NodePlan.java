@@ -22,6 +22,11 @@ public record NodePlan(
     /** The value shown for a {@code gpus: all} node that has not been probed yet (a dry run). */
     public static final String ALL_FOUND_AT_LAUNCH = "<all GPUs found at launch>";
 
+    /** The value shown for a {@code gpus: {count: N}} node before launch. */
+    public static String picked(int count) {
+        return "<" + count + " free GPU" + (count == 1 ? "" : "s") + " picked at launch>";
+    }
+
     /** The value shown for a Slurm node's GPUs before its step has them (a dry run): Slurm chooses which. */
     public static final String GIVEN_BY_SLURM = "<the GPUs Slurm gives the node's step>";
 

@@ -77,6 +77,8 @@ public final class Planner {
                 counts.add(gpus.size());
             } else if (gpus == null && node.gpus() instanceof NodeSpec.GpuRequest.Listed l) {
                 counts.add(l.indices().size());
+            } else if (gpus == null && node.gpus() instanceof NodeSpec.GpuRequest.Count c) {
+                counts.add(c.count());
             } else if (gpus == null) {
                 throw new PlanningException("node '" + node.name() + "' uses gpus: all without workers: its worker count"
                         + " is known only when its GPUs are found at launch; set workers: N to plan it ahead");
@@ -91,8 +93,7 @@ public final class Planner {
         for (int nodeRank = 0; nodeRank < spec.nodes().size(); nodeRank++) {
             NodeSpec node = spec.nodes().get(nodeRank);
             int local = counts.get(nodeRank);
-            String visible = devices.get(nodeRank) == null
-                    ? (node.address() instanceof NodeAddress.Slurm ? NodePlan.GIVEN_BY_SLURM : NodePlan.ALL_FOUND_AT_LAUNCH)
+            String visible = devices.get(nodeRank) == null ? atLaunch(node)
                     : devices.get(nodeRank).stream().map(String::valueOf).collect(Collectors.joining(","));
             List<WorkerLaunch> workers = new ArrayList<>();
             for (int localRank = 0; localRank < local; localRank++, rank++) {
@@ -139,7 +140,15 @@ public final class Planner {
         return new LaunchPlan(spec.name(), runId, worldSize, master.name(), masterAddr, port, nodes, spec);
     }
 
-    /** The node's GPU indices; null for {@code all} on a node that has not been probed. */
+    /** What a dry run shows for GPUs known only at launch. */
+    private static String atLaunch(NodeSpec node) {
+        if (node.address() instanceof NodeAddress.Slurm) {
+            return NodePlan.GIVEN_BY_SLURM;
+        }
+        return node.gpus() instanceof NodeSpec.GpuRequest.Count c ? NodePlan.picked(c.count()) : NodePlan.ALL_FOUND_AT_LAUNCH;
+    }
+
+    /** The node's GPU indices; null for {@code all} or a count on a node that has not been probed. */
     private static List<Integer> gpusOf(NodeSpec node, Inventory inventory) {
         if (node.address() instanceof NodeAddress.Slurm) {
             // Slurm chooses a node's GPUs: a list is a count; the indices are those its step was given

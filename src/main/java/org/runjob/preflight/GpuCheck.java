@@ -75,8 +75,7 @@ final class GpuCheck {
     }
 
     static boolean wantsGpus(NodeSpec node) {
-        return node.gpus() instanceof NodeSpec.GpuRequest.All
-                || !((NodeSpec.GpuRequest.Listed) node.gpus()).indices().isEmpty();
+        return !(node.gpus() instanceof NodeSpec.GpuRequest.Listed l) || !l.indices().isEmpty();
     }
 
     /**

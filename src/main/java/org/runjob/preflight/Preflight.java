@@ -1,6 +1,7 @@
 package org.runjob.preflight;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -9,6 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -50,6 +52,8 @@ public final class Preflight {
 
     static final long MIN_FREE_BYTES = 64L << 20;
     static final long WARN_FREE_BYTES = 1L << 30;
+    /** How often a node waiting for free GPUs is probed again. */
+    static final long REPROBE_MS = 2000;
 
     /** The report, the agents preflight started (by node), and what was shipped to each node. */
     public record Outcome(PreflightReport report, Map<String, NodeSession> sessions, Map<String, Shipped> shipped)
@@ -65,8 +69,27 @@ public final class Preflight {
     private final NodeStarter starter;
     /** This machine's GPUs, probed once however many local nodes ask. */
     private final Supplier<GpuInventory> localGpus;
+    private final Optional<String> runId;
+    private final Optional<Duration> waitForGpus;
+    private final Map<String, String> env;
+    /** Per node: GPUs it lists that another run holds, as "GPU 1 is held by ...". */
+    private final Map<String, String> leaseNotes = new ConcurrentHashMap<>();
+    /** Lines for the console while a node waits for free GPUs. */
+    private Consumer<String> progress = line -> { };
 
+    /** For {@code check} and {@code gpus}: nothing is leased. */
     public Preflight(JobSpec spec, NodeStarter starter, Map<String, String> env) {
+        this(spec, starter, env, Optional.empty(), Optional.empty());
+    }
+
+    /**
+     * @param runId       the run's id: its agents lease the GPUs it uses; empty for commands that start nothing
+     * @param waitForGpus how long a node may wait for its {@code gpus: {count: N}} to be free (re-probing); empty: not at all
+     */
+    public Preflight(JobSpec spec, NodeStarter starter, Map<String, String> env, Optional<String> runId, Optional<Duration> waitForGpus) {
+        this.runId = runId;
+        this.waitForGpus = waitForGpus;
+        this.env = Map.copyOf(env);
         this.spec = spec;
         this.starter = starter;
         this.localGpus = GpuInventories.localOnce(Map.copyOf(env));
@@ -74,6 +97,7 @@ public final class Preflight {
 
     /** @param files what to ship (none for {@code check}); {@code progress} gets a line now and then for large files */
     public Outcome run(List<JobSpec.ShippedFile> files, Consumer<String> progress) {
+        this.progress = progress;
         Map<String, NodeSession> sessions = new ConcurrentHashMap<>();
         Map<String, Map<Check, Cell>> cells = new LinkedHashMap<>();
         for (NodeSpec node : spec.nodes()) {
@@ -179,7 +203,91 @@ public final class Preflight {
             row.put(Check.GPUS, Cell.ok("not used"));
             return Optional.empty();
         }
-        return Optional.of(node.local() ? localGpus.get() : session.gpus());
+        GpuInventory inventory = node.local() ? localGpus.get() : session.gpus();
+        if (node.gpus() instanceof NodeSpec.GpuRequest.Count count) {
+            return pick(node, count, session, inventory, row);
+        }
+        if (runId.isPresent() && inventory.unavailable().isEmpty()) {
+            hold(node, session, inventory);
+        }
+        return Optional.of(inventory);
+    }
+
+    /**
+     * {@code gpus: {count: N}}: the agent leases N free GPUs (for a run; for check and gpus it only
+     * looks). When fewer are free it fails, naming each GPU and why, or, with --wait-for-gpus,
+     * probes again every {@link #REPROBE_MS} until they are or the wait is over.
+     */
+    private Optional<GpuInventory> pick(NodeSpec node, NodeSpec.GpuRequest.Count count, NodeSession session, GpuInventory inventory,
+                                        Map<Check, Cell> row) {
+        long start = System.nanoTime();
+        long deadline = start + waitForGpus.map(Duration::toNanos).orElse(0L);
+        long said = 0;
+        while (true) {
+            if (inventory.unavailable().isPresent() || inventory.gpus().isEmpty()) {
+                row.put(Check.GPUS, Cell.fail("gpus: {count: " + count.count() + "}, but " + inventory.unavailable().orElse("no CUDA device")));
+                return Optional.empty();
+            }
+            GpuPick.Candidates candidates = GpuPick.candidates(inventory, count.maxUsedMib());
+            String head = runId.map(r -> "pick " + count.count() + " " + spec.name() + " " + r).orElse("query");
+            GpuPick.Answer answer;
+            try {
+                answer = GpuPick.parse(session.lease(GpuPick.request(head, candidates.order())));
+            } catch (IOException e) {
+                row.put(Check.GPUS, Cell.fail("cannot lease GPUs: " + e.getMessage()));
+                return Optional.empty();
+            }
+            if (answer.error().isPresent()) {
+                row.put(Check.GPUS, Cell.fail(answer.error().get()));
+                return Optional.empty();
+            }
+            List<Integer> picked = runId.isPresent() ? answer.leased()
+                    : candidates.order().stream().map(g -> g.index()).filter(answer.free()::containsKey).limit(count.count()).toList();
+            if (picked.size() >= count.count()) {
+                List<Integer> sorted = picked.stream().sorted().toList();
+                String models = inventory.gpus().stream().filter(g -> sorted.contains(g.index())).map(g -> g.name()).distinct()
+                        .collect(java.util.stream.Collectors.joining(" + "));
+                row.put(Check.GPUS, Cell.ok((runId.isPresent() ? "picked GPUs " : "would pick GPUs ")
+                        + String.join(", ", picked.stream().map(String::valueOf).toList()) + " of " + inventory.gpus().size() + " " + models));
+                return Optional.of(GpuPick.only(inventory, sorted));
+            }
+            String shortage = GpuPick.shortage(count.count(), inventory, candidates, answer);
+            long now = System.nanoTime();
+            if (now >= deadline) {
+                row.put(Check.GPUS, Cell.fail(shortage + (waitForGpus.isPresent() ? " (waited " + waitForGpus.get().toSeconds() + " s)" : "")));
+                return Optional.empty();
+            }
+            if (said == 0 || now - said > TimeUnit.SECONDS.toNanos(30)) {
+                said = now;
+                progress.accept("runjob: " + node.name() + ": waiting for free GPUs (" + TimeUnit.NANOSECONDS.toSeconds(now - start) + " s of "
+                        + waitForGpus.get().toSeconds() + " s): " + shortage);
+            }
+            try {
+                Thread.sleep(REPROBE_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                row.put(Check.GPUS, Cell.fail(shortage));
+                return Optional.empty();
+            }
+            inventory = node.local() ? GpuInventories.local(env) : session.gpus();
+        }
+    }
+
+    /** Listed GPUs and {@code all}: the run's agent leases each; one another run holds is noted for the GPU check. */
+    private void hold(NodeSpec node, NodeSession session, GpuInventory inventory) {
+        List<Integer> wanted = node.gpus() instanceof NodeSpec.GpuRequest.Listed l ? l.indices() : inventory.indices();
+        List<org.runjob.agent.gpu.Gpu> gpus = inventory.gpus().stream().filter(g -> wanted.contains(g.index())).toList();
+        try {
+            GpuPick.Answer answer = GpuPick.parse(session.lease(GpuPick.request("hold " + spec.name() + " " + runId.orElseThrow(), gpus)));
+            if (answer.error().isPresent()) {
+                leaseNotes.put(node.name(), "GPU leases not taken: " + answer.error().get());
+            } else if (!answer.held().isEmpty()) {
+                leaseNotes.put(node.name(), String.join("; ", answer.held().entrySet().stream()
+                        .map(e -> "GPU " + e.getKey() + " is held by " + e.getValue()).toList()));
+            }
+        } catch (IOException e) {
+            leaseNotes.put(node.name(), "GPU leases not taken: " + e.getMessage());
+        }
     }
 
     /** GPU cells, once every node's inventory is in (the first GPU node's model is the reference). */
@@ -191,7 +299,17 @@ public final class Preflight {
             if (inv == null) {
                 continue;
             }
-            cells.get(node.name()).put(Check.GPUS, GpuCheck.judge(node, inv, reference, referenceNode));
+            if (node.gpus() instanceof NodeSpec.GpuRequest.Count) {
+                continue;
+            }
+            Cell cell = GpuCheck.judge(node, inv, reference, referenceNode);
+            String held = leaseNotes.get(node.name());
+            if (held != null && cell.status() != Cell.Status.FAIL) {
+                String text = cell.text() + ": " + held;
+                cell = spec.strictGpuLeases() && !held.startsWith("GPU leases not taken") ? Cell.fail(text + " (gpu_leases: strict)")
+                        : Cell.warn(text);
+            }
+            cells.get(node.name()).put(Check.GPUS, cell);
             if (reference.isEmpty() && !inv.gpus().isEmpty()) {
                 reference = Optional.of(inv.gpus().get(0).name());
                 referenceNode = node.name();

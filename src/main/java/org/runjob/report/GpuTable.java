@@ -12,27 +12,32 @@ import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
-/** {@code runjob gpus}: a row per GPU (node, index, model, memory total/free, compute capability, bus id); a node without GPUs says why. */
+/**
+ * {@code runjob gpus}: a row per GPU (node, index, model, memory total/free, compute capability, bus
+ * id, and the runjob run that holds it, if any); a node without GPUs says why.
+ */
 public final class GpuTable {
 
     private GpuTable() {
     }
 
-    public static void print(Map<String, GpuInventory> nodes, PrintStream out) {
-        out.printf("%-14s %5s  %-28s %10s %10s  %-4s  %s%n", "node", "index", "model", "total", "free", "cc", "bus id");
+    /** @param leases per node, the GPUs another runjob run holds (index to "run R of job J (user U, since T)") */
+    public static void print(Map<String, GpuInventory> nodes, Map<String, Map<Integer, String>> leases, PrintStream out) {
+        out.printf("%-14s %5s  %-28s %10s %10s  %-4s  %-16s  %s%n", "node", "index", "model", "total", "free", "cc", "bus id", "lease");
         nodes.forEach((node, inv) -> {
             if (inv.gpus().isEmpty()) {
                 out.printf("%-14s %5s  %s%n", node, "-", inv.unavailable().orElse("no GPU"));
             }
             for (Gpu g : inv.gpus()) {
-                out.printf("%-14s %5d  %-28s %10s %10s  %-4s  %s%n", node, g.index(), g.name(), gib(g.totalBytes()),
-                        g.freeBytes() < 0 ? "?" : gib(g.freeBytes()), g.computeCapability(), g.pciBusId());
+                out.printf("%-14s %5d  %-28s %10s %10s  %-4s  %-16s  %s%n", node, g.index(), g.name(), gib(g.totalBytes()),
+                        g.freeBytes() < 0 ? "?" : gib(g.freeBytes()), g.computeCapability(), g.pciBusId(),
+                        leases.getOrDefault(node, Map.of()).getOrDefault(g.index(), "-"));
             }
         });
         out.flush();
     }
 
-    public static ObjectNode json(Map<String, GpuInventory> nodes) {
+    public static ObjectNode json(Map<String, GpuInventory> nodes, Map<String, Map<Integer, String>> leases) {
         ObjectNode root = JsonNodeFactory.instance.objectNode();
         ArrayNode list = root.putArray("nodes");
         nodes.forEach((node, inv) -> {
@@ -44,7 +49,8 @@ public final class GpuTable {
             for (Gpu g : inv.gpus()) {
                 gpus.addObject().put("index", g.index()).put("name", g.name()).put("total_bytes", g.totalBytes())
                         .put("free_bytes", g.freeBytes()).put("free_unknown", g.freeUnknown().orElse(null))
-                        .put("compute_capability", g.computeCapability()).put("pci_bus_id", g.pciBusId());
+                        .put("compute_capability", g.computeCapability()).put("pci_bus_id", g.pciBusId())
+                        .put("lease", leases.getOrDefault(node, Map.of()).get(g.index()));
             }
         });
         return root;

@@ -147,7 +147,7 @@ public final class PreflightText {
                 checks.putObject(report.label(c)).put("status", cell.status().name().toLowerCase(java.util.Locale.ROOT)).put("detail", cell.text());
             }
         }
-        root.set("gpus", GpuTable.json(report.gpus()).get("nodes"));
+        root.set("gpus", GpuTable.json(report.gpus(), java.util.Map.of()).get("nodes"));
         return root;
     }
 }

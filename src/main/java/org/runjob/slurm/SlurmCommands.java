@@ -90,7 +90,8 @@ public final class SlurmCommands {
     public static Map<String, Shape> shapesOf(JobSpec spec, Map<String, Integer> gpusFound) {
         Map<String, Shape> shapes = new LinkedHashMap<>();
         for (NodeSpec node : spec.nodes()) {
-            int gpus = node.gpus() instanceof NodeSpec.GpuRequest.Listed l ? l.indices().size() : gpusFound.getOrDefault(node.name(), -1);
+            int gpus = node.gpus() instanceof NodeSpec.GpuRequest.Listed l ? l.indices().size()
+                    : node.gpus() instanceof NodeSpec.GpuRequest.Count c ? c.count() : gpusFound.getOrDefault(node.name(), -1);
             int workers = node.workers().isPresent() ? node.workers().getAsInt() : Math.max(gpus, 1);
             shapes.put(node.name(), new Shape(workers, gpus));
         }

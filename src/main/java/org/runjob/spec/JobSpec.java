@@ -12,6 +12,7 @@ import java.util.Optional;
  * with defaults filled in. Ranks are not assigned here; that is the planner's job.
  *
  * @param slurm  present when the job runs under Slurm ({@code backend: slurm}); its nodes are then Slurm nodes
+ * @param strictGpuLeases {@code gpu_leases: strict}: a listed GPU that another run holds fails preflight (else a warning)
  * @param source the job file this spec was loaded from
  */
 public record JobSpec(
@@ -26,12 +27,13 @@ public record JobSpec(
         FailureSpec failure,
         String logsDir,
         Optional<SlurmSpec> slurm,
+        boolean strictGpuLeases,
         Path source) {
 
     /** The same job with {@code more} arguments after the entrypoint's own. */
     public JobSpec withEntrypointArgs(List<String> more) {
         return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, files, env, ssh, failure, logsDir, slurm,
-                source);
+                strictGpuLeases, source);
     }
 
     /** The default rendezvous port, as torchrun's. */

@@ -40,7 +40,7 @@ public record NodeSpec(
         return address instanceof NodeAddress.Local;
     }
 
-    /** The GPUs a node uses: listed indices (possibly none: a CPU node), or every GPU found at launch. */
+    /** The GPUs a node uses: listed indices (possibly none: a CPU node), every GPU found at launch, or a count picked then. */
     public sealed interface GpuRequest {
         record Listed(List<Integer> indices) implements GpuRequest {
             public Listed {
@@ -52,6 +52,21 @@ public record NodeSpec(
         }
 
         record All() implements GpuRequest {
+        }
+
+        /**
+         * {@code count} free GPUs picked at launch: less than {@code maxUsedMib} of memory in use, a
+         * context can be created, no other runjob run holds them; least used first, ties by index.
+         */
+        record Count(int count, int maxUsedMib) implements GpuRequest {
+            /** Memory in use up to which a GPU counts as free, by default: a CUDA context alone takes about 300 MiB. */
+            public static final int DEFAULT_MAX_USED_MIB = 500;
+
+            public Count {
+                if (count < 1 || maxUsedMib < 0) {
+                    throw new IllegalArgumentException("count >= 1 and max_used_mib >= 0");
+                }
+            }
         }
     }
 }

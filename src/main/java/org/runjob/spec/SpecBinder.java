@@ -72,7 +72,7 @@ final class SpecBinder {
                 text(root, "workdir").orElse("~/.runjob/" + name),
                 files, env(root.get("env")), sshSpec, failureSpec,
                 text(object(root, "logs"), "dir").orElse("runs"), slurm ? Optional.of(slurm(object(root, "slurm"))) : Optional.empty(),
-                source);
+                text(root, "gpu_leases").orElse("warn").equals("strict"), source);
     }
 
     private static JobSpec.SlurmSpec slurm(JsonNode s) {
@@ -87,6 +87,9 @@ final class SpecBinder {
             request = new NodeSpec.GpuRequest.Listed(List.of());
         } else if (gpus.isString()) {
             request = new NodeSpec.GpuRequest.All();
+        } else if (gpus.isObject()) {
+            request = new NodeSpec.GpuRequest.Count(gpus.get("count").intValue(),
+                    gpus.has("max_used_mib") ? gpus.get("max_used_mib").intValue() : NodeSpec.GpuRequest.Count.DEFAULT_MAX_USED_MIB);
         } else {
             List<Integer> indices = new ArrayList<>();
             gpus.forEach(g -> indices.add(g.intValue()));

@@ -48,10 +48,10 @@ class StandInDriverTest {
         Cli r = Cli.run(env(), "gpus", job.toString());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).isEqualTo(
-                "node           index  model                             total       free  cc    bus id\n"
-                + "box                0  Tesla V100-PCIE-16GB           16.0 GiB   15.5 GiB  7.0   00000000:18:00.0\n"
-                + "box                1  NVIDIA A30                     24.0 GiB   24.0 GiB  8.0   00000000:3B:00.0\n"
-                + "box                2  NVIDIA A30                     24.0 GiB    4.0 GiB  8.0   00000000:B1:00.0\n");
+                "node           index  model                             total       free  cc    bus id            lease\n"
+                + "box                0  Tesla V100-PCIE-16GB           16.0 GiB   15.5 GiB  7.0   00000000:18:00.0  -\n"
+                + "box                1  NVIDIA A30                     24.0 GiB   24.0 GiB  8.0   00000000:3B:00.0  -\n"
+                + "box                2  NVIDIA A30                     24.0 GiB    4.0 GiB  8.0   00000000:B1:00.0  -\n");
         // every primary context the probe took, it gave back
         assertThat(Files.readString(tmp.resolve("driver.log"))).isEqualTo("retain 0\nrelease 0\nretain 1\nrelease 1\nretain 2\nrelease 2\n");
     }
@@ -121,7 +121,7 @@ class StandInDriverTest {
         assertThat(gpu.get("free_bytes").longValue()).isEqualTo(-1);
         assertThat(gpu.get("free_unknown").stringValue()).isEqualTo("no memory left for a context: the GPU is full (CUDA_ERROR_OUT_OF_MEMORY)");
         assertThat(Cli.run(env, "gpus", job.toString()).out()).contains(
-                "box                0  NVIDIA A30                     24.0 GiB          ?  8.0   00000000:17:00.0\n");
+                "box                0  NVIDIA A30                     24.0 GiB          ?  8.0   00000000:17:00.0  -\n");
     }
 
     @Test

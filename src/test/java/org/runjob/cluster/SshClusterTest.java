@@ -23,6 +23,7 @@ import org.runjob.launch.AgentJar;
 import org.runjob.testbed.FakeCuda;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
+import org.runjob.testbed.RunjobProcess;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
 
@@ -147,10 +148,10 @@ class SshClusterTest {
         Cli gpus = Cli.run(System.getenv(), "gpus", job.toString());
         // h1's login environment sets CUDA_VISIBLE_DEVICES=1: the probe still sees both GPUs, in bus order
         assertThat(gpus.out()).isEqualTo(
-                "node           index  model                             total       free  cc    bus id\n"
-                + "h1                 0  Tesla V100-PCIE-16GB           16.0 GiB   16.0 GiB  7.0   00000000:3B:00.0\n"
-                + "h1                 1  Tesla V100-PCIE-16GB           16.0 GiB   16.0 GiB  7.0   00000000:86:00.0\n"
-                + "h2                 0  NVIDIA A30                     24.0 GiB   24.0 GiB  8.0   00000000:17:00.0\n"
+                "node           index  model                             total       free  cc    bus id            lease\n"
+                + "h1                 0  Tesla V100-PCIE-16GB           16.0 GiB   16.0 GiB  7.0   00000000:3B:00.0  -\n"
+                + "h1                 1  Tesla V100-PCIE-16GB           16.0 GiB   16.0 GiB  7.0   00000000:86:00.0  -\n"
+                + "h2                 0  NVIDIA A30                     24.0 GiB   24.0 GiB  8.0   00000000:17:00.0  -\n"
                 + "h3                 -  no CUDA device (the driver found no GPU)\n");
         assertThat(gpus.code()).isEqualTo(3);
 
@@ -165,6 +166,37 @@ class SshClusterTest {
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out().lines().sorted()).containsExactly("[h1/0] 0 0 3 0,1", "[h1/1] 1 1 3 0,1", "[h2/2] 2 0 3 0");
         assertThat(r.err()).contains("warn h2 gpus: 1 of 1 NVIDIA A30: model NVIDIA A30 differs from node h1's Tesla V100-PCIE-16GB\n");
+    }
+
+    @Test
+    void gpuCountsArePickedPerNodeOverSshAndLeasedWhileTheRunLasts() throws Exception {
+        FakeCuda.library();
+        SshTestbed.Host h1 = jobs.bed.host(1);
+        SshTestbed.Host h2 = jobs.bed.host(2);
+        String show = "'import os, time; e = os.environ; print(e[\"RANK\"], e[\"CUDA_VISIBLE_DEVICES\"], flush=True); time.sleep(float(e.get(\"HOLD_S\", \"0\")))'";
+        Path job = jobs.job("picked", jobs.gpuNode(h1).replace("gpus: all", "gpus: {count: 2}")
+                + jobs.gpuNode(h2).replace("gpus: all", "gpus: {count: 1}"), List.of(), List.of("python3", "-c", show), "", Map.of());
+        Cli r = jobs.run(job);
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out().lines().sorted()).containsExactly("[h1/0] 0 0,1", "[h1/1] 1 0,1", "[h2/2] 2 0");
+        String summary = java.nio.file.Files.readString(java.nio.file.Files.list(jobs.logs.resolve("picked")).findFirst().orElseThrow()
+                .resolve("summary.json"));
+        assertThat(summary).contains("00000000:3B:00.0").contains("00000000:86:00.0").contains("00000000:17:00.0");
+
+        // while a run holds h2's only GPU, runjob gpus shows its lease and a second run finds no free GPU there
+        Process holding = RunjobProcess.start(jobs.dir, jobs.job("holding", jobs.gpuNode(h2).replace("gpus: all", "gpus: {count: 1}").replace("work-h2", "work-holding"),
+                List.of(), List.of("python3", "-c", show), "", Map.of("HOLD_S", "600")));
+        try {
+            org.runjob.testbed.Poll.until(() -> Cli.run(System.getenv(), "gpus", job.toString()).out().contains("of job holding"),
+                    Duration.ofSeconds(60), "h2's GPU leased by the holding run");
+            Cli busy = jobs.run(job);
+            assertThat(busy.code()).isEqualTo(3);
+            assertThat(busy.err()).containsPattern("FAIL h2 gpus: needs 1 free GPU, 0 of 1 are; GPU 0: held by run \\S+ of job holding "
+                    + "\\(user root, since ");
+        } finally {
+            holding.destroy();
+            holding.waitFor(30, java.util.concurrent.TimeUnit.SECONDS);
+        }
     }
 
     @Test

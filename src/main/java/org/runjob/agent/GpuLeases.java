@@ -1,0 +1,222 @@
+package org.runjob.agent;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * GPU leases on this machine: one file per GPU (by PCI bus id) in a directory every user shares
+ * ({@value #DEFAULT_DIR}, mode 1777 like /tmp), and an advisory lock ({@code fcntl}) on it held by
+ * the agent of the run that uses the GPU. A lease dies with its holder: when the agent exits, is
+ * killed, or its machine reboots, the kernel drops the lock; nothing needs cleaning up. The file
+ * says who holds it ("run R of job J (user U, since T)"), for others to read; the lock alone decides.
+ *
+ * <p>Requests (text, one per line): the first line {@code pick N JOB RUN}, {@code hold JOB RUN} or
+ * {@code query}, then one line per GPU, {@code INDEX BUS-ID}, in the order to try. {@code pick}
+ * leases the first N it can and answers {@code leased INDEX} for each (or, when fewer than N were
+ * free, releases them again); {@code hold} tries every one; {@code query} leases nothing. A GPU
+ * another run holds is answered {@code held INDEX WHO}; a free one under query {@code free INDEX}.
+ */
+public final class GpuLeases {
+
+    static final String VARIABLE = "RUNJOB_GPU_LEASES";
+    static final String DEFAULT_DIR = "/tmp/runjob-gpu-leases";
+    private static final int STICKY_WORLD_WRITABLE = 01777;
+
+    private final Path dir;
+    /** Bus id to the open, locked lease file: held until this process ends. */
+    private final Map<String, FileChannel> held = new LinkedHashMap<>();
+
+    GpuLeases(Map<String, String> env) {
+        this.dir = Path.of(env.getOrDefault(VARIABLE, DEFAULT_DIR));
+    }
+
+    /** Who holds which of this machine's GPUs: a {@code query} request answered in this process (it leases nothing). */
+    public static String query(Map<String, String> env, String request) {
+        if (!request.startsWith("query")) {
+            throw new IllegalArgumentException("only a query is answered outside an agent");
+        }
+        return new GpuLeases(env).handle(request);
+    }
+
+    /** Answers one request (see the class comment); "error WHY" when leases cannot be taken safely here. */
+    synchronized String handle(String request) {
+        List<String> lines = request.lines().toList();
+        String[] head = lines.get(0).split(" ");
+        try {
+            checkDir();
+        } catch (IOException e) {
+            return "error " + e.getMessage();
+        }
+        StringBuilder out = new StringBuilder();
+        List<String> leasedNow = new ArrayList<>();
+        int wanted = head[0].equals("pick") ? Integer.parseInt(head[1]) : Integer.MAX_VALUE;
+        String who = head[0].equals("query") ? "" : "run " + head[head.length - 1] + " of job " + head[head.length - 2] + " (user "
+                + System.getProperty("user.name") + ", since " + Instant.now().truncatedTo(ChronoUnit.SECONDS) + ")";
+        for (String line : lines.subList(1, lines.size())) {
+            if (leasedNow.size() >= wanted) {
+                break;
+            }
+            String[] gpu = line.split(" ");
+            try {
+                if (head[0].equals("query")) {
+                    Optional<String> holder = holderOf(gpu[1]);
+                    out.append(holder.map(h -> "held " + gpu[0] + " " + h).orElse("free " + gpu[0])).append('\n');
+                } else if (lease(gpu[1], who)) {
+                    leasedNow.add(gpu[1]);
+                    out.append("leased ").append(gpu[0]).append('\n');
+                } else {
+                    out.append("held ").append(gpu[0]).append(' ').append(readHolder(gpu[1])).append('\n');
+                }
+            } catch (IOException | IllegalArgumentException e) {
+                if (head[0].equals("pick")) {
+                    leasedNow.forEach(this::release);
+                }
+                return "error lease of GPU " + gpu[0] + " (" + gpu[1] + "): " + e.getMessage();
+            }
+        }
+        if (head[0].equals("pick") && leasedNow.size() < wanted) {
+            leasedNow.forEach(this::release);
+        }
+        return out.toString();
+    }
+
+    /** Leases {@code bus} for this process; false when another process holds it. */
+    private boolean lease(String bus, String who) throws IOException {
+        if (held.containsKey(bus)) {
+            return true;
+        }
+        FileChannel ch = open(file(bus));
+        FileLock lock;
+        try {
+            lock = ch.tryLock();
+        } catch (OverlappingFileLockException e) {
+            lock = null;
+        }
+        if (lock == null) {
+            ch.close();
+            return false;
+        }
+        ch.truncate(0);
+        ch.write(ByteBuffer.wrap((who + "\n").getBytes(StandardCharsets.UTF_8)), 0);
+        ch.force(false);
+        held.put(bus, ch);
+        return true;
+    }
+
+    private void release(String bus) {
+        FileChannel ch = held.remove(bus);
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException e) {
+                // the lock goes with the descriptor
+            }
+        }
+    }
+
+    /** Who holds {@code bus}, when some other process does. */
+    private Optional<String> holderOf(String bus) throws IOException {
+        Path f = file(bus);
+        if (held.containsKey(bus) || !Files.exists(f, LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.empty();
+        }
+        try (FileChannel ch = open(f)) {
+            FileLock lock = ch.tryLock(0, Long.MAX_VALUE, true);
+            if (lock != null) {
+                lock.release();
+                return Optional.empty();
+            }
+        } catch (OverlappingFileLockException e) {
+            // held by this very process (an agent asked about its own lease)
+            return Optional.empty();
+        }
+        return Optional.of(readHolder(bus));
+    }
+
+    private String readHolder(String bus) {
+        try {
+            byte[] b = Files.readAllBytes(file(bus));
+            String text = new String(b, 0, Math.min(b.length, 300), StandardCharsets.UTF_8).strip();
+            return text.isEmpty() || !text.chars().allMatch(c -> c >= 0x20) ? "another runjob run" : text;
+        } catch (IOException e) {
+            return "another runjob run";
+        }
+    }
+
+    private Path file(String bus) {
+        if (!bus.matches("[0-9A-Fa-f:.]+")) {
+            throw new IllegalArgumentException("not a PCI bus id: " + bus);
+        }
+        return dir.resolve(bus.replace(':', '-') + ".lease");
+    }
+
+    /**
+     * Opens a lease file read-write without following a link: an existing one without O_CREAT (a
+     * file another user made in a sticky directory cannot be opened with it where
+     * fs.protected_regular is on), else a new one, readable and writable by everyone.
+     */
+    private static FileChannel open(Path f) throws IOException {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+            } catch (NoSuchFileException e) {
+                try {
+                    FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW,
+                            LinkOption.NOFOLLOW_LINKS);
+                    Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-rw-rw-"));
+                    return ch;
+                } catch (FileAlreadyExistsException raced) {
+                    if (attempt > 3) {
+                        throw raced;
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * The lease directory: made (mode 1777) when missing; else it must be a real directory, owned
+     * by root or this user, and either sticky and writable by all or private to this user.
+     */
+    private void checkDir() throws IOException {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            try {
+                Files.createDirectories(dir.getParent());
+                Files.createDirectory(dir);
+                Files.setAttribute(dir, "unix:mode", STICKY_WORLD_WRITABLE, LinkOption.NOFOLLOW_LINKS);
+            } catch (FileAlreadyExistsException e) {
+                // made by another run meanwhile: checked below
+            }
+        }
+        if (Files.isSymbolicLink(dir) || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException("the GPU lease directory " + dir + " is not a directory");
+        }
+        int mode = (Integer) Files.getAttribute(dir, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+        int uid = (Integer) Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        int me = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        boolean shared = (mode & STICKY_WORLD_WRITABLE) == STICKY_WORLD_WRITABLE;
+        boolean mine = uid == me && (mode & 022) == 0;
+        if (!(uid == 0 || uid == me) || !(shared || mine)) {
+            throw new IOException("the GPU lease directory " + dir + " is owned by uid " + uid + " with mode "
+                    + Integer.toOctalString(mode & 07777) + ": it must be root's or yours, and mode 1777 (or private to you)");
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package org.runjob.preflight;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.runjob.agent.gpu.Gpu;
+import org.runjob.agent.gpu.GpuInventory;
+
+/**
+ * Picking free GPUs ({@code gpus: {count: N}}) and reading the agent's lease answers. Pure: the
+ * inventory and the answers are inputs.
+ *
+ * <p>A GPU is free when less than {@code max_used_mib} of its memory is in use, a context could be
+ * created on it (the probe read its free memory), and no other runjob run holds its lease. The
+ * agent tries the candidates least used first (ties by index) and leases the first N it can.
+ */
+public final class GpuPick {
+
+    /** The GPUs to try, in order, and why each of the others is not free ("9000 MiB in use"). */
+    record Candidates(List<Gpu> order, Map<Integer, String> notFree) {
+    }
+
+    /** What the agent answered: the GPUs it leased, those another run holds (index to holder), or why it could not. */
+    public record Answer(List<Integer> leased, Map<Integer, String> held, Map<Integer, String> free, Optional<String> error) {
+    }
+
+    private GpuPick() {
+    }
+
+    static Candidates candidates(GpuInventory inventory, int maxUsedMib) {
+        List<Gpu> order = new ArrayList<>();
+        Map<Integer, String> notFree = new LinkedHashMap<>();
+        for (Gpu g : inventory.gpus()) {
+            if (g.freeUnknown().isPresent()) {
+                notFree.put(g.index(), g.freeUnknown().get());
+            } else if (g.usedBytes() < 0) {
+                notFree.put(g.index(), "its memory use could not be read");
+            } else if (mib(g.usedBytes()) >= maxUsedMib) {
+                notFree.put(g.index(), mib(g.usedBytes()) + " MiB in use");
+            } else {
+                order.add(g);
+            }
+        }
+        order.sort(Comparator.comparingLong(Gpu::usedBytes).thenComparingInt(Gpu::index));
+        return new Candidates(order, notFree);
+    }
+
+    /** The request for the agent: {@code pick N JOB RUN}, {@code hold JOB RUN} or {@code query}, then "INDEX BUS" per GPU. */
+    public static String request(String head, List<Gpu> gpus) {
+        StringBuilder b = new StringBuilder(head).append('\n');
+        gpus.forEach(g -> b.append(g.index()).append(' ').append(g.pciBusId()).append('\n'));
+        return b.toString();
+    }
+
+    public static Answer parse(String reply) {
+        if (reply.startsWith("error ")) {
+            return new Answer(List.of(), Map.of(), Map.of(), Optional.of(reply.substring("error ".length()).strip()));
+        }
+        List<Integer> leased = new ArrayList<>();
+        Map<Integer, String> held = new LinkedHashMap<>();
+        Map<Integer, String> free = new LinkedHashMap<>();
+        for (String line : reply.split("\n")) {
+            String[] f = line.split(" ", 3);
+            if (f.length < 2) {
+                continue;
+            }
+            int index = Integer.parseInt(f[1]);
+            switch (f[0]) {
+                case "leased" -> leased.add(index);
+                case "held" -> held.put(index, f.length > 2 ? f[2] : "another runjob run");
+                case "free" -> free.put(index, "");
+                default -> { }
+            }
+        }
+        return new Answer(leased, held, free, Optional.empty());
+    }
+
+    /** Why the node has fewer than {@code count} free GPUs: each GPU and its reason, in index order. */
+    static String shortage(int count, GpuInventory inventory, Candidates candidates, Answer answer) {
+        Map<Integer, String> why = new java.util.TreeMap<>(candidates.notFree());
+        answer.held().forEach((i, h) -> why.put(i, "held by " + h));
+        int free = inventory.gpus().size() - why.size();
+        StringBuilder b = new StringBuilder("needs " + count + " free GPU" + (count == 1 ? "" : "s") + ", " + free + " of "
+                + inventory.gpus().size() + (free == 1 ? " is" : " are"));
+        why.forEach((i, w) -> b.append("; GPU ").append(i).append(": ").append(w));
+        return b.toString();
+    }
+
+    /** The inventory of the picked GPUs only (their indices stay those of the node). */
+    static GpuInventory only(GpuInventory inventory, List<Integer> picked) {
+        List<Gpu> gpus = inventory.gpus().stream().filter(g -> picked.contains(g.index())).toList();
+        return new GpuInventory(gpus, inventory.driverVersion(), inventory.unavailable());
+    }
+
+    private static long mib(long bytes) {
+        return bytes >> 20;
+    }
+}
