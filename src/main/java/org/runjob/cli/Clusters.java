@@ -1,6 +1,5 @@
 package org.runjob.cli;
 
-import java.util.Map;
 import java.util.Optional;
 
 import org.runjob.node.Cluster;
@@ -15,10 +14,10 @@ final class Clusters {
     }
 
     /** @param runId the run's id for a run (names the Slurm allocation); empty for check and gpus */
-    static Cluster of(JobSpec spec, Map<String, String> env, Optional<String> runId, java.io.PrintStream progress) {
+    static Cluster of(JobSpec spec, Io io, Optional<String> runId) {
         if (spec.slurm().isPresent()) {
-            return new SlurmCluster(spec, env, runId, line -> progress.println("runjob: " + line));
+            return new SlurmCluster(spec, io.env(), runId, line -> io.err().println("runjob: " + line), () -> io.interrupts().count() > 0);
         }
-        return new SshCluster(spec.ssh(), env);
+        return new SshCluster(spec.ssh(), io.env());
     }
 }

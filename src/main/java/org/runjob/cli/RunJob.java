@@ -76,7 +76,7 @@ final class RunJob {
         if (spec.slurm().isPresent()) {
             org.runjob.slurm.SlurmCommands.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
         }
-        try (Cluster cluster = Clusters.of(spec, io.env(), Optional.of(runId), io.err());
+        try (Cluster cluster = Clusters.of(spec, io, Optional.of(runId));
              Preflight.Outcome checked = Launch.preflight(spec, new NodeStarter(spec, cluster, io.env(), Optional.of(runId)),
                      io.env(), Optional.of(runId), waitForGpus, io.err())) {
             PreflightReport report = checked.report();
@@ -84,6 +84,11 @@ final class RunJob {
                 PreflightText.print(report, io.err(), Io.colour(io));
             } else {
                 PreflightText.printWarnings(report, io.err());
+            }
+            if (!report.ok() && io.interrupts().count() > 0) {
+                io.err().println("runjob: interrupted during preflight: nothing was started");
+                status.write("interrupted");
+                return ExitCode.INTERRUPTED;
             }
             if (!report.ok()) {
                 status.write("preflight failed");

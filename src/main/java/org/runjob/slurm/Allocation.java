@@ -48,7 +48,8 @@ final class Allocation implements AutoCloseable {
      *
      * @throws NodeException with salloc's own error lines when it fails
      */
-    static Allocation make(List<String> salloc, Map<String, String> env, Spawner spawner, Consumer<String> progress) throws NodeException {
+    static Allocation make(List<String> salloc, Map<String, String> env, Spawner spawner, Consumer<String> progress,
+                           java.util.function.BooleanSupplier interrupted) throws NodeException {
         Process p;
         try {
             p = spawner.start(salloc, env, "TERM");
@@ -60,6 +61,8 @@ final class Allocation implements AutoCloseable {
         } catch (IOException e) {
             // salloc reads nothing
         }
+        java.util.concurrent.atomic.AtomicBoolean withdrawn = new java.util.concurrent.atomic.AtomicBoolean();
+        watchForInterrupt(p, interrupted, withdrawn);
         Optional<String> job = Optional.empty();
         Process guard = null;
         boolean granted = false;
@@ -96,7 +99,30 @@ final class Allocation implements AutoCloseable {
         if (job.isPresent()) {
             new Allocation(job.get(), env, guard).close();
         }
+        if (withdrawn.get()) {
+            throw new NodeException("interrupted while waiting for the Slurm allocation" + job.map(j -> " (job " + j + ", cancelled)").orElse(""));
+        }
         throw new NodeException("Slurm refused the allocation: " + (errors.isEmpty() ? "salloc exited " + exitOf(p) : String.join("; ", errors)));
+    }
+
+    /** Withdraws the request (SIGTERM to salloc, which then cancels the job) when runjob is interrupted while it waits. */
+    private static void watchForInterrupt(Process salloc, java.util.function.BooleanSupplier interrupted,
+                                          java.util.concurrent.atomic.AtomicBoolean withdrawn) {
+        Thread t = new Thread(() -> {
+            try {
+                while (!salloc.waitFor(100, TimeUnit.MILLISECONDS)) {
+                    if (interrupted.getAsBoolean()) {
+                        withdrawn.set(true);
+                        salloc.destroy();
+                        return;
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "salloc-interrupt");
+        t.setDaemon(true);
+        t.start();
     }
 
     /** Says the job waits in the queue if it still does after {@link #QUEUED_QUIET_MS} (Slurm grants most in under a second). */

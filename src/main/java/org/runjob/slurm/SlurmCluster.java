@@ -38,6 +38,7 @@ public final class SlurmCluster implements Cluster {
     private final Map<String, String> env;
     private final String jobName;
     private final Consumer<String> progress;
+    private final java.util.function.BooleanSupplier interrupted;
     private final Spawner spawner = new Spawner();
     private final List<Process> steps = new CopyOnWriteArrayList<>();
     private Map<String, SlurmNodeInfo> infos;
@@ -48,9 +49,12 @@ public final class SlurmCluster implements Cluster {
 
     /**
      * @param runId    the run's id, for the Slurm job's comment; empty for check and gpus
-     * @param progress gets a line while the allocation waits in the queue
+     * @param progress    gets a line while the allocation waits in the queue
+     * @param interrupted true once runjob is asked to stop (Ctrl-C): a waiting allocation is then withdrawn
      */
-    public SlurmCluster(JobSpec spec, Map<String, String> env, Optional<String> runId, Consumer<String> progress) {
+    public SlurmCluster(JobSpec spec, Map<String, String> env, Optional<String> runId, Consumer<String> progress,
+                        java.util.function.BooleanSupplier interrupted) {
+        this.interrupted = interrupted;
         this.spec = spec;
         this.env = SlurmEnv.of(env);
         this.jobName = "runjob-" + spec.name();
@@ -113,7 +117,7 @@ public final class SlurmCluster implements Cluster {
     private Allocation allocate() throws NodeException {
         Optional<List<String>> hosts = commands.hostfile();
         if (hosts.isEmpty()) {
-            return Allocation.make(commands.salloc(jobName), env, spawner, progress);
+            return Allocation.make(commands.salloc(jobName), env, spawner, progress, interrupted);
         }
         java.nio.file.Path file = null;
         try {
@@ -121,7 +125,7 @@ public final class SlurmCluster implements Cluster {
             java.nio.file.Files.write(file, hosts.get());
             Map<String, String> withHosts = new LinkedHashMap<>(env);
             withHosts.put("SLURM_HOSTFILE", file.toString());
-            return Allocation.make(commands.salloc(jobName), withHosts, spawner, progress);
+            return Allocation.make(commands.salloc(jobName), withHosts, spawner, progress, interrupted);
         } catch (IOException e) {
             throw new NodeException("cannot write the Slurm hostfile: " + e.getMessage(), e);
         } finally {

@@ -158,6 +158,38 @@ class SlurmBackendTest {
     }
 
     @Test
+    void ctrlCWhileTheAllocationWaitsInTheQueueWithdrawsIt() throws Exception {
+        ProcessBuilder hold = new ProcessBuilder("salloc", "--no-shell", "--job-name=blocker", "--nodelist=h1", "--exclusive")
+                .redirectErrorStream(true);
+        hold.environment().putAll(slurm.env());
+        Process holder = hold.start();
+        holder.getOutputStream().close();
+        assertThat(new String(holder.getInputStream().readAllBytes())).contains("Granted job allocation");
+        Path job = job("queued", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
+        Process p = RunjobProcess.start(dir, job, slurm.env());
+        running.add(p);
+        Poll.until(() -> queueHas("PENDING runjob-queued"), Duration.ofSeconds(60), "runjob's allocation pending behind the blocker");
+        Poll.until(() -> read(dir.resolve(job.getFileName() + ".err")).contains("queued and waiting for resources (Ctrl-C withdraws it)"),
+                Duration.ofSeconds(30), "runjob to say it waits");
+        new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor();
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        String err = RunjobProcess.stderrOf(dir, job);
+        assertThat(p.exitValue()).as(err).isEqualTo(130);
+        assertThat(err).contains("interrupted while waiting for the Slurm allocation (job ").contains("nothing was started");
+        Poll.until(() -> !queueHas("runjob-queued"), Duration.ofSeconds(10), "the withdrawn request gone from the queue");
+        assertThat(slurm.queue()).contains("RUNNING blocker");
+        slurm.queue().lines().filter(l -> l.contains("blocker")).forEach(l -> cancel(l.split(" ")[0]));
+    }
+
+    private boolean queueHas(String text) {
+        try {
+            return slurm.queue().contains(text);
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    @Test
     void runjobKilledWithSigkillLeavesNothingInSlurm() throws Exception {
         Path job = job("killed", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
         Process p = RunjobProcess.start(dir, job, slurm.env());
