@@ -1,60 +1,92 @@
 #!/usr/bin/env python3
-"""Local-launch benchmark: runjob against torchrun and against no launcher at all, in one run.
+"""Local-launch benchmark: runjob, torchrun and no launcher at all, interleaved, on this machine.
 
-Prints one table. Scenarios (4 workers each, on this machine):
-  startup   wall time of the check-in job (jobs/local.yaml) end to end
-  teardown  time from one worker's failure (it records the instant) to the launcher's exit,
-            while the other workers sleep
-  output    4 workers x LINES lines through the launcher's console into a file (timed from the
-            first worker's start to the last one's end, from summary.json), against the same workers
-            writing straight to files; lines/s and MB/s
-Usage: bench/local.py [--runs N] [--lines N]      (needs python3; torchrun rows need PyTorch)
-Not a test: numbers depend on the machine; nothing here asserts a timing.
+Each round runs every tool once per scenario, one after the other, R rounds; every exit code is
+checked (a crashing peer is not a fast peer). Scenarios, 4 workers each:
+  startup   the check-in job (examples/checkin: rank 0 listens, the others check in over TCP)
+  teardown  rank 1 fails once all are up (it records the instant), the others sleep: seconds from
+            the failure to the launcher's exit (no launcher: not applicable)
+  output    4 x LINES lines printed as fast as Python can, through the launcher's console into a file
+            (no launcher: the workers write straight to files); M lines/s over the whole wall time
+Reported per tool: median (min-max) of wall seconds, CPU-seconds of the whole process tree (wait4
+rusage: launcher, agents, workers) and the peak RSS of its largest process.
+torchrun is Debian's 1.13 on Python 3.11: it crashes at start (Std.from_str returns None for "0"
+and "3" since Python 3.11's IntFlag iteration) unless --redirects and --tee are given values it can
+parse; it runs with --redirects 1 --tee 1 (stdout to its log files and the console).
+Usage: bench/local.py [--runs 5] [--lines 500000]    (torchrun rows need PyTorch; no timing is asserted)
 """
 import argparse
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from common import worker_seconds
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNJOB = os.path.join(ROOT, "bin", "runjob")
 WORKERS = os.path.join(ROOT, "src", "test", "resources", "workers")
+CHECKIN = os.path.join(ROOT, "examples", "checkin", "checkin.py")
 TORCHRUN = shutil.which("torchrun")
+PYTHON = "/usr/bin/python3"
 
 
-def run(cmd, env=None, stdout=subprocess.DEVNULL, cwd=None):
-    start = time.monotonic()
-    p = subprocess.run(cmd, env=env, stdout=stdout, stderr=subprocess.DEVNULL, cwd=cwd)
-    return time.monotonic() - start, p.returncode
+def timed(cmd, env, cwd, stdout=subprocess.DEVNULL):
+    """(exit code, wall s, CPU-s of the tree, peak RSS MiB of its largest process)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=stdout, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    return os.waitstatus_to_exitcode(status), time.monotonic() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def maxrss_kib(cmd, env=None, cwd=None):
-    """Peak RSS of the largest single process of the command's tree (GNU time), in KiB."""
-    out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True)
-    return int(out.stderr.strip().splitlines()[-1])
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def job_file(tmp, name, script, env, grace=5):
     lines = [f"name: {name}", "nodes:", "  - {name: n1, local: true, workers: 2}", "  - {name: n2, local: true, workers: 2}",
-             "rendezvous: {port: auto}", f"entrypoint: {{command: [python3, {script}]}}",
-             f"files: [{WORKERS}/common.py, {WORKERS}/{script}]", f"workdir: {tmp}/work-{name}",
-             f"logs: {{dir: {tmp}/runs}}", f"failure: {{grace_period_s: {grace}}}", "env:"]
-    lines += [f"  {k}: '{v}'" for k, v in env.items()]
+             "rendezvous: {port: auto}", f"entrypoint: {{command: [{PYTHON}, {os.path.basename(script)}]}}",
+             f"files: [{WORKERS}/common.py, {script}]", f"workdir: {tmp}/work-{name}",
+             f"logs: {{dir: {tmp}/runs}}", f"failure: {{grace_period_s: {grace}}}"]
+    if env:
+        lines += ["env:"] + [f"  {k}: '{v}'" for k, v in env.items()]
     path = os.path.join(tmp, name + ".yaml")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
 
 
-def median(xs):
-    return statistics.median(xs) if xs else float("nan")
+class NoLauncher:
+    """4 workers started by hand with the variables a launcher would set, waited for together."""
+
+    def __init__(self, script, env, out_dir):
+        self.script, self.env, self.out_dir = script, env, out_dir
+
+    def __call__(self):
+        port = free_port()
+        t0 = time.monotonic()
+        procs = []
+        for r in range(4):
+            e = dict(self.env, RANK=str(r), LOCAL_RANK=str(r % 2), WORLD_SIZE="4", LOCAL_WORLD_SIZE="2", NODE_RANK=str(r // 2),
+                     MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RUNJOB_NODE=f"n{r // 2 + 1}", PYTHONPATH=WORKERS)
+            f = open(os.path.join(self.out_dir, f"direct-{r}.out"), "wb")
+            procs.append((subprocess.Popen([PYTHON, self.script], env=e, stdout=f, stderr=f), f))
+        code, cpu, rss = 0, 0.0, 0.0
+        for p, f in procs:
+            _, status, usage = os.wait4(p.pid, 0)
+            f.close()
+            code = code or os.waitstatus_to_exitcode(status)
+            cpu += usage.ru_utime + usage.ru_stime
+            rss = max(rss, usage.ru_maxrss / 1024)
+        return code, time.monotonic() - t0, cpu, rss
+
+
+def fmt(xs, unit=""):
+    return f"{statistics.median(xs):.2f}{unit} ({min(xs):.2f}-{max(xs):.2f})"
 
 
 def main():
@@ -64,83 +96,48 @@ def main():
     args = ap.parse_args()
     subprocess.run([RUNJOB, "--version"], check=True, stdout=subprocess.DEVNULL)  # builds the jar when needed
     tmp = tempfile.mkdtemp(prefix="runjob-bench-")
-    rows = []
-    base_env = dict(os.environ)
-
-    # startup: the quick-start job
-    local = [RUNJOB, "--set", f"logs.dir={tmp}/runs", "--set", f"workdir={tmp}/work", os.path.join(ROOT, "jobs", "local.yaml")]
-    times = [run(local)[0] for _ in range(args.runs)]
-    rows.append(("startup", "runjob jobs/local.yaml (2 nodes x 2)", f"{median(times):.2f} s", f"min {min(times):.2f} s"))
-    rss = maxrss_kib(local)
-    rows.append(("memory", "runjob, largest process (coordinator or agent)", f"{rss / 1024:.0f} MiB", "peak RSS"))
-    if TORCHRUN:
-        checkin = os.path.join(ROOT, "examples", "checkin", "checkin.py")
-        env = dict(base_env, RUNJOB_NODE="local")
-        cmd = [TORCHRUN, "--standalone", "--nproc_per_node", "4", checkin]
-        times = [run(cmd, env=env)[0] for _ in range(args.runs)]
-        rows.append(("startup", "torchrun --standalone --nproc_per_node 4", f"{median(times):.2f} s", f"min {min(times):.2f} s"))
-        rows.append(("memory", "torchrun, largest process", f"{maxrss_kib(cmd, env=env) / 1024:.0f} MiB", "peak RSS"))
-
-    # teardown after a failure: rank 1 fails 1 s after all are up; the rest sleep (they do not ignore SIGTERM)
+    base = dict(os.environ)
     stamp = os.path.join(tmp, "failed-at")
-    fail_env = {"FAIL_RANK": "1", "FAIL_AFTER_S": "1", "PIDDIR": tmp}
-    job = job_file(tmp, "teardown", "fail_one.py", fail_env)
-    tears = []
-    for i in range(args.runs):
-        for f in os.listdir(tmp):
-            if f.endswith(".pid"):
-                os.remove(os.path.join(tmp, f))
-        env = dict(base_env, FAILED_AT=stamp)
-        run([RUNJOB, job], env=env)
-        with open(stamp) as f:
-            failed = float(f.read())
-        tears.append(time.time() - failed)
-    rows.append(("teardown", "runjob: failure -> exit, 3 others stopped", f"{median(tears) * 1000:.0f} ms", f"min {min(tears) * 1000:.0f} ms"))
-    if TORCHRUN:
-        tears = []
-        for i in range(args.runs):
-            for f in os.listdir(tmp):
-                if f.endswith(".pid"):
-                    os.remove(os.path.join(tmp, f))
-            env = dict(base_env, **fail_env, RUNJOB_NODE="local", PYTHONPATH=WORKERS, FAILED_AT=stamp)
-            run([TORCHRUN, "--standalone", "--nproc_per_node", "4", os.path.join(WORKERS, "fail_one.py")], env=env, cwd=tmp)
-            with open(stamp) as f:
-                failed = float(f.read())
-            tears.append(time.time() - failed)
-        rows.append(("teardown", "torchrun: failure -> exit", f"{median(tears) * 1000:.0f} ms", f"min {min(tears) * 1000:.0f} ms"))
+    fail_env = {"FAIL_RANK": "1", "FAIL_AFTER_S": "1", "PIDDIR": tmp, "FAILED_AT": stamp}
+    out_env = {"LINES": str(args.lines)}
+    shutil.copy(os.path.join(WORKERS, "common.py"), tmp)
+    torch = [TORCHRUN, "--standalone", "--nproc_per_node", "4", "--redirects", "1", "--tee", "1", "--log_dir", f"{tmp}/torchrun-logs"]
 
-    # output throughput
-    n = args.lines
-    total_bytes = sum(len(f"rank {r} line {i}\n") + (len(f"rank {r} err {i}\n") if i % 1000 == 0 else 0)
-                      for r in range(4) for i in range(n))
-    job = job_file(tmp, "output", "lines.py", {"LINES": str(n), "PIDDIR": tmp})
-    with open(os.path.join(tmp, "console.out"), "wb") as out:
-        wall, _ = run([RUNJOB, job], stdout=out)
-    t = worker_seconds(os.path.join(tmp, "runs", "output"))
-    rows.append(("output", f"runjob: 4 x {n} lines, console to a file (workers' run)", f"{4 * n / t / 1e6:.2f} M lines/s", f"{total_bytes / t / 1e6:.0f} MB/s"))
-    rows.append(("output", "runjob: the same, wall time incl. start-up", f"{wall:.2f} s", ""))
-    start = time.monotonic()
-    procs = []
-    for r in range(4):
-        f = open(os.path.join(tmp, f"direct-{r}.out"), "wb")
-        procs.append(subprocess.Popen([sys.executable, os.path.join(WORKERS, "lines.py")], stdout=f, stderr=f,
-                                      env=dict(base_env, RANK=str(r), LINES=str(n))))
-    for p in procs:
-        p.wait()
-    t = time.monotonic() - start
-    rows.append(("output", f"no launcher: 4 x {n} lines straight to files", f"{4 * n / t / 1e6:.2f} M lines/s", f"{total_bytes / t / 1e6:.0f} MB/s"))
-    if TORCHRUN:
-        with open(os.path.join(tmp, "torchrun.out"), "wb") as out:
-            t, _ = run([TORCHRUN, "--standalone", "--nproc_per_node", "4", os.path.join(WORKERS, "lines.py")],
-                       env=dict(base_env, LINES=str(n)), stdout=out)
-        rows.append(("output", f"torchrun: 4 x {n} lines, console to a file", f"{4 * n / t / 1e6:.2f} M lines/s", f"{total_bytes / t / 1e6:.0f} MB/s"))
+    def tools(name, script, env, want):
+        job = job_file(tmp, name, script, env)
+        t = {"runjob": (lambda: timed([RUNJOB, job], base, tmp), want)}
+        if TORCHRUN:
+            t["torchrun"] = (lambda: timed(torch + [script], dict(base, **env, NODE_RANK="0", RUNJOB_NODE="local", PYTHONPATH=WORKERS), tmp),
+                             want)
+        if name != "teardown":
+            t["no launcher"] = (NoLauncher(script, dict(base, **env), tmp), 0)
+        return t
 
-    widths = [max(len(str(r[i])) for r in rows + [("scenario", "what", "median", "note")]) for i in range(4)]
-    header = ("scenario", "what", "result", "note")
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+    scenarios = {
+        "startup": tools("startup", CHECKIN, {}, 0),
+        "teardown": tools("teardown", os.path.join(WORKERS, "fail_one.py"), fail_env, 1),
+        "output": tools("output", os.path.join(WORKERS, "lines.py"), out_env, 0),
+    }
+    results = {(s, t): [] for s in scenarios for t in scenarios[s]}
+    for _ in range(args.runs):
+        for s, ts in scenarios.items():
+            for t, (run, want) in ts.items():
+                for f in os.listdir(tmp):
+                    if f.endswith(".pid") or f == "failed-at":
+                        os.remove(os.path.join(tmp, f))
+                code, wall, cpu, rss = run()
+                if code != want:
+                    sys.exit(f"{s}: {t} exited {code}, wanted {want}")
+                if s == "teardown":
+                    with open(stamp) as f:
+                        wall = time.time() - float(f.read())
+                results[(s, t)].append((wall, cpu, rss))
+    print(f"bench/local.py  {time.strftime('%Y-%m-%d')}  {os.cpu_count()} cores  runs={args.runs}  lines={args.lines}")
+    print(f"{'scenario':<9} {'tool':<12} {'wall s':<20} {'CPU-s (tree)':<20} {'peak RSS MiB':<14} {'M lines/s':<10}")
+    for (s, t), rows in results.items():
+        walls = [r[0] for r in rows]
+        rate = f"{4 * args.lines / statistics.median(walls) / 1e6:.2f}" if s == "output" else ""
+        print(f"{s:<9} {t:<12} {fmt(walls):<20} {fmt([r[1] for r in rows]):<20} {statistics.median([r[2] for r in rows]):<14.0f} {rate:<10}")
     shutil.rmtree(tmp, ignore_errors=True)
 
 
