@@ -10,9 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 
 import org.runjob.agent.NodeFacts;
 import org.runjob.agent.gpu.GpuInventory;
@@ -24,7 +22,6 @@ import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
-import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 
 /**
@@ -38,9 +35,10 @@ import org.runjob.spec.NodeSpec;
  *       is trusted and is not in use by another run; free disk; the entrypoint's program is found.</li>
  *   <li>{@link Shipping}: the job's files, written by the agent; nodes that share a workdir (same
  *       token) take turns, so the first sends and the others find the files there.</li>
- *   <li>{@link #survey}: the GPUs of nodes that use them (probed by the agent, local nodes once
- *       per machine; on Slurm, those its step was given), judged by {@link GpuCheck} once all are
- *       in: indices exist, a driver is there, busy GPUs and mixed models are warned of.</li>
+ *   <li>{@link GpuSurvey}: the GPUs of nodes that use them (probed by the agent, local nodes once
+ *       per machine; on Slurm, those its step was given); a {@code gpus: {count: N}} node picks and
+ *       leases free ones, listed GPUs are leased; judged by {@link GpuCheck} once all are in:
+ *       indices exist, a driver is there, busy or leased GPUs and mixed models are warned of.</li>
  * </ol>
  * Then, when every node passed, the rendezvous: the master's agent binds MASTER_PORT (0 for
  * {@code port: auto}) as rank 0 will; every node's agent, the master's too, connects to
@@ -52,8 +50,6 @@ public final class Preflight {
 
     static final long MIN_FREE_BYTES = 64L << 20;
     static final long WARN_FREE_BYTES = 1L << 30;
-    /** How often a node waiting for free GPUs is probed again. */
-    static final long REPROBE_MS = 2000;
 
     /** The report, the agents preflight started (by node), and what was shipped to each node. */
     public record Outcome(PreflightReport report, Map<String, NodeSession> sessions, Map<String, Shipped> shipped)
@@ -67,15 +63,7 @@ public final class Preflight {
 
     private final JobSpec spec;
     private final NodeStarter starter;
-    /** This machine's GPUs, probed once however many local nodes ask. */
-    private final Supplier<GpuInventory> localGpus;
-    private final Optional<String> runId;
-    private final Optional<Duration> waitForGpus;
-    private final Map<String, String> env;
-    /** Per node: GPUs it lists that another run holds, as "GPU 1 is held by ...". */
-    private final Map<String, String> leaseNotes = new ConcurrentHashMap<>();
-    /** Lines for the console while a node waits for free GPUs. */
-    private Consumer<String> progress = line -> { };
+    private final GpuSurvey gpuSurvey;
 
     /** For {@code check} and {@code gpus}: nothing is leased. */
     public Preflight(JobSpec spec, NodeStarter starter, Map<String, String> env) {
@@ -87,17 +75,13 @@ public final class Preflight {
      * @param waitForGpus how long a node may wait for its {@code gpus: {count: N}} to be free (re-probing); empty: not at all
      */
     public Preflight(JobSpec spec, NodeStarter starter, Map<String, String> env, Optional<String> runId, Optional<Duration> waitForGpus) {
-        this.runId = runId;
-        this.waitForGpus = waitForGpus;
-        this.env = Map.copyOf(env);
         this.spec = spec;
         this.starter = starter;
-        this.localGpus = GpuInventories.localOnce(Map.copyOf(env));
+        this.gpuSurvey = new GpuSurvey(spec, env, runId, waitForGpus);
     }
 
     /** @param files what to ship (none for {@code check}); {@code progress} gets a line now and then for large files */
     public Outcome run(List<JobSpec.ShippedFile> files, Consumer<String> progress) {
-        this.progress = progress;
         Map<String, NodeSession> sessions = new ConcurrentHashMap<>();
         Map<String, Map<Check, Cell>> cells = new LinkedHashMap<>();
         for (NodeSpec node : spec.nodes()) {
@@ -120,7 +104,8 @@ public final class Preflight {
                     return NodeResult.FAILED;
                 }
                 Optional<Shipped> shipped = shipping.ship(node, sessions.get(node.name()), facts.get(), row);
-                Optional<GpuInventory> gpus = failed(row) ? Optional.empty() : survey(node, sessions.get(node.name()), facts.get(), row);
+                Optional<GpuInventory> gpus = failed(row) ? Optional.empty()
+                        : gpuSurvey.survey(node, sessions.get(node.name()), facts.get(), row, progress);
                 return new NodeResult(facts, shipped, gpus);
             });
             Map<String, GpuInventory> inventories = new LinkedHashMap<>();
@@ -130,8 +115,7 @@ public final class Preflight {
                 r.shipped().ifPresent(x -> shipped.put(node.name(), x));
             });
             shipping.noteShared(cells);
-            judgeGpus(cells, inventories.entrySet().stream().filter(e -> !(address(e.getKey()) instanceof NodeAddress.Slurm))
-                    .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
+            gpuSurvey.judge(cells, inventories);
             Map<String, String> ifaces = new ConcurrentHashMap<>();
             OptionalInt port = allPassed(cells) ? rendezvous(fanOut, cells, sessions, ifaces) : OptionalInt.empty();
             return new Outcome(report(cells, port, inventories, ifaces), sessions, shipped);
@@ -186,139 +170,6 @@ public final class Preflight {
                 .orElse(Cell.warn("unknown")));
         row.put(Check.PROGRAM, f.get(NodeFacts.PROGRAM_ERROR).map(Cell::fail).orElse(Cell.ok(program())));
         return failed(row) ? Optional.empty() : Optional.of(f);
-    }
-
-    /**
-     * The node's GPUs: probed by its agent (local nodes once per machine), or, on a Slurm node,
-     * those Slurm gave its step; empty for a node that uses none (its cell says "not used").
-     */
-    private Optional<GpuInventory> survey(NodeSpec node, NodeSession session, NodeFacts facts, Map<Check, Cell> row) {
-        if (node.address() instanceof NodeAddress.Slurm && (GpuCheck.wantsGpus(node) || node.workers().isEmpty())) {
-            GpuInventory given = GpuCheck.givenBySlurm(facts);
-            row.put(Check.GPUS, given.gpus().isEmpty() ? Cell.fail("Slurm gave the step no GPUs")
-                    : Cell.ok("given by Slurm: " + GpuCheck.describeSlurm(facts)));
-            return Optional.of(given);
-        }
-        if (!GpuCheck.wantsGpus(node)) {
-            row.put(Check.GPUS, Cell.ok("not used"));
-            return Optional.empty();
-        }
-        GpuInventory inventory = node.local() ? localGpus.get() : session.gpus();
-        if (node.gpus() instanceof NodeSpec.GpuRequest.Count count) {
-            return pick(node, count, session, inventory, row);
-        }
-        if (runId.isPresent() && inventory.unavailable().isEmpty()) {
-            hold(node, session, inventory);
-        }
-        return Optional.of(inventory);
-    }
-
-    /**
-     * {@code gpus: {count: N}}: the agent leases N free GPUs (for a run; for check and gpus it only
-     * looks). When fewer are free it fails, naming each GPU and why, or, with --wait-for-gpus,
-     * probes again every {@link #REPROBE_MS} until they are or the wait is over.
-     */
-    private Optional<GpuInventory> pick(NodeSpec node, NodeSpec.GpuRequest.Count count, NodeSession session, GpuInventory inventory,
-                                        Map<Check, Cell> row) {
-        long start = System.nanoTime();
-        long deadline = start + waitForGpus.map(Duration::toNanos).orElse(0L);
-        long said = 0;
-        while (true) {
-            if (inventory.unavailable().isPresent() || inventory.gpus().isEmpty()) {
-                row.put(Check.GPUS, Cell.fail("gpus: {count: " + count.count() + "}, but " + inventory.unavailable().orElse("no CUDA device")));
-                return Optional.empty();
-            }
-            GpuPick.Candidates candidates = GpuPick.candidates(inventory, count.maxUsedMib());
-            String head = runId.map(r -> "pick " + count.count() + " " + spec.name() + " " + r).orElse("query");
-            GpuPick.Answer answer;
-            try {
-                answer = GpuPick.parse(session.lease(GpuPick.request(head, candidates.order())));
-            } catch (IOException e) {
-                row.put(Check.GPUS, Cell.fail("cannot lease GPUs: " + e.getMessage()));
-                return Optional.empty();
-            }
-            if (answer.error().isPresent()) {
-                row.put(Check.GPUS, Cell.fail(answer.error().get()));
-                return Optional.empty();
-            }
-            List<Integer> picked = runId.isPresent() ? answer.leased()
-                    : candidates.order().stream().map(g -> g.index()).filter(answer.free()::containsKey).limit(count.count()).toList();
-            if (picked.size() >= count.count()) {
-                List<Integer> sorted = picked.stream().sorted().toList();
-                String models = inventory.gpus().stream().filter(g -> sorted.contains(g.index())).map(g -> g.name()).distinct()
-                        .collect(java.util.stream.Collectors.joining(" + "));
-                row.put(Check.GPUS, Cell.ok((runId.isPresent() ? "picked GPUs " : "would pick GPUs ")
-                        + String.join(", ", picked.stream().map(String::valueOf).toList()) + " of " + inventory.gpus().size() + " " + models));
-                return Optional.of(GpuPick.only(inventory, sorted));
-            }
-            String shortage = GpuPick.shortage(count.count(), inventory, candidates, answer);
-            long now = System.nanoTime();
-            if (now >= deadline) {
-                row.put(Check.GPUS, Cell.fail(shortage + (waitForGpus.isPresent() ? " (waited " + waitForGpus.get().toSeconds() + " s)" : "")));
-                return Optional.empty();
-            }
-            if (said == 0 || now - said > TimeUnit.SECONDS.toNanos(30)) {
-                said = now;
-                progress.accept("runjob: " + node.name() + ": waiting for free GPUs (" + TimeUnit.NANOSECONDS.toSeconds(now - start) + " s of "
-                        + waitForGpus.get().toSeconds() + " s): " + shortage);
-            }
-            try {
-                Thread.sleep(REPROBE_MS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                row.put(Check.GPUS, Cell.fail(shortage));
-                return Optional.empty();
-            }
-            inventory = node.local() ? GpuInventories.local(env) : session.gpus();
-        }
-    }
-
-    /** Listed GPUs and {@code all}: the run's agent leases each; one another run holds is noted for the GPU check. */
-    private void hold(NodeSpec node, NodeSession session, GpuInventory inventory) {
-        List<Integer> wanted = node.gpus() instanceof NodeSpec.GpuRequest.Listed l ? l.indices() : inventory.indices();
-        List<org.runjob.agent.gpu.Gpu> gpus = inventory.gpus().stream().filter(g -> wanted.contains(g.index())).toList();
-        try {
-            GpuPick.Answer answer = GpuPick.parse(session.lease(GpuPick.request("hold " + spec.name() + " " + runId.orElseThrow(), gpus)));
-            if (answer.error().isPresent()) {
-                leaseNotes.put(node.name(), "GPU leases not taken: " + answer.error().get());
-            } else if (!answer.held().isEmpty()) {
-                leaseNotes.put(node.name(), String.join("; ", answer.held().entrySet().stream()
-                        .map(e -> "GPU " + e.getKey() + " is held by " + e.getValue()).toList()));
-            }
-        } catch (IOException e) {
-            leaseNotes.put(node.name(), "GPU leases not taken: " + e.getMessage());
-        }
-    }
-
-    /** GPU cells, once every node's inventory is in (the first GPU node's model is the reference). */
-    private void judgeGpus(Map<String, Map<Check, Cell>> cells, Map<String, GpuInventory> inventories) {
-        Optional<String> reference = Optional.empty();
-        String referenceNode = "";
-        for (NodeSpec node : spec.nodes()) {
-            GpuInventory inv = inventories.get(node.name());
-            if (inv == null) {
-                continue;
-            }
-            if (node.gpus() instanceof NodeSpec.GpuRequest.Count) {
-                continue;
-            }
-            Cell cell = GpuCheck.judge(node, inv, reference, referenceNode);
-            String held = leaseNotes.get(node.name());
-            if (held != null && cell.status() != Cell.Status.FAIL) {
-                String text = cell.text() + ": " + held;
-                cell = spec.strictGpuLeases() && !held.startsWith("GPU leases not taken") ? Cell.fail(text + " (gpu_leases: strict)")
-                        : Cell.warn(text);
-            }
-            cells.get(node.name()).put(Check.GPUS, cell);
-            if (reference.isEmpty() && !inv.gpus().isEmpty()) {
-                reference = Optional.of(inv.gpus().get(0).name());
-                referenceNode = node.name();
-            }
-        }
-    }
-
-    private NodeAddress address(String node) {
-        return spec.nodes().stream().filter(n -> n.name().equals(node)).findFirst().orElseThrow().address();
     }
 
     private String program() {

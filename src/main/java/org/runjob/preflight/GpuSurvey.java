@@ -1,0 +1,188 @@
+package org.runjob.preflight;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+import org.runjob.agent.NodeFacts;
+import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.launch.NodeSession;
+import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeAddress;
+import org.runjob.spec.NodeSpec;
+
+/**
+ * Preflight's GPU stage, per node: what GPUs it has (probed by its agent, local nodes once per
+ * machine; on Slurm, those its step was given), which of them a {@code gpus: {count: N}} node
+ * picks and leases ({@link GpuPick}), the leases of listed and {@code all} GPUs, and the GPU
+ * cells ({@link GpuCheck}).
+ */
+final class GpuSurvey {
+
+    /** How often a node waiting for free GPUs is probed again. */
+    static final long REPROBE_MS = 2000;
+
+    private final JobSpec spec;
+    private final Map<String, String> env;
+    private final Optional<String> runId;
+    private final Optional<Duration> waitForGpus;
+    /** This machine's GPUs, probed once however many local nodes ask. */
+    private final Supplier<GpuInventory> localGpus;
+    /** Per node: GPUs it lists that another run holds, as "GPU 1 is held by ...". */
+    private final Map<String, String> leaseNotes = new ConcurrentHashMap<>();
+
+    /**
+     * @param runId       the run's id: its agents lease the GPUs it uses; empty for commands that start nothing
+     * @param waitForGpus how long a node may wait for its {@code gpus: {count: N}} to be free; empty: not at all
+     */
+    GpuSurvey(JobSpec spec, Map<String, String> env, Optional<String> runId, Optional<Duration> waitForGpus) {
+        this.spec = spec;
+        this.env = Map.copyOf(env);
+        this.runId = runId;
+        this.waitForGpus = waitForGpus;
+        this.localGpus = GpuInventories.localOnce(this.env);
+    }
+
+    /**
+     * The node's GPUs: probed by its agent (local nodes once per machine), or, on a Slurm node,
+     * those Slurm gave its step; empty for a node that uses none (its cell says "not used").
+     */
+    Optional<GpuInventory> survey(NodeSpec node, NodeSession session, NodeFacts facts, Map<Check, Cell> row,
+                                          Consumer<String> progress) {
+        if (node.address() instanceof NodeAddress.Slurm && (GpuCheck.wantsGpus(node) || node.workers().isEmpty())) {
+            GpuInventory given = GpuCheck.givenBySlurm(facts);
+            row.put(Check.GPUS, given.gpus().isEmpty() ? Cell.fail("Slurm gave the step no GPUs")
+                    : Cell.ok("given by Slurm: " + GpuCheck.describeSlurm(facts)));
+            return Optional.of(given);
+        }
+        if (!GpuCheck.wantsGpus(node)) {
+            row.put(Check.GPUS, Cell.ok("not used"));
+            return Optional.empty();
+        }
+        GpuInventory inventory = node.local() ? localGpus.get() : session.gpus();
+        if (node.gpus() instanceof NodeSpec.GpuRequest.Count count) {
+            return pick(node, count, session, inventory, row, progress);
+        }
+        if (runId.isPresent() && inventory.unavailable().isEmpty()) {
+            hold(node, session, inventory);
+        }
+        return Optional.of(inventory);
+    }
+
+    /**
+     * {@code gpus: {count: N}}: the agent leases N free GPUs (for a run; for check and gpus it only
+     * looks). When fewer are free it fails, naming each GPU and why, or, with --wait-for-gpus,
+     * probes again every {@link #REPROBE_MS} until they are or the wait is over.
+     */
+    private Optional<GpuInventory> pick(NodeSpec node, NodeSpec.GpuRequest.Count count, NodeSession session, GpuInventory inventory,
+                                        Map<Check, Cell> row, Consumer<String> progress) {
+        long start = System.nanoTime();
+        long deadline = start + waitForGpus.map(Duration::toNanos).orElse(0L);
+        long said = 0;
+        while (true) {
+            if (inventory.unavailable().isPresent() || inventory.gpus().isEmpty()) {
+                row.put(Check.GPUS, Cell.fail("gpus: {count: " + count.count() + "}, but " + inventory.unavailable().orElse("no CUDA device")));
+                return Optional.empty();
+            }
+            GpuPick.Candidates candidates = GpuPick.candidates(inventory, count.maxUsedMib());
+            String head = runId.map(r -> "pick " + count.count() + " " + spec.name() + " " + r).orElse("query");
+            GpuPick.Answer answer;
+            try {
+                answer = GpuPick.parse(session.lease(GpuPick.request(head, candidates.order())));
+            } catch (IOException e) {
+                row.put(Check.GPUS, Cell.fail("cannot lease GPUs: " + e.getMessage()));
+                return Optional.empty();
+            }
+            if (answer.error().isPresent()) {
+                row.put(Check.GPUS, Cell.fail(answer.error().get()));
+                return Optional.empty();
+            }
+            List<Integer> picked = runId.isPresent() ? answer.leased()
+                    : candidates.order().stream().map(g -> g.index()).filter(answer.free()::containsKey).limit(count.count()).toList();
+            if (picked.size() >= count.count()) {
+                List<Integer> sorted = picked.stream().sorted().toList();
+                String models = inventory.gpus().stream().filter(g -> sorted.contains(g.index())).map(g -> g.name()).distinct()
+                        .collect(java.util.stream.Collectors.joining(" + "));
+                row.put(Check.GPUS, Cell.ok((runId.isPresent() ? "picked GPUs " : "would pick GPUs ")
+                        + String.join(", ", picked.stream().map(String::valueOf).toList()) + " of " + inventory.gpus().size() + " " + models));
+                return Optional.of(GpuPick.only(inventory, sorted));
+            }
+            String shortage = GpuPick.shortage(count.count(), inventory, candidates, answer);
+            long now = System.nanoTime();
+            if (now >= deadline) {
+                row.put(Check.GPUS, Cell.fail(shortage + (waitForGpus.isPresent() ? " (waited " + waitForGpus.get().toSeconds() + " s)" : "")));
+                return Optional.empty();
+            }
+            if (said == 0 || now - said > TimeUnit.SECONDS.toNanos(30)) {
+                said = now;
+                progress.accept("runjob: " + node.name() + ": waiting for free GPUs (" + TimeUnit.NANOSECONDS.toSeconds(now - start) + " s of "
+                        + waitForGpus.get().toSeconds() + " s): " + shortage);
+            }
+            try {
+                Thread.sleep(REPROBE_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                row.put(Check.GPUS, Cell.fail(shortage));
+                return Optional.empty();
+            }
+            inventory = node.local() ? GpuInventories.local(env) : session.gpus();
+        }
+    }
+
+    /** Listed GPUs and {@code all}: the run's agent leases each; one another run holds is noted for the GPU check. */
+    private void hold(NodeSpec node, NodeSession session, GpuInventory inventory) {
+        List<Integer> wanted = node.gpus() instanceof NodeSpec.GpuRequest.Listed l ? l.indices() : inventory.indices();
+        List<org.runjob.agent.gpu.Gpu> gpus = inventory.gpus().stream().filter(g -> wanted.contains(g.index())).toList();
+        try {
+            GpuPick.Answer answer = GpuPick.parse(session.lease(GpuPick.request("hold " + spec.name() + " " + runId.orElseThrow(), gpus)));
+            if (answer.error().isPresent()) {
+                leaseNotes.put(node.name(), "GPU leases not taken: " + answer.error().get());
+            } else if (!answer.held().isEmpty()) {
+                leaseNotes.put(node.name(), String.join("; ", answer.held().entrySet().stream()
+                        .map(e -> "GPU " + e.getKey() + " is held by " + e.getValue()).toList()));
+            }
+        } catch (IOException e) {
+            leaseNotes.put(node.name(), "GPU leases not taken: " + e.getMessage());
+        }
+    }
+
+    /**
+     * GPU cells of listed and {@code all} nodes, once every node's inventory is in (the first GPU
+     * node's model is the reference); Slurm's and picked nodes have theirs from {@link #survey}.
+     */
+    void judge(Map<String, Map<Check, Cell>> cells, Map<String, GpuInventory> inventories) {
+        Optional<String> reference = Optional.empty();
+        String referenceNode = "";
+        for (NodeSpec node : spec.nodes()) {
+            GpuInventory inv = inventories.get(node.name());
+            if (inv == null) {
+                continue;
+            }
+            if (node.gpus() instanceof NodeSpec.GpuRequest.Count || node.address() instanceof NodeAddress.Slurm) {
+                continue;
+            }
+            Cell cell = GpuCheck.judge(node, inv, reference, referenceNode);
+            String held = leaseNotes.get(node.name());
+            if (held != null && cell.status() != Cell.Status.FAIL) {
+                String text = cell.text() + ": " + held;
+                cell = spec.strictGpuLeases() && !held.startsWith("GPU leases not taken") ? Cell.fail(text + " (gpu_leases: strict)")
+                        : Cell.warn(text);
+            }
+            cells.get(node.name()).put(Check.GPUS, cell);
+            if (reference.isEmpty() && !inv.gpus().isEmpty()) {
+                reference = Optional.of(inv.gpus().get(0).name());
+                referenceNode = node.name();
+            }
+        }
+    }
+
+    private NodeAddress address(String node) {
+        return spec.nodes().stream().filter(n -> n.name().equals(node)).findFirst().orElseThrow().address();
+    }
+}
