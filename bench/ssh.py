@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""SSH benchmark on a throw-away testbed: runjob against pdsh, pdcp, scp and ssh, in one run.
+"""SSH benchmark on a throw-away testbed: distribution and log throughput, runjob against pdcp and pdsh.
 
 Builds N hosts as network namespaces on a bridge, each with its own sshd (as the test suite
-does), then prints one table:
-  launch    wall time of a trivial job (`true`, one worker per node) at N = 1, 4, 16,
-            beside `pdsh -R ssh -w HOSTS true`
-  ship      a 100 MiB file to N = 1, 4, 16 nodes: runjob's first run (sent) and second run
-            (unchanged, skipped by SHA-256), beside pdcp and parallel scp
-  logs      2M lines from one remote worker through runjob (first worker start to last end, from
-            summary.json, and wall time), beside `ssh HOST cat` of as many bytes
+does); then R rounds, each running runjob and its peer one after the other (interleaved), every
+exit code checked (launch against pdsh is bench/launch.py's):
+  ship   a 100 MiB file to N nodes, into a fresh directory each round: runjob's run of a trivial job
+         that ships it (the first run of a workdir: sent), beside `pdcp -w HOSTS`
+  logs   LINES lines from a worker on each of 4 nodes to this machine's console (a file): runjob's
+         run, beside `pdsh -w HOSTS 'python3 lines.py'`; lines/s over the wall time, every line
+         counted (none lost), and the peak RSS of the launcher
+Reports median (min-max) per tool, and the runjob/peer ratio of the medians.
 Needs root, iproute2, openssh-server, pdsh (Debian: pdsh). Removes the testbed when done.
-Usage: sudo bench/ssh.py [--hosts 16] [--runs 3]
+Usage: sudo bench/ssh.py [--hosts 16] [--runs 3] [--lines 1000000]
 """
 import argparse
 import os
@@ -21,7 +22,6 @@ import sys
 import tempfile
 import time
 
-from common import worker_seconds
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNJOB = os.path.join(ROOT, "bin", "runjob")
@@ -103,87 +103,75 @@ def job(tmp, name, hosts, command, files=()):
     return path
 
 
-def timed(cmd, env=None, stdout=subprocess.DEVNULL):
+def timed(cmd, env=None, stdout=subprocess.DEVNULL, want=0):
+    """(wall s, peak RSS MiB of the largest process); exits when the exit code is not WANT."""
     start = time.monotonic()
-    p = subprocess.run(cmd, env=env, stdout=stdout, stderr=subprocess.DEVNULL)
-    if p.returncode != 0:
-        raise SystemExit(f"failed ({p.returncode}): {' '.join(cmd)}")
-    return time.monotonic() - start
+    p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code != want:
+        raise SystemExit(f"failed ({code}): {' '.join(cmd)}")
+    return time.monotonic() - start, usage.ru_maxrss / 1024
 
 
-def med(f, runs):
-    xs = [f() for _ in range(runs)]
-    return statistics.median(xs)
+def fmt(xs):
+    return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hosts", type=int, default=16)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--lines", type=int, default=1_000_000)
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench/ssh.py needs root (network namespaces)")
     subprocess.run([RUNJOB, "--version"], check=True, stdout=subprocess.DEVNULL)
     tmp = tempfile.mkdtemp(prefix="runjob-sshbench-")
     teardown(args.hosts)
-    rows = []
+    ship = {"runjob": [], "pdcp": []}
+    logs = {"runjob": [], "pdsh": []}
+    rss = {"runjob": [], "pdsh": []}
     try:
         hosts, _ = testbed(args.hosts, tmp)
         ssh_opts = f"-i {tmp}/id -o UserKnownHostsFile={tmp}/known_hosts -o StrictHostKeyChecking=yes -o BatchMode=yes"
         env = dict(os.environ, PDSH_RCMD_TYPE="ssh", PDSH_SSH_ARGS_APPEND=ssh_opts)
-        sizes = [n for n in (1, 4, 16) if n <= len(hosts)]
-        for n in sizes:
-            j = job(tmp, f"true{n}", hosts[:n], ["true"])
-            timed([RUNJOB, j])  # ships the agent jar once
-            t = med(lambda: timed([RUNJOB, j]), args.runs)
-            rows.append(("launch", f"runjob, trivial job on {n} node(s)", f"{t:.2f} s"))
-            t = med(lambda: timed(["pdsh", "-w", ",".join(hosts[:n]), "true"], env=env), args.runs)
-            rows.append(("launch", f"pdsh -w ({n}) true", f"{t:.2f} s"))
         big = f"{tmp}/big.bin"
         with open(big, "wb") as f:
             f.write(os.urandom(100 * 1024 * 1024))
-        for n in sizes:
-            j = job(tmp, f"ship{n}", hosts[:n], ["true"], [big])
-            first = timed([RUNJOB, j])
-            second = timed([RUNJOB, j])
-            rows.append(("ship", f"runjob, 100 MiB to {n} node(s), first run (job incl.)", f"{first:.2f} s"))
-            rows.append(("ship", f"runjob, same file unchanged, second run", f"{second:.2f} s"))
-            for i in range(n):
-                os.makedirs(f"{tmp}/pdcp/{i}", exist_ok=True)
-            t = timed(["pdcp", "-w", ",".join(hosts[:n]), big, f"{tmp}/pdcp/big.bin"], env=env)
-            rows.append(("ship", f"pdcp, 100 MiB to {n} node(s)", f"{t:.2f} s"))
-            start = time.monotonic()
-            procs = [subprocess.Popen(["scp", "-q"] + ssh_opts.split() + [big, f"root@{h}:{tmp}/scp-{i}.bin"])
-                     for i, h in enumerate(hosts[:n])]
-            for p in procs:
-                p.wait()
-            rows.append(("ship", f"parallel scp, 100 MiB to {n} node(s)", f"{time.monotonic() - start:.2f} s"))
-        lines = 2_000_000
-        j = job(tmp, "logs", hosts[:1], ["python3", "lines.py"], [f"{WORKERS}/lines.py"])
-        with open(f"{tmp}/logs.yaml", "a") as f:
-            f.write(f"env: {{LINES: '{lines}'}}\n")
-        timed([RUNJOB, j])
-        shutil.rmtree(f"{tmp}/runs/logs", ignore_errors=True)
-        with open(f"{tmp}/console.out", "wb") as out:
-            t = timed([RUNJOB, j], stdout=out)
-        nbytes = sum(len(f"rank 0 line {i}\n") for i in range(lines)) + sum(len(f"rank 0 err {i}\n") for i in range(0, lines, 1000))
-        w = worker_seconds(f"{tmp}/runs/logs")
-        rows.append(("logs", f"runjob, {lines} lines from one remote worker (worker's run)", f"{lines / w / 1e6:.2f} M lines/s, {nbytes / w / 1e6:.1f} MB/s"))
-        rows.append(("logs", f"runjob, the same, wall time incl. start-up", f"{t:.2f} s"))
-        with open(f"{tmp}/lines.txt", "w") as f:
-            for i in range(lines):
-                f.write(f"rank 0 line {i}\n")
-        t = timed(["ssh"] + ssh_opts.split() + [f"root@{hosts[0]}", "cat", f"{tmp}/lines.txt"])
-        rows.append(("logs", f"ssh HOST cat, the same bytes (wall)", f"{lines / t / 1e6:.2f} M lines/s, {nbytes / t / 1e6:.1f} MB/s"))
+        timed([RUNJOB, job(tmp, "warm", hosts, ["true"])])  # the agent jar into the nodes' cache, once
+        four = hosts[:4]
+        shutil.copy(f"{WORKERS}/lines.py", f"{tmp}/lines.py")
+        lj = job(tmp, "logs", four, ["python3", "lines.py"], [f"{WORKERS}/lines.py"])
+        with open(lj, "a") as f:
+            f.write(f"env: {{LINES: '{args.lines}'}}\n")
+        for r in range(args.runs):
+            j = job(tmp, f"ship{r}", hosts, ["true"], [big])
+            ship["runjob"].append(timed([RUNJOB, j])[0])
+            os.makedirs(f"{tmp}/pdcp{r}", exist_ok=True)
+            ship["pdcp"].append(timed(["pdcp", "-w", ",".join(hosts), big, f"{tmp}/pdcp{r}/big.bin"], env=env)[0])
+            for tool in ("runjob", "pdsh"):
+                out_path = f"{tmp}/console-{tool}.out"
+                cmd = [RUNJOB, lj] if tool == "runjob" else ["pdsh", "-w", ",".join(four),
+                                                             f"RANK=0 LINES={args.lines} python3 {tmp}/lines.py"]
+                with open(out_path, "wb") as out:
+                    wall, peak = timed(cmd, env=env, stdout=out)
+                with open(out_path, "rb") as f:
+                    got = sum(1 for line in f if b" line " in line)
+                if got != 4 * args.lines:
+                    raise SystemExit(f"{tool}: {got} of {4 * args.lines} lines reached the console")
+                logs[tool].append(4 * args.lines / wall / 1e6)
+                rss[tool].append(peak)
     finally:
         teardown(args.hosts)
         shutil.rmtree(tmp, ignore_errors=True)
-    w0 = max(len(r[0]) for r in rows)
-    w1 = max(len(r[1]) for r in rows)
-    print(f"{'scenario'.ljust(w0)}  {'what'.ljust(w1)}  result")
-    print(f"{'-' * w0}  {'-' * w1}  ------")
-    for r in rows:
-        print(f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2]}")
+    n = len(hosts)
+    print(f"bench/ssh.py  {time.strftime('%Y-%m-%d')}  {os.cpu_count()} cores  hosts={n}  runs={args.runs}  lines={args.lines}")
+    print(f"ship 100 MiB to {n} nodes (wall s): runjob {fmt(ship['runjob'])}  pdcp {fmt(ship['pdcp'])}  "
+          f"ratio {statistics.median(ship['runjob']) / statistics.median(ship['pdcp']):.2f}x")
+    print(f"logs 4 nodes x {args.lines} lines (M lines/s, none lost): runjob {fmt(logs['runjob'])}  pdsh {fmt(logs['pdsh'])}  "
+          f"ratio {statistics.median(logs['runjob']) / statistics.median(logs['pdsh']):.2f}x")
+    print(f"peak RSS of the launcher's largest process (MiB): runjob {fmt(rss['runjob'])}  pdsh {fmt(rss['pdsh'])}")
 
 
 if __name__ == "__main__":
