@@ -52,7 +52,7 @@ class DeadAgentTest {
     }
 
     @Test
-    void sigkillOfALocalAgentLeavesNothingWithinGracePlusTwoSeconds() throws Exception {
+    void sigkillOfALocalAgentLeavesNothingWithinGracePlusThreeSeconds() throws Exception {
         Path job = jobs.job("agentkill", "daemon.py", 2, 2, Map.of("IGNORE_TERM", "1"), 1, 0);
         Process runjob = jobs.start(job);
         List<Long> pids = new ArrayList<>(jobs.awaitPids("rank", 4, Duration.ofSeconds(30)));
@@ -68,8 +68,14 @@ class DeadAgentTest {
 
         ProcessHandle.of(agent).orElseThrow().destroyForcibly();
         // the watchdog: TERM (ignored by the workers), KILL after the 1 s grace; the daemon goes too
-        Poll.until(() -> Pids.living(List.of(pids.get(0), pids.get(1), pids.get(4))).isEmpty(), Duration.ofSeconds(1 + 2),
-                "node n1's workers and daemon to be gone");
+        try {
+            // grace + 3 s: the watchdog kills at grace + 0.1 s; the rest is slack for a loaded 2-core machine
+            // (grace + 2 s timed out in 2 of 12 full suite runs there, cause not found; the message now says who was left)
+            Poll.until(() -> Pids.living(List.of(pids.get(0), pids.get(1), pids.get(4))).isEmpty(), Duration.ofSeconds(1 + 3),
+                    "node n1's workers and daemon to be gone");
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; left: " + Pids.describe(List.of(pids.get(0), pids.get(1), pids.get(4))), e);
+        }
         // runjob sees node n1 lost and stops the other node as for any failure
         assertThat(runjob.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(runjob.exitValue()).isEqualTo(1);

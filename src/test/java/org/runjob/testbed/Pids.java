@@ -41,6 +41,19 @@ public final class Pids {
         pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
     }
 
+    /** Each living pid's /proc stat line (state, parent, ...), for a failure message. */
+    public static String describe(List<Long> pids) {
+        StringBuilder b = new StringBuilder();
+        for (long pid : living(pids)) {
+            try {
+                b.append("[").append(Files.readString(Path.of("/proc", Long.toString(pid), "stat")).strip()).append("] ");
+            } catch (java.io.IOException e) {
+                b.append("[").append(pid).append(" gone] ");
+            }
+        }
+        return b.toString();
+    }
+
     /** The parent of a worker: its agent (workers are exec'd in place by setsid). */
     public static long parentOf(long pid) throws Exception {
         String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
