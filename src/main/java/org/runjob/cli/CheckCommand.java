@@ -40,7 +40,7 @@ final class CheckCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         PreflightReport report;
-        try (Cluster cluster = Clusters.of(loaded.spec(), io, Optional.empty());
+        try (Cluster cluster = Clusters.of(loaded.spec(), io);
              Preflight.Outcome checked = Launch.preflight(loaded.spec(),
                      new NodeStarter(loaded.spec(), cluster, io.env(), Optional.empty()), io.env(), Optional.empty(), Optional.empty(), io.err())) {
             report = checked.report();

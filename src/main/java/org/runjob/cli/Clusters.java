@@ -1,6 +1,5 @@
 package org.runjob.cli;
 
-import java.util.Optional;
 
 import org.runjob.node.Cluster;
 import org.runjob.slurm.SlurmCluster;
@@ -13,10 +12,10 @@ final class Clusters {
     private Clusters() {
     }
 
-    /** @param runId the run's id for a run (names the Slurm allocation); empty for check and gpus */
-    static Cluster of(JobSpec spec, Io io, Optional<String> runId) {
+    /** Slurm's waiting-in-the-queue lines go to stderr; Ctrl-C withdraws a waiting allocation. */
+    static Cluster of(JobSpec spec, Io io) {
         if (spec.slurm().isPresent()) {
-            return new SlurmCluster(spec, io.env(), runId, line -> io.err().println("runjob: " + line), () -> io.interrupts().count() > 0);
+            return new SlurmCluster(spec, io.env(), line -> io.err().println("runjob: " + line), () -> io.interrupts().count() > 0);
         }
         return new SshCluster(spec.ssh(), io.env());
     }

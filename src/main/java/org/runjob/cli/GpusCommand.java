@@ -55,7 +55,7 @@ final class GpusCommand implements Callable<Integer> {
         JobSpec spec = loaded.spec();
         Map<String, GpuInventory> found = new LinkedHashMap<>();
         Map<String, Map<Integer, String>> leases = new LinkedHashMap<>();
-        try (Cluster cluster = Clusters.of(spec, io, Optional.empty())) {
+        try (Cluster cluster = Clusters.of(spec, io)) {
             NodeStarter starter = new NodeStarter(spec, cluster, io.env(), Optional.empty());
             Supplier<GpuInventory> localGpus = GpuInventories.localOnce(io.env());
             try (FanOut fanOut = new FanOut(spec.nodes().size())) {

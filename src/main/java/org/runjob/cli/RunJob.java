@@ -76,7 +76,7 @@ final class RunJob {
         if (spec.slurm().isPresent()) {
             org.runjob.slurm.SlurmCommands.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
         }
-        try (Cluster cluster = Clusters.of(spec, io, Optional.of(runId));
+        try (Cluster cluster = Clusters.of(spec, io);
              Preflight.Outcome checked = Launch.preflight(spec, new NodeStarter(spec, cluster, io.env(), Optional.of(runId)),
                      io.env(), Optional.of(runId), waitForGpus, io.err())) {
             PreflightReport report = checked.report();
@@ -176,9 +176,9 @@ final class RunJob {
             if (inv == null || node.visibleDevices().isEmpty() || node.address() instanceof org.runjob.spec.NodeAddress.Slurm) {
                 continue;
             }
-            List<String> visible = List.of(node.visibleDevices().split(","));
-            var gpus = inv.gpus().stream().filter(g -> visible.contains(Integer.toString(g.index()))).toList();
-            requests.put(node.name(), org.runjob.preflight.GpuPick.request("hold " + plan.job() + " " + plan.runId(), gpus));
+            List<Integer> visible = java.util.Arrays.stream(node.visibleDevices().split(",")).map(String::trim).map(Integer::valueOf).toList();
+            requests.put(node.name(), org.runjob.preflight.GpuPick.hold(plan.job(), plan.runId(),
+                    org.runjob.preflight.GpuPick.only(inv, visible).gpus()));
         }
         return requests;
     }

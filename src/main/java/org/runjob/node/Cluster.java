@@ -12,9 +12,6 @@ public interface Cluster extends AutoCloseable {
     /** @throws IllegalArgumentException for a node this backend does not reach (a local node) */
     NodeAccess node(NodeSpec node);
 
-    /** A name for messages: "ssh", "slurm". */
-    String backend();
-
     @Override
     void close();
 }

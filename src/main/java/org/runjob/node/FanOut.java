@@ -41,8 +41,7 @@ public final class FanOut implements AutoCloseable {
         return out;
     }
 
-    /** Starts one piece of work on the pool (to chain per node). */
-    public <T> CompletableFuture<T> async(java.util.function.Supplier<T> work) {
+    private <T> CompletableFuture<T> async(java.util.function.Supplier<T> work) {
         return CompletableFuture.supplyAsync(work, pool);
     }
 

@@ -12,8 +12,6 @@ import java.util.Optional;
  */
 public interface NodeAccess {
 
-    String name();
-
     /**
      * Reaches the node (an SSH login; the job's Slurm allocation) and says how, for the preflight
      * table: "root@10.0.0.2:22", "slurm job 41 on n1".

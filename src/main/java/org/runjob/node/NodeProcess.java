@@ -16,4 +16,24 @@ public interface NodeProcess extends AutoCloseable {
     /** Ends the program (the channel, the process, the step) without waiting for it. */
     @Override
     void close();
+
+    /** A program whose stdout and stdin are these streams, ended by {@code end}. */
+    static NodeProcess of(InputStream stdout, OutputStream stdin, Runnable end) {
+        return new NodeProcess() {
+            @Override
+            public InputStream stdout() {
+                return stdout;
+            }
+
+            @Override
+            public OutputStream stdin() {
+                return stdin;
+            }
+
+            @Override
+            public void close() {
+                end.run();
+            }
+        };
+    }
 }

@@ -24,8 +24,8 @@ public final class GpuPick {
     record Candidates(List<Gpu> order, Map<Integer, String> notFree) {
     }
 
-    /** What the agent answered: the GPUs it leased, those another run holds (index to holder), or why it could not. */
-    public record Answer(List<Integer> leased, Map<Integer, String> held, Map<Integer, String> free, Optional<String> error) {
+    /** What the agent answered: the GPUs it leased, those another run holds (index to holder), those free (a query), or why it could not. */
+    public record Answer(List<Integer> leased, Map<Integer, String> held, List<Integer> free, Optional<String> error) {
     }
 
     private GpuPick() {
@@ -49,6 +49,11 @@ public final class GpuPick {
         return new Candidates(order, notFree);
     }
 
+    /** The request that leases {@code gpus} for run {@code runId} of job {@code job}, each that no other run holds. */
+    public static String hold(String job, String runId, List<Gpu> gpus) {
+        return request("hold " + job + " " + runId, gpus);
+    }
+
     /** The request for the agent: {@code pick N JOB RUN}, {@code hold JOB RUN} or {@code query}, then "INDEX BUS" per GPU. */
     public static String request(String head, List<Gpu> gpus) {
         StringBuilder b = new StringBuilder(head).append('\n');
@@ -58,11 +63,11 @@ public final class GpuPick {
 
     public static Answer parse(String reply) {
         if (reply.startsWith("error ")) {
-            return new Answer(List.of(), Map.of(), Map.of(), Optional.of(reply.substring("error ".length()).strip()));
+            return new Answer(List.of(), Map.of(), List.of(), Optional.of(reply.substring("error ".length()).strip()));
         }
         List<Integer> leased = new ArrayList<>();
         Map<Integer, String> held = new LinkedHashMap<>();
-        Map<Integer, String> free = new LinkedHashMap<>();
+        List<Integer> free = new ArrayList<>();
         for (String line : reply.split("\n")) {
             String[] f = line.split(" ", 3);
             if (f.length < 2) {
@@ -72,7 +77,7 @@ public final class GpuPick {
             switch (f[0]) {
                 case "leased" -> leased.add(index);
                 case "held" -> held.put(index, f.length > 2 ? f[2] : "another runjob run");
-                case "free" -> free.put(index, "");
+                case "free" -> free.add(index);
                 default -> { }
             }
         }
@@ -91,7 +96,7 @@ public final class GpuPick {
     }
 
     /** The inventory of the picked GPUs only (their indices stay those of the node). */
-    static GpuInventory only(GpuInventory inventory, List<Integer> picked) {
+    public static GpuInventory only(GpuInventory inventory, List<Integer> picked) {
         List<Gpu> gpus = inventory.gpus().stream().filter(g -> picked.contains(g.index())).toList();
         return new GpuInventory(gpus, inventory.driverVersion(), inventory.unavailable());
     }

@@ -104,7 +104,7 @@ final class GpuSurvey {
                 return Optional.empty();
             }
             List<Integer> picked = runId.isPresent() ? answer.leased()
-                    : candidates.order().stream().map(g -> g.index()).filter(answer.free()::containsKey).limit(count.count()).toList();
+                    : candidates.order().stream().map(g -> g.index()).filter(answer.free()::contains).limit(count.count()).toList();
             if (picked.size() >= count.count()) {
                 List<Integer> sorted = picked.stream().sorted().toList();
                 String models = inventory.gpus().stream().filter(g -> sorted.contains(g.index())).map(g -> g.name()).distinct()
@@ -140,7 +140,7 @@ final class GpuSurvey {
         List<Integer> wanted = node.gpus() instanceof NodeSpec.GpuRequest.Listed l ? l.indices() : inventory.indices();
         List<org.runjob.agent.gpu.Gpu> gpus = inventory.gpus().stream().filter(g -> wanted.contains(g.index())).toList();
         try {
-            GpuPick.Answer answer = GpuPick.parse(session.lease(GpuPick.request("hold " + spec.name() + " " + runId.orElseThrow(), gpus)));
+            GpuPick.Answer answer = GpuPick.parse(session.lease(GpuPick.hold(spec.name(), runId.orElseThrow(), gpus)));
             if (answer.error().isPresent()) {
                 leaseNotes.put(node.name(), "GPU leases not taken: " + answer.error().get());
             } else if (!answer.held().isEmpty()) {
@@ -180,9 +180,5 @@ final class GpuSurvey {
                 referenceNode = node.name();
             }
         }
-    }
-
-    private NodeAddress address(String node) {
-        return spec.nodes().stream().filter(n -> n.name().equals(node)).findFirst().orElseThrow().address();
     }
 }

@@ -63,9 +63,9 @@ public final class PlanText {
         SlurmCommands commands = new SlurmCommands(plan.spec(), SlurmCommands.shapesOf(plan.spec(), java.util.Map.of()));
         out.println();
         out.println("slurm: one allocation, then one step per node that runs runjob's agent (it starts the node's workers)");
-        commands.hostfile().ifPresent(lines -> out.println("  SLURM_HOSTFILE: a file of " + lines.size() + " lines: "
-                + String.join(" ", lines)));
-        out.println("  " + (commands.hostfile().isPresent() ? "SLURM_HOSTFILE=FILE " : "") + ShellWords.join(commands.salloc("runjob-" + plan.job())));
+        java.util.Optional<List<String>> hostfile = commands.hostfile();
+        hostfile.ifPresent(lines -> out.println("  SLURM_HOSTFILE: a file of " + lines.size() + " lines: " + String.join(" ", lines)));
+        out.println("  " + (hostfile.isPresent() ? "SLURM_HOSTFILE=FILE " : "") + ShellWords.join(commands.salloc("runjob-" + plan.job())));
         for (NodePlan node : plan.nodes()) {
             out.println("  " + ShellWords.join(commands.step(SlurmCommands.JOB_ID_AT_LAUNCH, node.name(), List.of("sh", "-c", "BOOTSTRAP")))
                     .replace("sh -c BOOTSTRAP", "<runjob's agent bootstrap>"));

@@ -61,8 +61,7 @@ final class Allocation implements AutoCloseable {
         } catch (IOException e) {
             // salloc reads nothing
         }
-        java.util.concurrent.atomic.AtomicBoolean withdrawn = new java.util.concurrent.atomic.AtomicBoolean();
-        watchForInterrupt(p, interrupted, withdrawn);
+        Waiting waiting = new Waiting(p, interrupted, progress);
         Optional<String> job = Optional.empty();
         Process guard = null;
         boolean granted = false;
@@ -81,7 +80,7 @@ final class Allocation implements AutoCloseable {
                 } else if (line.contains("error")) {
                     errors.add(line.replaceFirst("^salloc: (error: )?", ""));
                 } else if (line.contains("queued")) {
-                    queued(line.replaceFirst("^salloc: ", ""), p, progress);
+                    waiting.queued = line.replaceFirst("^salloc: ", "");
                 }
             }
             p.waitFor(10, TimeUnit.SECONDS);
@@ -99,45 +98,48 @@ final class Allocation implements AutoCloseable {
         if (job.isPresent()) {
             new Allocation(job.get(), env, guard).close();
         }
-        if (withdrawn.get()) {
+        if (waiting.withdrawn) {
             throw new NodeException("interrupted while waiting for the Slurm allocation" + job.map(j -> " (job " + j + ", cancelled)").orElse(""));
         }
         throw new NodeException("Slurm refused the allocation: " + (errors.isEmpty() ? "salloc exited " + exitOf(p) : String.join("; ", errors)));
     }
 
-    /** Withdraws the request (SIGTERM to salloc, which then cancels the job) when runjob is interrupted while it waits. */
-    private static void watchForInterrupt(Process salloc, java.util.function.BooleanSupplier interrupted,
-                                          java.util.concurrent.atomic.AtomicBoolean withdrawn) {
-        Thread t = new Thread(() -> {
-            try {
-                while (!salloc.waitFor(100, TimeUnit.MILLISECONDS)) {
-                    if (interrupted.getAsBoolean()) {
-                        withdrawn.set(true);
-                        salloc.destroy();
-                        return;
-                    }
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "salloc-interrupt");
-        t.setDaemon(true);
-        t.start();
-    }
+    /**
+     * Watches salloc while it waits, on one thread: says the job waits in the queue if it still
+     * does {@link #QUEUED_QUIET_MS} after Slurm said so (Slurm grants most in under a second), and
+     * withdraws the request (SIGTERM to salloc, which then cancels the job) when runjob is interrupted.
+     */
+    private static final class Waiting {
+        /** salloc's "queued and waiting" line, once it printed one. */
+        volatile String queued;
+        volatile boolean withdrawn;
 
-    /** Says the job waits in the queue if it still does after {@link #QUEUED_QUIET_MS} (Slurm grants most in under a second). */
-    private static void queued(String line, Process salloc, Consumer<String> progress) {
-        Thread t = new Thread(() -> {
-            try {
-                if (!salloc.waitFor(QUEUED_QUIET_MS, TimeUnit.MILLISECONDS)) {
-                    progress.accept("slurm: " + line + " (Ctrl-C withdraws it)");
+        Waiting(Process salloc, java.util.function.BooleanSupplier interrupted, Consumer<String> progress) {
+            Thread t = new Thread(() -> {
+                long seen = 0;
+                boolean said = false;
+                try {
+                    while (!salloc.waitFor(100, TimeUnit.MILLISECONDS)) {
+                        if (interrupted.getAsBoolean()) {
+                            withdrawn = true;
+                            salloc.destroy();
+                            return;
+                        }
+                        if (queued != null && seen == 0) {
+                            seen = System.nanoTime();
+                        }
+                        if (!said && seen != 0 && System.nanoTime() - seen >= TimeUnit.MILLISECONDS.toNanos(QUEUED_QUIET_MS)) {
+                            said = true;
+                            progress.accept("slurm: " + queued + " (Ctrl-C withdraws it)");
+                        }
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "salloc-queued");
-        t.setDaemon(true);
-        t.start();
+            }, "salloc-waiting");
+            t.setDaemon(true);
+            t.start();
+        }
     }
 
     private static String exitOf(Process p) {

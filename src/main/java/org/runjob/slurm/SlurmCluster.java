@@ -48,18 +48,16 @@ public final class SlurmCluster implements Cluster {
     private boolean closed;
 
     /**
-     * @param runId    the run's id, for the Slurm job's comment; empty for check and gpus
      * @param progress    gets a line while the allocation waits in the queue
      * @param interrupted true once runjob is asked to stop (Ctrl-C): a waiting allocation is then withdrawn
      */
-    public SlurmCluster(JobSpec spec, Map<String, String> env, Optional<String> runId, Consumer<String> progress,
+    public SlurmCluster(JobSpec spec, Map<String, String> env, Consumer<String> progress,
                         java.util.function.BooleanSupplier interrupted) {
         this.interrupted = interrupted;
         this.spec = spec;
         this.env = SlurmEnv.of(env);
         this.jobName = "runjob-" + spec.name();
         this.progress = progress;
-        LOG.debug("slurm backend for run {}", runId.orElse("(none)"));
     }
 
     @Override
@@ -68,11 +66,6 @@ public final class SlurmCluster implements Cluster {
             throw new IllegalArgumentException("node " + node.name() + " is not a Slurm node");
         }
         return new SlurmNode(slurm.node());
-    }
-
-    @Override
-    public String backend() {
-        return "slurm";
     }
 
     /** The allocation's job id, once made. */
@@ -86,7 +79,7 @@ public final class SlurmCluster implements Cluster {
     }
 
     /** Asks sinfo about the nodes and allocates them, once; a failure is remembered and given to every node. */
-    private synchronized Allocation allocation(String node) throws NodeException {
+    private synchronized Allocation allocation() throws NodeException {
         if (allocation != null) {
             return allocation;
         }
@@ -153,8 +146,8 @@ public final class SlurmCluster implements Cluster {
     }
 
     private Map<String, SlurmNodeInfo> sinfo() throws NodeException {
-        List<String> argv = List.of("sinfo", "--noheader", "--Node", "--nodes=" + String.join(",", commands == null
-                ? spec.nodes().stream().map(NodeSpec::name).toList() : commands.nodes()), "--format=" + SlurmNodeInfo.FORMAT);
+        List<String> argv = List.of("sinfo", "--noheader", "--Node", "--nodes=" + String.join(",", spec.nodes().stream().map(NodeSpec::name).toList()),
+                "--format=" + SlurmNodeInfo.FORMAT);
         try {
             ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
             pb.environment().clear();
@@ -198,19 +191,14 @@ public final class SlurmCluster implements Cluster {
         }
 
         @Override
-        public String name() {
-            return name;
-        }
-
-        @Override
         public String reach() throws NodeException {
-            Allocation a = allocation(name);
+            Allocation a = allocation();
             return "slurm job " + a.jobId() + " on " + name + address().map(x -> " (" + x + ")").orElse("");
         }
 
         @Override
         public NodeProcess start(List<String> argv, OutputStream stderr, int timeoutMs) throws NodeException {
-            Allocation a = allocation(name);
+            Allocation a = allocation();
             Process p;
             try {
                 p = spawner.start(commands.step(a.jobId(), name, argv), env, "KILL");
@@ -221,23 +209,10 @@ public final class SlurmCluster implements Cluster {
             Thread err = new Thread(() -> copy(p.getErrorStream(), stderr), "srun-err-" + name);
             err.setDaemon(true);
             err.start();
-            return new NodeProcess() {
-                @Override
-                public InputStream stdout() {
-                    return p.getInputStream();
-                }
-
-                @Override
-                public OutputStream stdin() {
-                    return p.getOutputStream();
-                }
-
-                @Override
-                public void close() {
-                    p.destroy();
-                    steps.remove(p);
-                }
-            };
+            return NodeProcess.of(p.getInputStream(), p.getOutputStream(), () -> {
+                p.destroy();
+                steps.remove(p);
+            });
         }
 
         @Override

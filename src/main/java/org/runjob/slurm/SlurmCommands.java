@@ -168,8 +168,4 @@ public final class SlurmCommands {
         return notes;
     }
 
-    /** The job's nodes as Slurm sees them, in node order (for sinfo). */
-    public List<String> nodes() {
-        return spec.nodes().stream().map(NodeSpec::name).toList();
-    }
 }

@@ -33,11 +33,6 @@ public final class SshCluster implements Cluster {
     }
 
     @Override
-    public String backend() {
-        return "ssh";
-    }
-
-    @Override
     public void close() {
         connections.close();
     }
@@ -48,11 +43,6 @@ public final class SshCluster implements Cluster {
 
         SshNode(SshTarget target) {
             this.target = target;
-        }
-
-        @Override
-        public String name() {
-            return target.node();
         }
 
         @Override
@@ -73,22 +63,7 @@ public final class SshCluster implements Cluster {
         public NodeProcess start(List<String> argv, OutputStream stderr, int timeoutMs) throws NodeException {
             try {
                 SshAgentChannel ch = SshAgentChannel.start(session(), argv, stderr, timeoutMs);
-                return new NodeProcess() {
-                    @Override
-                    public java.io.InputStream stdout() {
-                        return ch.in();
-                    }
-
-                    @Override
-                    public OutputStream stdin() {
-                        return ch.out();
-                    }
-
-                    @Override
-                    public void close() {
-                        ch.close();
-                    }
-                };
+                return NodeProcess.of(ch.in(), ch.out(), ch::close);
             } catch (SshException e) {
                 throw new NodeException(e.getMessage(), e);
             }
