@@ -148,21 +148,14 @@ class GpuLeaseTest {
     }
 
     private Process start(Path job, Map<String, String> env, String... options) throws Exception {
-        List<String> cmd = new java.util.ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
-                System.getProperty("java.class.path"), "org.runjob.cli.Main"));
-        cmd.addAll(List.of(options));
-        cmd.add(job.toString());
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(tmp.resolve(job.getFileName().toString().replace(".yaml", "") + ".log").toFile());
-        pb.environment().putAll(env);
-        Process p = pb.start();
+        Process p = RunjobProcess.start(tmp, job, env, options);
         running.add(p);
         return p;
     }
 
     private String stderr(String name) {
         try {
-            return Files.readString(tmp.resolve(name + ".log"));
+            return RunjobProcess.stderrOf(tmp, tmp.resolve(name + ".yaml"));
         } catch (java.io.IOException e) {
             return "";
         }

@@ -49,9 +49,7 @@ class SlurmBackendTest {
             Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 10), "squeue empty after the test");
         } finally {
             // a test that failed half-way must not hold the cluster for the next ones
-            ProcessBuilder pb = new ProcessBuilder("scancel", "--user=root");
-            pb.environment().putAll(slurm.env());
-            pb.start().waitFor();
+            cancel("--user=root");
         }
     }
 
@@ -159,12 +157,7 @@ class SlurmBackendTest {
 
     @Test
     void ctrlCWhileTheAllocationWaitsInTheQueueWithdrawsIt() throws Exception {
-        ProcessBuilder hold = new ProcessBuilder("salloc", "--no-shell", "--job-name=blocker", "--nodelist=h1", "--exclusive")
-                .redirectErrorStream(true);
-        hold.environment().putAll(slurm.env());
-        Process holder = hold.start();
-        holder.getOutputStream().close();
-        assertThat(new String(holder.getInputStream().readAllBytes())).contains("Granted job allocation");
+        allocate("--job-name=blocker", "--nodelist=h1", "--exclusive");
         Path job = job("queued", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
         Process p = RunjobProcess.start(dir, job, slurm.env());
         running.add(p);
@@ -179,6 +172,17 @@ class SlurmBackendTest {
         Poll.until(() -> !queueHas("runjob-queued"), Duration.ofSeconds(10), "the withdrawn request gone from the queue");
         assertThat(slurm.queue()).contains("RUNNING blocker");
         slurm.queue().lines().filter(l -> l.contains("blocker")).forEach(l -> cancel(l.split(" ")[0]));
+    }
+
+    /** Another user's job: {@code salloc --no-shell ARGS}, granted. */
+    private void allocate(String... args) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of("salloc", "--no-shell"));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().putAll(slurm.env());
+        Process p = pb.start();
+        p.getOutputStream().close();
+        assertThat(new String(p.getInputStream().readAllBytes())).contains("Granted job allocation");
     }
 
     private boolean queueHas(String text) {
@@ -242,12 +246,7 @@ class SlurmBackendTest {
     @Test
     void gpusAreCountsAndTheOnesSlurmGaveAreRecorded() throws Exception {
         // another job holds GPU 0 of h2: Slurm gives this run's h2 step GPU 1 (ConstrainDevices=no keeps physical indices)
-        ProcessBuilder hold = new ProcessBuilder("salloc", "--no-shell", "--job-name=holder", "--nodelist=h2", "--gpus-per-node=1")
-                .redirectErrorStream(true);
-        hold.environment().putAll(slurm.env());
-        Process holder = hold.start();
-        holder.getOutputStream().close();
-        assertThat(new String(holder.getInputStream().readAllBytes())).contains("Granted job allocation");
+        allocate("--job-name=holder", "--nodelist=h2", "--gpus-per-node=1");
         String show = "sh, -c, 'echo rank $RANK cvd $CUDA_VISIBLE_DEVICES'";
         String nodes = "  - {name: h1, gpus: [0, 1], workers: 2}\n  - {name: h2, gpus: [3]}\n";
         Path job = jobs.job("gpus", nodes, List.of(), List.of(show), "backend: slurm\nworkdir: " + dir.resolve("work") + "\n", Map.of());
@@ -289,6 +288,7 @@ class SlurmBackendTest {
         }
     }
 
+    /** {@code scancel WHAT}: a job id, or --user=root for every job. */
     private void cancel(String jobId) {
         try {
             ProcessBuilder pb = new ProcessBuilder("scancel", jobId);

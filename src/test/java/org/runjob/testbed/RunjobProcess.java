@@ -16,10 +16,12 @@ public final class RunjobProcess {
         return start(dir, job, java.util.Map.of());
     }
 
-    /** As {@link #start(Path, Path)}, with {@code env} added to this JVM's environment. */
-    public static Process start(Path dir, Path job, java.util.Map<String, String> env) throws IOException {
-        List<String> cmd = List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
-                System.getProperty("java.class.path"), "org.runjob.cli.Main", job.toString());
+    /** As {@link #start(Path, Path)}: {@code runjob OPTIONS... JOB} with {@code env} added to this JVM's environment. */
+    public static Process start(Path dir, Path job, java.util.Map<String, String> env, String... options) throws IOException {
+        List<String> cmd = new java.util.ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                System.getProperty("java.class.path"), "org.runjob.cli.Main"));
+        cmd.addAll(List.of(options));
+        cmd.add(job.toString());
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().putAll(env);
         return pb.directory(dir.toFile())
