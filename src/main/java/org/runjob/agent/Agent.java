@@ -169,7 +169,10 @@ public final class Agent {
             finished = true;
         }
         registry.sweep(List.of());
-        WorkdirGuard.release(); // nothing of this run is left here: the workdir is free for the next run
+        // nothing of this run is left here: the workdir and the GPUs are free for the next run, even if this
+        // agent stays up a while (runjob asleep: DONE waits to be read)
+        WorkdirGuard.release();
+        leases.releaseAll();
         put(Frame.of(Frame.Type.DONE));
         try {
             sender.join(TimeUnit.SECONDS.toMillis(30));

@@ -24,8 +24,9 @@ import java.util.Optional;
 /**
  * GPU leases on this machine: one file per GPU (by PCI bus id) in a directory every user shares
  * ({@value #DEFAULT_DIR}, mode 1777 like /tmp), and an advisory lock ({@code fcntl}) on it held by
- * the agent of the run that uses the GPU. A lease dies with its holder: when the agent exits, is
- * killed, or its machine reboots, the kernel drops the lock; nothing needs cleaning up. The file
+ * the agent of the run that uses the GPU, until that node's workers are gone. A lease dies with its
+ * holder: when the agent exits, is killed, or its machine reboots, the kernel drops the lock;
+ * nothing needs cleaning up. The file
  * says who holds it ("run R of job J (user U, since T)"), for others to read; the lock alone decides.
  *
  * <p>Requests (text, one per line): the first line {@code pick N JOB RUN}, {@code hold JOB RUN} or
@@ -119,6 +120,11 @@ public final class GpuLeases {
         ch.force(false);
         held.put(bus, ch);
         return true;
+    }
+
+    /** Gives every lease back: this node's workers are gone. */
+    synchronized void releaseAll() {
+        List.copyOf(held.keySet()).forEach(this::release);
     }
 
     private void release(String bus) {

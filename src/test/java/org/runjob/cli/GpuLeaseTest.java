@@ -54,7 +54,8 @@ class GpuLeaseTest {
         return Files.writeString(tmp.resolve(name + ".yaml"), "name: " + name + "\nnodes:\n  - {name: box, local: true, gpus: " + gpus + "}\n"
                 + "entrypoint: {command: [sh, -c, 'echo cvd $CUDA_VISIBLE_DEVICES; echo $CUDA_VISIBLE_DEVICES > $MARKS/$RUNJOB_RUN_ID-$RANK;"
                 + " [ -z \"$HOLD\" ] || exec sleep 600']}\nlogs: {dir: " + tmp.resolve("runs") + "}\nworkdir: " + tmp.resolve("work-" + name) + "\n"
-                + "failure: {grace_period_s: 1}\n" + extra);
+                // port auto: runs started together on this machine would otherwise both bind 29500 in preflight
+                + "failure: {grace_period_s: 1}\nrendezvous: {port: auto}\n" + extra);
     }
 
     @Test
@@ -138,6 +139,24 @@ class GpuLeaseTest {
         Poll.until(() -> Pids.living(List.of(agent)).isEmpty(), Duration.ofSeconds(10), "the holder's agent to die");
         Cli next = Cli.run(env(IDLE), job("next", "{count: 4}", "").toString());
         assertThat(next.code()).as("the dead agent's leases are free at once: " + next.err()).isZero();
+    }
+
+    @Test
+    void aRunWhoseRunjobIsSuspendedGivesItsGpusBackOnceItsWorkersAreStopped() throws Exception {
+        Map<String, String> env = env(IDLE);
+        env.put("HOLD", "1");
+        Process asleep = start(job("asleep", "{count: 4}", ""), env);
+        Poll.until(() -> marks().size() == 4, Duration.ofSeconds(60), "the run's workers up");
+        Map<String, String> checkEnv = env(IDLE);
+        assertThat(Cli.run(checkEnv, "check", job("next", "{count: 1}", "").toString()).code()).isEqualTo(3);
+        // a laptop that suspends: runjob stops; after the heartbeat timeout (15 s) its agent stops the workers
+        new ProcessBuilder("kill", "-STOP", Long.toString(asleep.pid())).start().waitFor();
+        try {
+            Poll.until(() -> Cli.run(checkEnv, "check", tmp.resolve("next.yaml").toString()).code() == 0, Duration.ofSeconds(40),
+                    "the sleeping run's GPUs free for the next one");
+        } finally {
+            new ProcessBuilder("kill", "-CONT", Long.toString(asleep.pid())).start().waitFor();
+        }
     }
 
     /** The pid of the agent of local runjob {@code p}: its child JVM that runs {@code agent}. */
