@@ -28,7 +28,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>On start it checks its node ({@link WorkdirGuard}: workdir, trust, run lock, disk,
  *       program) and sends HELLO carrying the {@link NodeFacts}.</li>
  *   <li>Before START it answers preflight requests, one at a time, each with one REPLY: FILES and
- *       FILE_DATA ({@link FileReceiver}), LISTEN / CONNECT / UNLISTEN (the rendezvous checks,
+ *       FILE_DATA ({@link FileReceiver}), SERVE / FETCH / UNSERVE (relay distribution between
+ *       agents, {@link FileRelay}; a FETCH runs beside the read loop, and START or the end of the
+ *       channel stops serving), LISTEN / CONNECT / UNLISTEN (the rendezvous checks,
  *       {@link Probe}), PROBE_GPUS (a child JVM runs the GPU probe), LEASE (GPU leases held for
  *       the agent's life, {@link GpuLeases}).</li>
  *   <li>It then waits for one START naming this node's workers.</li>
@@ -57,6 +59,8 @@ public final class Agent {
     private final AgentOptions options;
     private final GpuLeases leases;
     private FileReceiver receiver;
+    private FileRelay relay;
+    private Thread fetching;
     private java.net.ServerSocket listener;
     private final List<WorkerProcess> workers = new ArrayList<>();
     private final CountDownLatch started = new CountDownLatch(1);
@@ -203,6 +207,12 @@ public final class Agent {
                             reply(answer);
                         }
                     }
+                    case SERVE -> reply(relay().serve(text(f.payload())));
+                    case FETCH -> fetch(text(f.payload()).split(" "));
+                    case UNSERVE -> {
+                        relay().closeServer();
+                        reply("ok");
+                    }
                     case LISTEN -> reply(listen(f.payload()));
                     case CONNECT -> {
                         String[] a = text(f.payload()).split(" ");
@@ -222,6 +232,7 @@ public final class Agent {
         }
         channelOpen = false;
         closeListener();
+        endRelay();
         if (started.getCount() > 0) {
             ended = new CountDownLatch(0);
             started.countDown();
@@ -246,6 +257,43 @@ public final class Agent {
             receiver = new FileReceiver(workdir());
         }
         return receiver;
+    }
+
+    private FileRelay relay() {
+        if (relay == null) {
+            relay = new FileRelay(receiver());
+        }
+        return relay;
+    }
+
+    /** FETCH "HOST PORT KEY": on its own thread, so that STOP or the end of the channel can break it off; one REPLY when done. */
+    private void fetch(String[] a) {
+        FileRelay r = relay();
+        fetching = new Thread(() -> {
+            String answer;
+            try {
+                answer = r.fetch(a[0], Integer.parseInt(a[1]), a[2]);
+            } catch (RuntimeException e) {
+                answer = "error relay failed: " + e;
+            }
+            reply(answer);
+        }, "relay-fetch");
+        fetching.setDaemon(true);
+        fetching.start();
+    }
+
+    /** Breaks every relay connection and waits for a fetch under way to remove its partial file. */
+    private void endRelay() {
+        if (relay != null) {
+            relay.close();
+        }
+        if (fetching != null) {
+            try {
+                fetching.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** LISTEN "ADDR PORT": binds as rank 0's store will and accepts until UNLISTEN; "listening PORT IFACE" or "failed ...". */
@@ -274,6 +322,9 @@ public final class Agent {
     private synchronized void start(StartRequest request) {
         if (started.getCount() == 0) {
             return;
+        }
+        if (relay != null) {
+            relay.closeServer();
         }
         graceMillis = request.graceMillis();
         if (request.heartbeatTimeoutMillis() > 0) {

@@ -50,6 +50,8 @@ final class FileReceiver {
     private final Path workdir;
     private final String tag;
     private List<FileManifest.Entry> entries = List.of();
+    /** The manifest of the last transfer that ended well: what the workdir holds for this run. */
+    private volatile List<FileManifest.Entry> held = List.of();
     private List<Boolean> needed = List.of();
     private String error;
     private long written;
@@ -105,8 +107,11 @@ final class FileReceiver {
     /** A chunk of file {@code index}; an empty chunk ends that file, index -1 ends the transfer. Returns the answer at the end, else null. */
     String data(int index, byte[] chunk) {
         if (index < 0) {
-            closeCurrent(false);
+            closeCurrent();
             String answer = error != null ? "error " + error : "ok " + written;
+            if (error == null) {
+                held = entries;
+            }
             entries = List.of();
             return answer;
         }
@@ -115,7 +120,7 @@ final class FileReceiver {
         }
         try {
             if (index != current) {
-                closeCurrent(false);
+                closeCurrent();
                 open(index);
             }
             if (chunk.length == 0) {
@@ -131,7 +136,7 @@ final class FileReceiver {
             if (why.contains("No space left")) {
                 long free = -1;
                 try {
-                    closeCurrent(false);
+                    closeCurrent();
                     free = Files.getFileStore(workdir).getUsableSpace();
                 } catch (IOException ignored) {
                     // unknown
@@ -141,9 +146,52 @@ final class FileReceiver {
             } else {
                 error = "cannot write " + entries.get(index).dest() + ": " + why;
             }
-            closeCurrent(false);
+            closeCurrent();
         }
         return null;
+    }
+
+    /** The files the workdir holds for this run (the manifest of the last transfer that ended well). */
+    List<FileManifest.Entry> held() {
+        return held;
+    }
+
+    /** The indices of the current manifest's files that this node needs. */
+    List<Integer> needed() {
+        List<Integer> out = new ArrayList<>();
+        for (int i = 0; i < needed.size(); i++) {
+            if (needed.get(i)) {
+                out.add(i);
+            }
+        }
+        return out;
+    }
+
+    FileManifest.Entry entry(int index) {
+        return entries.get(index);
+    }
+
+    /** True when this transfer failed (its answer will be the error). */
+    boolean failed() {
+        return error != null;
+    }
+
+    /** Fails this transfer (a relay that broke off): the file being written is removed; the answer names {@code why}. */
+    void abort(String why) {
+        if (error == null) {
+            error = why;
+        }
+        closeCurrent();
+    }
+
+    /** Opens a held file for reading, walked from the workdir without following a symlink. */
+    SeekableByteChannel read(FileManifest.Entry e) throws IOException {
+        try (SecureDirectoryStream<Path> d = walk(e.dest(), false)) {
+            if (d == null) {
+                throw new NoSuchFileException(e.dest());
+            }
+            return d.newByteChannel(Path.of(name(e.dest())), Set.<java.nio.file.OpenOption>of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS));
+        }
     }
 
     private void open(int index) throws IOException {
@@ -176,11 +224,11 @@ final class FileReceiver {
         view.setTimes(t, null, null);
         dir.move(tmp, dir, Path.of(name(e.dest())));
         tmp = null;
-        closeCurrent(true);
+        closeCurrent();
     }
 
     /** Ends the current file: closes it, removes its temporary name unless it was renamed. */
-    private void closeCurrent(boolean done) {
+    private void closeCurrent() {
         try {
             if (out != null) {
                 out.close();
@@ -197,7 +245,7 @@ final class FileReceiver {
         out = null;
         tmp = null;
         dir = null;
-        current = done ? -1 : current;
+        current = -1;
     }
 
     /** True when the destination holds these bytes already (quick check, else hash). */

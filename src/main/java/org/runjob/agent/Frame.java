@@ -24,6 +24,7 @@ public record Frame(Type type, int rank, byte[] payload) {
         START(1), STOP(2), KILL(3), PING(4),
         // coordinator -> agent: preflight requests, each answered by one REPLY, one at a time
         FILES(5), FILE_DATA(6), LISTEN(7), CONNECT(8), UNLISTEN(9), PROBE_GPUS(20), LEASE(21),
+        SERVE(22), FETCH(23), UNSERVE(24),
         // agent -> coordinator
         HELLO(10), STARTED(11), STDOUT(12), STDERR(13), EXITED(14), PONG(15), NOTICE(16), DONE(17), REPLY(18), ERROR_FILE(19);
 

@@ -142,8 +142,9 @@ final class RunJob {
         for (var node : plan.nodes()) {
             Shipped s = shipped.get(node.name());
             if (s != null) {
-                distribution.putObject(node.name()).put("bytes_sent", s.bytesSent()).put("bytes_unchanged", s.bytesUnchanged())
+                ObjectNode d = distribution.putObject(node.name()).put("bytes_sent", s.bytesSent()).put("bytes_unchanged", s.bytesUnchanged())
                         .put("files_sent", s.filesSent()).put("files_unchanged", s.filesUnchanged());
+                s.relayedBy().ifPresent(from -> d.put("relayed_by", from));
             }
         }
         if (!report.gpus().isEmpty()) {

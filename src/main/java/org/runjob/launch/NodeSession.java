@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -32,7 +33,7 @@ import org.runjob.node.NodeAccess;
  *
  * <ol>
  *   <li>{@link #hello} waits for the agent's HELLO and its {@link NodeFacts}.</li>
- *   <li>Requests ({@link #ship}, {@link #listen}, {@link #connect}, {@link #gpus}) go one at a time,
+ *   <li>Requests ({@link #offer}, {@link #send}, {@link #fetch}, {@link #serve}, {@link #listen}, {@link #connect}, {@link #gpus}) go one at a time,
  *       each answered by one REPLY within its deadline; an agent that ends meanwhile fails the
  *       request with the reason.</li>
  *   <li>{@link #attach} hands the channel to the supervisor: its events (HELLO first) go to the
@@ -131,6 +132,34 @@ public final class NodeSession implements AutoCloseable {
         }
     }
 
+    /** What a node's agent answered a file list with: the manifest, and per file whether it needs it. */
+    public record Offer(List<FileList.Entry> files, List<FileManifest.Entry> entries, List<Boolean> needs) {
+        public Offer {
+            files = List.copyOf(files);
+            entries = List.copyOf(entries);
+            needs = List.copyOf(needs);
+        }
+
+        /** The bytes the node lacks. */
+        public long neededBytes() {
+            long n = 0;
+            for (int i = 0; i < entries.size(); i++) {
+                n += needs.get(i) ? entries.get(i).size() : 0;
+            }
+            return n;
+        }
+
+        /** What a transfer of exactly the needed files did. */
+        Shipped shipped(Optional<String> relayedBy) {
+            int sent = (int) needs.stream().filter(b -> b).count();
+            long kept = 0;
+            for (int i = 0; i < entries.size(); i++) {
+                kept += needs.get(i) ? 0 : entries.get(i).size();
+            }
+            return new Shipped(neededBytes(), kept, sent, entries.size() - sent, relayedBy);
+        }
+    }
+
     /**
      * Ships {@code files} into the node's workdir: the agent says which it lacks, only those are
      * sent, in chunks, and it writes them safely ({@link org.runjob.agent.FileReceiver}).
@@ -138,6 +167,11 @@ public final class NodeSession implements AutoCloseable {
      * @param progress gets a line now and then while a large file is on its way ("train.bin 40% of 100 MiB")
      */
     public synchronized Shipped ship(List<FileList.Entry> files, Consumer<String> progress) throws IOException {
+        return send(offer(files), progress);
+    }
+
+    /** Tells the agent what its workdir should hold; it answers which files it lacks. Sends nothing yet. */
+    public synchronized Offer offer(List<FileList.Entry> files) throws IOException {
         List<FileManifest.Entry> entries = new ArrayList<>();
         for (FileList.Entry f : files) {
             entries.add(new FileManifest.Entry(f.destination(), Files.size(f.source()),
@@ -151,24 +185,58 @@ public final class NodeSession implements AutoCloseable {
         if (needs.size() != entries.size()) {
             throw new IOException("the agent answered the file list with " + needs.size() + " lines for " + entries.size() + " files");
         }
-        long sent = 0;
-        long kept = 0;
-        int filesSent = 0;
-        for (int i = 0; i < entries.size(); i++) {
-            FileManifest.Entry e = entries.get(i);
-            if (!needs.get(i).equals("need")) {
-                kept += e.size();
-                continue;
+        return new Offer(files, entries, needs.stream().map("need"::equals).toList());
+    }
+
+    /** Sends the files an {@link #offer} found missing, over this channel. */
+    public synchronized Shipped send(Offer offer, Consumer<String> progress) throws IOException {
+        for (int i = 0; i < offer.entries().size(); i++) {
+            if (offer.needs().get(i)) {
+                send(i, offer.files().get(i).source(), offer.entries().get(i), progress);
             }
-            send(i, files.get(i).source(), e, progress);
-            sent += e.size();
-            filesSent++;
         }
-        String done = request(Frame.Type.FILE_DATA, new byte[0], 120_000);
-        if (!done.startsWith("ok")) {
-            throw new IOException(done.startsWith("error ") ? done.substring("error ".length()) : done);
+        end(request(Frame.Type.FILE_DATA, new byte[0], 120_000));
+        return offer.shipped(Optional.empty());
+    }
+
+    /**
+     * Has the agent fetch the files an {@link #offer} found missing from a peer that serves them
+     * ({@link #serve}); the agent verifies them against the offer's manifest as it does what this
+     * channel sends. Fails, leaving no partial file, when the peer cannot be reached or sends
+     * anything else.
+     *
+     * @param peer the serving node's name, for the record
+     */
+    public synchronized Shipped fetch(Offer offer, String peer, String host, int port, String key) throws IOException {
+        // the agent ends a stalled relay after FileRelay.READ_TIMEOUT_MS without data: this deadline only covers a hung agent
+        String answer = request(Frame.Type.FETCH, text(host + " " + port + " " + key), 6 * 3_600_000L);
+        if (!answer.startsWith("ok")) {
+            throw new RelayFailed(answer.startsWith("error ") ? answer.substring("error ".length()) : answer);
         }
-        return new Shipped(sent, kept, filesSent, entries.size() - filesSent);
+        return offer.shipped(Optional.of(peer));
+    }
+
+    /** The agent could not fetch from its peer (it answered why); the agent itself is fine. */
+    public static final class RelayFailed extends IOException {
+        RelayFailed(String message) {
+            super(message);
+        }
+    }
+
+    /** Has the agent serve the files it holds to peers that know {@code key}: "serving PORT" or "failed REASON". */
+    public String serve(String key) throws IOException {
+        return request(Frame.Type.SERVE, text(key), 30_000);
+    }
+
+    /** Stops serving files to peers. */
+    public void unserve() throws IOException {
+        request(Frame.Type.UNSERVE, new byte[0], 30_000);
+    }
+
+    private static void end(String answer) throws IOException {
+        if (!answer.startsWith("ok")) {
+            throw new IOException(answer.startsWith("error ") ? answer.substring("error ".length()) : answer);
+        }
     }
 
     private void send(int index, Path source, FileManifest.Entry e, Consumer<String> progress) throws IOException {

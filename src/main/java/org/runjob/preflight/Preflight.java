@@ -22,6 +22,7 @@ import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 
 /**
@@ -94,7 +95,9 @@ public final class Preflight {
             spec.nodes().forEach(n -> cells.get(n.name()).put(Check.WORKDIR, Cell.fail("cannot read the files to ship: " + e.getMessage())));
             return new Outcome(report(cells, OptionalInt.empty(), Map.of(), Map.of()), sessions, Map.of());
         }
-        Shipping shipping = new Shipping(entries, progress);
+        int remote = (int) spec.nodes().stream().filter(n -> !(n.address() instanceof NodeAddress.Local)).count();
+        Shipping shipping = new Shipping(entries, progress, spec.relay(), remote,
+                n -> n.address() instanceof NodeAddress.Local ? Optional.empty() : starter.address(n).or(() -> n.address().reachableAs()));
         try (FanOut fanOut = new FanOut(spec.nodes().size())) {
             // each node on its own: start, ship, GPU survey; a fast node does not wait for a slow one
             Map<NodeSpec, NodeResult> results = fanOut.onEach(spec.nodes(), node -> {
@@ -114,6 +117,7 @@ public final class Preflight {
                 r.gpus().ifPresent(g -> inventories.put(node.name(), g));
                 r.shipped().ifPresent(x -> shipped.put(node.name(), x));
             });
+            shipping.stopServing();
             shipping.noteShared(cells);
             gpuSurvey.judge(cells, inventories);
             Map<String, String> ifaces = new ConcurrentHashMap<>();

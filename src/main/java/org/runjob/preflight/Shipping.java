@@ -8,31 +8,60 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 
 import org.runjob.agent.NodeFacts;
 import org.runjob.distribute.FileList;
+import org.runjob.distribute.RelayPlan;
 import org.runjob.distribute.Shipped;
 import org.runjob.launch.NodeSession;
 import org.runjob.spec.NodeSpec;
+import org.runjob.spec.Relay;
 
 /**
  * Distribution: the job's files go to each node as soon as that node passed its checks, through
- * its agent. Nodes that share a workdir (they report the same workdir token) take turns, so the
- * first one ready sends and the others find the files there; {@link #noteShared} then says so in
- * their cells.
+ * its agent.
+ *
+ * <ul>
+ *   <li>Nodes that share a workdir (they report the same workdir token) take turns, so the first one
+ *       ready sends and the others find the files there; {@link #noteShared} then says so in their
+ *       cells.</li>
+ *   <li>Relay ({@link Relay}): a remote node that lacks enough bytes gets them from a node that holds
+ *       them (its agent serves them, {@link NodeSession#serve}), or from runjob when no holder is
+ *       free and runjob's one slot is ({@link RelayPlan}); runjob's uplink carries each file a few
+ *       times instead of once per node. A relay that fails is retried from runjob; two failures end
+ *       relaying for the run. Every remote node that holds the files serves them until
+ *       {@link #stopServing}.</li>
+ * </ul>
  */
 final class Shipping {
 
     private final List<FileList.Entry> entries;
     private final Consumer<String> progress;
+    private final Relay relay;
+    private final int remoteNodes;
+    private final Function<NodeSpec, Optional<String>> addressOf;
+    private final String key = newKey();
+    private final RelayPlan plan = new RelayPlan(1, 2);
+    private final Map<String, NodeSession> servers = new ConcurrentHashMap<>();
     private final Map<String, Object> turns = new ConcurrentHashMap<>();
     /** Workdir token to the nodes that reported it, and which of them sent (the first). */
     private final Map<String, List<String>> byToken = new LinkedHashMap<>();
     private final Map<String, Shipped> done = new ConcurrentHashMap<>();
 
-    Shipping(List<FileList.Entry> entries, Consumer<String> progress) {
+    /**
+     * @param addressOf a reached node's address as its peers use it; empty for a local node (it neither
+     *                  relays nor gets relayed files)
+     */
+    Shipping(List<FileList.Entry> entries, Consumer<String> progress, Relay relay, int remoteNodes,
+             Function<NodeSpec, Optional<String>> addressOf) {
         this.entries = List.copyOf(entries);
         this.progress = progress;
+        this.relay = relay;
+        this.remoteNodes = remoteNodes;
+        this.addressOf = addressOf;
     }
 
     /** Ships to one node; empty when it failed (its workdir cell says why). */
@@ -43,8 +72,7 @@ final class Shipping {
                 byToken.computeIfAbsent(token, t -> new ArrayList<>()).add(node.name());
             }
             try {
-                Shipped shipped = entries.isEmpty() ? Shipped.NOTHING : session.ship(entries,
-                        line -> progress.accept("runjob: " + node.name() + ": shipping " + line));
+                Shipped shipped = entries.isEmpty() ? Shipped.NOTHING : transfer(node, session);
                 done.put(node.name(), shipped);
                 row.put(Check.WORKDIR, Cell.ok(shipped.summary()));
                 return Optional.of(shipped);
@@ -53,6 +81,108 @@ final class Shipping {
                 return Optional.empty();
             }
         }
+    }
+
+    private Shipped transfer(NodeSpec node, NodeSession session) throws IOException {
+        Optional<String> address = addressOf.apply(node);
+        NodeSession.Offer offer = session.offer(entries);
+        if (address.isPresent() && relay.relays(offer.neededBytes(), remoteNodes)) {
+            return relayed(node, session, offer, address.get());
+        }
+        Shipped shipped = direct(node, session, offer);
+        if (address.isPresent()) {
+            serve(node, session, address.get());
+        }
+        return shipped;
+    }
+
+    private Shipped direct(NodeSpec node, NodeSession session, NodeSession.Offer offer) throws IOException {
+        return session.send(offer, line -> progress.accept("runjob: " + node.name() + ": shipping " + line));
+    }
+
+    /** Through the plan: from a serving peer, or from runjob when its turn comes; a failed relay is sent by runjob. */
+    private Shipped relayed(NodeSpec node, NodeSession session, NodeSession.Offer offer, String address) throws IOException {
+        while (true) {
+            RelayPlan.Sender sender = take();
+            boolean ok = false;
+            try {
+                if (sender instanceof RelayPlan.Peer p) {
+                    progress.accept("runjob: " + node.name() + ": shipping " + (offer.neededBytes() >> 20) + " MiB from " + p.node());
+                    Shipped s = session.fetch(offer, p.node(), p.host(), p.port(), key);
+                    ok = true;
+                    serve(node, session, address);
+                    return s;
+                }
+                Shipped s = direct(node, session, offer);
+                ok = true;
+                // a source before runjob's slot is free: the next node in line gets this one
+                serve(node, session, address);
+                return s;
+            } catch (NodeSession.RelayFailed e) {
+                RelayPlan.Peer p = (RelayPlan.Peer) sender;
+                progress.accept("runjob: " + node.name() + ": relay from " + p.node() + " failed (" + e.getMessage() + "); sending again");
+                offer = session.offer(entries);
+            } finally {
+                synchronized (plan) {
+                    plan.done(sender, ok);
+                    plan.notifyAll();
+                }
+            }
+        }
+    }
+
+    private RelayPlan.Sender take() throws IOException {
+        synchronized (plan) {
+            while (true) {
+                Optional<RelayPlan.Sender> s = plan.take();
+                if (s.isPresent()) {
+                    return s.get();
+                }
+                try {
+                    plan.wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted");
+                }
+            }
+        }
+    }
+
+    /** The node holds the files now: it serves them to its peers (a node that cannot is simply not a source). */
+    private void serve(NodeSpec node, NodeSession session, String address) {
+        if (relay == Relay.NEVER || remoteNodes < 2) {
+            return;
+        }
+        try {
+            String answer = session.serve(key);
+            if (answer.startsWith("serving ")) {
+                servers.put(node.name(), session);
+                synchronized (plan) {
+                    plan.serving(new RelayPlan.Peer(node.name(), address, Integer.parseInt(answer.substring("serving ".length()).trim())));
+                    plan.notifyAll();
+                }
+            }
+        } catch (IOException e) {
+            // not a source; its own files arrived
+        }
+    }
+
+    /** Every serving node stops serving (the agents also stop at START). */
+    void stopServing() {
+        servers.values().forEach(s -> {
+            try {
+                s.unserve();
+            } catch (IOException e) {
+                // the agent ended: it serves nothing
+            }
+        });
+        servers.clear();
+    }
+
+    private static String newKey() {
+        byte[] k = new byte[32];
+        new SecureRandom().nextBytes(k);
+        return HexFormat.of().formatHex(k);
     }
 
     /** Names the nodes that share a workdir in their cells, in node order; the one that sent keeps its summary. */

@@ -13,6 +13,7 @@ import java.util.Optional;
  *
  * @param slurm  present when the job runs under Slurm ({@code backend: slurm}); its nodes are then Slurm nodes
  * @param strictGpuLeases {@code gpu_leases: strict}: a listed GPU that another run holds fails preflight (else a warning)
+ * @param relay  whether nodes pass the job's files on to each other ({@code relay})
  * @param source the job file this spec was loaded from
  */
 public record JobSpec(
@@ -28,12 +29,13 @@ public record JobSpec(
         String logsDir,
         Optional<SlurmSpec> slurm,
         boolean strictGpuLeases,
+        Relay relay,
         Path source) {
 
     /** The same job with {@code more} arguments after the entrypoint's own. */
     public JobSpec withEntrypointArgs(List<String> more) {
         return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, files, env, ssh, failure, logsDir, slurm,
-                strictGpuLeases, source);
+                strictGpuLeases, relay, source);
     }
 
     /** The default rendezvous port, as torchrun's. */

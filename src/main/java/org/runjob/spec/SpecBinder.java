@@ -72,7 +72,8 @@ final class SpecBinder {
                 text(root, "workdir").orElse("~/.runjob/" + name),
                 files, env(root.get("env")), sshSpec, failureSpec,
                 text(object(root, "logs"), "dir").orElse("runs"), slurm ? Optional.of(slurm(object(root, "slurm"))) : Optional.empty(),
-                text(root, "gpu_leases").orElse("warn").equals("strict"), source);
+                text(root, "gpu_leases").orElse("warn").equals("strict"),
+                Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(java.util.Locale.ROOT)), source);
     }
 
     private static JobSpec.SlurmSpec slurm(JsonNode s) {

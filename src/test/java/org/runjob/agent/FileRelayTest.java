@@ -1,0 +1,137 @@
+package org.runjob.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.distribute.Sha256;
+
+/** One workdir serves the run's files to another over a real socket; what the receiver keeps, and what it refuses. */
+class FileRelayTest {
+
+    static final String KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+    @TempDir
+    Path tmp;
+    Path from;
+    Path to;
+    FileManifest manifest;
+    FileRelay server;
+    int port;
+
+    @BeforeEach
+    void holder() throws Exception {
+        Path src = Files.createDirectories(tmp.resolve("src"));
+        Files.write(src.resolve("data.bin"), pattern(3 << 20));
+        Files.writeString(src.resolve("train.py"), "print('hi')\n");
+        from = Files.createDirectories(tmp.resolve("a"));
+        to = Files.createDirectories(tmp.resolve("b"));
+        manifest = new FileManifest(List.of(
+                new FileManifest.Entry("data/data.bin", 3 << 20, 1_700_000_000L, 0640, Sha256.of(src.resolve("data.bin"))),
+                new FileManifest.Entry("train.py", 12, 1_700_000_100L, 0750, Sha256.of(src.resolve("train.py")))));
+        FileReceiver a = new FileReceiver(from);
+        assertThat(a.manifest(manifest.encode())).isEqualTo("need\nneed\n");
+        a.data(0, Files.readAllBytes(src.resolve("data.bin")));
+        a.data(0, new byte[0]);
+        a.data(1, Files.readAllBytes(src.resolve("train.py")));
+        a.data(1, new byte[0]);
+        assertThat(a.data(-1, new byte[0])).isEqualTo("ok " + ((3 << 20) + 12));
+        server = new FileRelay(a);
+        String serving = server.serve(KEY);
+        assertThat(serving).matches("serving \\d+");
+        port = Integer.parseInt(serving.substring("serving ".length()));
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+    }
+
+    static byte[] pattern(int n) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = (byte) (i * 31 + (i >> 12));
+        }
+        return b;
+    }
+
+    FileReceiver b;
+
+    /** One receiver for the whole test, as one agent is for a run's attempts. */
+    String fetch(String key) {
+        if (b == null) {
+            b = new FileReceiver(to);
+        }
+        b.manifest(manifest.encode());
+        return new FileRelay(b).fetch("127.0.0.1", port, key);
+    }
+
+    List<String> leftIn(Path dir) throws Exception {
+        try (var s = Files.walk(dir)) {
+            return s.filter(Files::isRegularFile).map(p -> dir.relativize(p).toString()).sorted().toList();
+        }
+    }
+
+    @Test
+    void aPeerWithTheKeyGetsEveryFileWithItsBytesModeAndTime() throws Exception {
+        assertThat(fetch(KEY)).isEqualTo("ok " + ((3 << 20) + 12));
+        assertThat(Files.readAllBytes(to.resolve("data/data.bin"))).isEqualTo(pattern(3 << 20));
+        assertThat(Files.readString(to.resolve("train.py"))).isEqualTo("print('hi')\n");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(to.resolve("data/data.bin")))).isEqualTo("rw-r-----");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(to.resolve("train.py")))).isEqualTo("rwxr-x---");
+        assertThat(Files.getLastModifiedTime(to.resolve("train.py")).to(TimeUnit.SECONDS)).isEqualTo(1_700_000_100L);
+        assertThat(leftIn(to)).containsExactly("data/data.bin", "train.py");
+        // only the files still needed are asked for: a second fetch after one file is there sends the other
+        Files.delete(to.resolve("train.py"));
+        assertThat(fetch(KEY)).isEqualTo("ok 12");
+    }
+
+    @Test
+    void aWrongKeyGetsNothing() throws Exception {
+        String wrong = "f" + KEY.substring(1);
+        assertThat(fetch(wrong)).isEqualTo("error relay from 127.0.0.1:" + port + ": the peer refused the relay key");
+        assertThat(leftIn(to)).isEmpty();
+    }
+
+    @Test
+    void bytesChangedOnTheServingNodeArriveDamagedAndAreNotKept() throws Exception {
+        byte[] changed = pattern(3 << 20);
+        changed[12345] ^= 1;
+        Files.write(from.resolve("data/data.bin"), changed);
+        String answer = fetch(KEY);
+        assertThat(answer).startsWith("error cannot write data/data.bin: arrived damaged (3145728 of 3145728 bytes, SHA-256 ");
+        assertThat(leftIn(to)).isEmpty();
+        // the same receiver takes the next attempt from the start
+        Files.write(from.resolve("data/data.bin"), pattern(3 << 20));
+        assertThat(fetch(KEY)).isEqualTo("ok " + ((3 << 20) + 12));
+        assertThat(Files.readAllBytes(to.resolve("data/data.bin"))).isEqualTo(pattern(3 << 20));
+    }
+
+    @Test
+    void aSymlinkOnTheServingNodeIsNotFollowed() throws Exception {
+        Path secret = Files.writeString(tmp.resolve("secret"), "not for peers\n");
+        Files.delete(from.resolve("train.py"));
+        Files.createSymbolicLink(from.resolve("train.py"), secret);
+        String answer = fetch(KEY);
+        assertThat(answer).startsWith("error relay from 127.0.0.1:" + port + ": cannot read train.py: ");
+        assertThat(leftIn(to)).containsExactly("data/data.bin");
+        assertThat(new String(Files.readAllBytes(to.resolve("data/data.bin")), StandardCharsets.ISO_8859_1))
+                .doesNotContain("not for peers");
+    }
+
+    @Test
+    void aClosedServerIsRefusedAndTheReceiverKeepsNothing() throws Exception {
+        server.closeServer();
+        assertThat(fetch(KEY)).isEqualTo("error relay from 127.0.0.1:" + port + ": Connection refused");
+        assertThat(leftIn(to)).isEmpty();
+    }
+}

@@ -1,0 +1,141 @@
+package org.runjob.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
+import org.runjob.distribute.Sha256;
+import org.runjob.testbed.SshTestbed;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Relay distribution on real sshd hosts: h1 and h2 already hold the job's files (kept by the quick
+ * check) and serve them; h3, whose login runs a slow rc file and so comes last, lacks them and gets
+ * them from a peer over TCP, verified by SHA-256.
+ */
+class RelayTest {
+
+    static final int SIZE = 3 << 20;
+
+    @TempDir
+    Path tmp;
+
+    ClusterJobs jobs;
+    Path data;
+    String sha;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        jobs = new ClusterJobs(tmp);
+        data = tmp.resolve("src/data.bin");
+        Files.createDirectories(data.getParent());
+        byte[] b = new byte[SIZE];
+        for (int i = 0; i < SIZE; i++) {
+            b[i] = (byte) (i * 7 + (i >> 10));
+        }
+        Files.write(data, b);
+        Files.setLastModifiedTime(data, FileTime.fromMillis(1_700_000_000_000L));
+        sha = Sha256.of(data);
+    }
+
+    /** Puts {@code bytes} into a node's workdir as data.bin, with the source's size and modification time (the quick check keeps it). */
+    void seed(String node, byte[] bytes) throws Exception {
+        Path dest = Files.createDirectories(tmp.resolve("work-" + node)).resolve("data.bin");
+        Files.write(dest, bytes);
+        Files.setPosixFilePermissions(dest, Files.getPosixFilePermissions(data));
+        Files.setLastModifiedTime(dest, Files.getLastModifiedTime(data));
+    }
+
+    Path job(String name) throws Exception {
+        SshTestbed bed = jobs.bed;
+        return jobs.job(name, jobs.node(bed.host(1), 1) + jobs.node(bed.host(2), 1) + jobs.node(bed.host(3), 1),
+                List.of(data), List.of("sha256sum", "data.bin"), "relay: always\n", Map.of());
+    }
+
+    /** h3's run folder file. */
+    JsonNode summary(Path logs, String job) throws Exception {
+        try (var runs = Files.list(logs.resolve(job))) {
+            return JsonMapper.builder().build().readTree(Files.readString(runs.findFirst().orElseThrow().resolve("summary.json")));
+        }
+    }
+
+    /**
+     * Runs {@code job} until h3 took the path under test (at most 3 times: h3 comes last only
+     * because its login is slower), each time with h3's workdir emptied; the last run's result.
+     */
+    Cli runUntil(Path job, Pattern wanted, String[] logs) throws Exception {
+        Cli cli = null;
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            Files.deleteIfExists(tmp.resolve("work-h3/data.bin"));
+            logs[0] = tmp.resolve("runs-" + attempt).toString();
+            cli = jobs.run(job, "--set", "logs.dir=" + logs[0]);
+            if (wanted.matcher(cli.err()).find()) {
+                return cli;
+            }
+        }
+        throw new AssertionError("h3 never took the path under test in 3 runs; last stderr:\n" + cli.err());
+    }
+
+    @Test
+    void aNodeThatLacksTheFilesGetsThemFromAPeerAndEveryWorkerReadsTheSameBytes() throws Exception {
+        byte[] bytes = Files.readAllBytes(data);
+        seed("h1", bytes);
+        seed("h2", bytes);
+        String[] logs = new String[1];
+        Cli cli = runUntil(job("relay"), Pattern.compile("h3: shipping 3 MiB from h[12]"), logs);
+        assertThat(cli.code()).as(cli.err()).isZero();
+        Matcher from = Pattern.compile("h3: shipping 3 MiB from (h[12])").matcher(cli.err());
+        assertThat(from.find()).isTrue();
+        String peer = from.group(1);
+        assertThat(SshClusterTest.detail(Path.of(logs[0]), "relay", "h3", "workdir")).isEqualTo("1 sent (3 MiB) by " + peer + ", 0 kept");
+        assertThat(SshClusterTest.detail(Path.of(logs[0]), "relay", "h1", "workdir")).isEqualTo("0 sent (0 B), 1 kept");
+        JsonNode h3 = summary(Path.of(logs[0]), "relay").get("distribution").get("h3");
+        assertThat(h3.get("relayed_by").stringValue()).isEqualTo(peer);
+        assertThat(h3.get("bytes_sent").longValue()).isEqualTo(SIZE);
+        assertThat(summary(Path.of(logs[0]), "relay").get("distribution").get("h1").has("relayed_by")).isFalse();
+        Path arrived = tmp.resolve("work-h3/data.bin");
+        assertThat(Sha256.of(arrived)).isEqualTo(sha);
+        assertThat(Files.getPosixFilePermissions(arrived)).isEqualTo(Files.getPosixFilePermissions(data));
+        assertThat(Files.getLastModifiedTime(arrived)).isEqualTo(Files.getLastModifiedTime(data));
+        try (var left = Files.list(tmp.resolve("work-h3"))) {
+            assertThat(left.map(p -> p.getFileName().toString()).filter(n -> !n.equals(".runjob")).sorted().toList())
+                    .containsExactly("data.bin");
+        }
+        for (String w : List.of("[h1/0] ", "[h2/1] ", "[h3/2] ")) {
+            assertThat(cli.out()).contains(w + sha + "  data.bin");
+        }
+    }
+
+    @Test
+    void bytesAPeerChangedAreRefusedAndRunjobSendsTheRightOnes() throws Exception {
+        byte[] tampered = Files.readAllBytes(data);
+        tampered[SIZE / 2] ^= 0x55;
+        // same size and time: the quick check keeps these on h1 and h2 (as rsync would), and they serve them
+        seed("h1", tampered);
+        seed("h2", tampered);
+        String[] logs = new String[1];
+        Cli cli = runUntil(job("tampered"), Pattern.compile("h3: relay from h[12] failed \\(cannot write data.bin: arrived damaged"), logs);
+        assertThat(cli.code()).as(cli.err()).isZero();
+        Path arrived = tmp.resolve("work-h3/data.bin");
+        assertThat(Sha256.of(arrived)).isEqualTo(sha);
+        assertThat(SshClusterTest.detail(Path.of(logs[0]), "tampered", "h3", "workdir")).isEqualTo("1 sent (3 MiB), 0 kept");
+        assertThat(summary(Path.of(logs[0]), "tampered").get("distribution").get("h3").has("relayed_by")).isFalse();
+        assertThat(cli.out()).contains("[h3/2] " + sha + "  data.bin");
+        try (var left = Files.list(tmp.resolve("work-h3"))) {
+            assertThat(left.map(p -> p.getFileName().toString()).filter(n -> !n.equals(".runjob")).sorted().toList())
+                    .containsExactly("data.bin");
+        }
+    }
+}
