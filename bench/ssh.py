@@ -5,13 +5,18 @@ Builds N hosts as network namespaces on a bridge, each with its own sshd (as the
 does); then R rounds, each running runjob and its peer one after the other (interleaved), every
 exit code checked (launch against pdsh is bench/launch.py's):
   ship   a 100 MiB file to N nodes, into a fresh directory each round: runjob's run of a trivial job
-         that ships it (the first run of a workdir: sent), beside `pdcp -w HOSTS`
+         that ships it (the first run of a workdir: sent), with relay (the default, `relay: auto`) and
+         without (`relay: never`), beside `pdcp -w HOSTS`; with --uplink RATE, this machine's link to
+         the nodes is limited to RATE (a tbf qdisc on the bridge's host side: what this machine sends
+         to the nodes; node-to-node traffic is not limited), as a launch host's uplink is on a cluster
   logs   LINES lines from a worker on each of 4 nodes to this machine's console (a file): runjob's
          run, beside `pdsh -w HOSTS 'python3 lines.py'`; lines/s over the wall time, every line
          counted (none lost), and the peak RSS of the launcher
-Reports median (min-max) per tool, and the runjob/peer ratio of the medians.
+Reports median (min-max) per tool of wall time, the launcher's CPU-seconds (wait4 rusage) and the
+nodes' CPU-seconds (what every sshd's reaped descendants used), and the runjob/peer ratio of the
+medians.
 Needs root, iproute2, openssh-server, pdsh (Debian: pdsh). Removes the testbed when done.
-Usage: sudo bench/ssh.py [--hosts 16] [--runs 3] [--lines 1000000]
+Usage: sudo bench/ssh.py [--hosts 16] [--runs 3] [--lines 1000000] [--uplink 1gbit] [--only ship|logs]
 """
 import argparse
 import os
@@ -32,6 +37,16 @@ BRIDGE = "rjbbr0"
 
 def sh(*cmd, check=True):
     return subprocess.run(cmd, check=check, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+
+
+def sshd_cpu(procs):
+    """CPU-seconds of every sshd's reaped descendants so far (what the nodes ran for the launcher)."""
+    total = 0
+    for p in procs:
+        with open(f"/proc/{p.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[13]) + int(fields[14])  # cutime, cstime
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def teardown(n):
@@ -90,28 +105,38 @@ def testbed(n, tmp, setenv=""):
     return hosts, procs
 
 
-def job(tmp, name, hosts, command, files=()):
+def job(tmp, name, hosts, command, files=(), relay="auto"):
     lines = [f"name: {name}", "nodes:"]
     for i, h in enumerate(hosts):
         lines.append(f"  - {{name: n{i + 1}, host: {h}, user: root, workers: 1, workdir: {tmp}/work/{name}/n{i + 1}}}")
     lines += ["rendezvous: {port: auto}", f"entrypoint: {{command: [{', '.join(command)}]}}",
               f"files: [{', '.join(files)}]", f"ssh: {{identity: {tmp}/id, known_hosts: {tmp}/known_hosts}}",
-              f"logs: {{dir: {tmp}/runs}}"]
+              f"logs: {{dir: {tmp}/runs}}", f"relay: {relay}"]
     path = f"{tmp}/{name}.yaml"
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
 
 
-def timed(cmd, env=None, stdout=subprocess.DEVNULL, want=0):
-    """(wall s, peak RSS MiB of the largest process); exits when the exit code is not WANT."""
+def uplink_bytes():
+    """Bytes this machine has sent to the nodes so far (the bridge's host side)."""
+    with open(f"/sys/class/net/{BRIDGE}/statistics/tx_bytes") as f:
+        return int(f.read())
+
+
+def timed(cmd, env=None, stdout=subprocess.DEVNULL, want=0, procs=()):
+    """(wall s, peak RSS MiB of the largest process, launcher CPU s, node CPU s); exits when the exit code is not WANT."""
+    n0 = sshd_cpu(procs)
     start = time.monotonic()
-    p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE)
+    err = p.stderr.read()
     _, status, usage = os.wait4(p.pid, 0)
+    wall = time.monotonic() - start
     code = os.waitstatus_to_exitcode(status)
     if code != want:
-        raise SystemExit(f"failed ({code}): {' '.join(cmd)}")
-    return time.monotonic() - start, usage.ru_maxrss / 1024
+        raise SystemExit(f"failed ({code}): {' '.join(cmd)}\n{err.decode(errors='replace')[-3000:]}")
+    time.sleep(0.3)  # let the sshds reap their session children before reading their CPU
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, sshd_cpu(procs) - n0
 
 
 def fmt(xs):
@@ -123,17 +148,21 @@ def main():
     ap.add_argument("--hosts", type=int, default=16)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--uplink", help="limit this machine's link to the nodes, a tc rate (1gbit)")
+    ap.add_argument("--only", choices=["ship", "logs"])
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench/ssh.py needs root (network namespaces)")
     subprocess.run([RUNJOB, "--version"], check=True, stdout=subprocess.DEVNULL)
     tmp = tempfile.mkdtemp(prefix="runjob-sshbench-")
     teardown(args.hosts)
-    ship = {"runjob": [], "pdcp": []}
-    logs = {"runjob": [], "pdsh": []}
-    rss = {"runjob": [], "pdsh": []}
+    ship_tools = ("runjob", "runjob-norelay", "pdcp")
+    ship = {t: {"wall": [], "cpu": [], "node": [], "uplink": []} for t in ship_tools}
+    logs = {t: {"rate": [], "rss": [], "cpu": [], "node": []} for t in ("runjob", "pdsh")}
     try:
-        hosts, _ = testbed(args.hosts, tmp)
+        hosts, procs = testbed(args.hosts, tmp)
+        if args.uplink:
+            sh("tc", "qdisc", "add", "dev", BRIDGE, "root", "tbf", "rate", args.uplink, "burst", "1mbit", "latency", "100ms")
         ssh_opts = f"-i {tmp}/id -o UserKnownHostsFile={tmp}/known_hosts -o StrictHostKeyChecking=yes -o BatchMode=yes"
         env = dict(os.environ, PDSH_RCMD_TYPE="ssh", PDSH_SSH_ARGS_APPEND=ssh_opts)
         big = f"{tmp}/big.bin"
@@ -146,32 +175,53 @@ def main():
         with open(lj, "a") as f:
             f.write(f"env: {{LINES: '{args.lines}'}}\n")
         for r in range(args.runs):
-            j = job(tmp, f"ship{r}", hosts, ["true"], [big])
-            ship["runjob"].append(timed([RUNJOB, j])[0])
-            os.makedirs(f"{tmp}/pdcp{r}", exist_ok=True)
-            ship["pdcp"].append(timed(["pdcp", "-w", ",".join(hosts), big, f"{tmp}/pdcp{r}/big.bin"], env=env)[0])
-            for tool in ("runjob", "pdsh"):
-                out_path = f"{tmp}/console-{tool}.out"
-                cmd = [RUNJOB, lj] if tool == "runjob" else ["pdsh", "-w", ",".join(four),
-                                                             f"RANK=0 LINES={args.lines} python3 {tmp}/lines.py"]
-                with open(out_path, "wb") as out:
-                    wall, peak = timed(cmd, env=env, stdout=out)
-                with open(out_path, "rb") as f:
-                    got = sum(1 for line in f if b" line " in line)
-                if got != 4 * args.lines:
-                    raise SystemExit(f"{tool}: {got} of {4 * args.lines} lines reached the console")
-                logs[tool].append(4 * args.lines / wall / 1e6)
-                rss[tool].append(peak)
+            if args.only != "logs":
+                for tool in ship_tools:
+                    if tool == "pdcp":
+                        os.makedirs(f"{tmp}/pdcp{r}", exist_ok=True)
+                        cmd = ["pdcp", "-w", ",".join(hosts), big, f"{tmp}/pdcp{r}/big.bin"]
+                    else:
+                        cmd = [RUNJOB, job(tmp, f"ship{r}-{tool}", hosts, ["true"], [big],
+                                           relay="never" if tool == "runjob-norelay" else "auto")]
+                    b0 = uplink_bytes()
+                    wall, _, cpu, node = timed(cmd, env=env, procs=procs)
+                    ship[tool]["uplink"].append((uplink_bytes() - b0) / 2**20)
+                    ship[tool]["wall"].append(wall)
+                    ship[tool]["cpu"].append(cpu)
+                    ship[tool]["node"].append(node)
+            if args.only != "ship":
+                for tool in ("runjob", "pdsh"):
+                    out_path = f"{tmp}/console-{tool}.out"
+                    cmd = [RUNJOB, lj] if tool == "runjob" else ["pdsh", "-w", ",".join(four),
+                                                                 f"RANK=0 LINES={args.lines} python3 {tmp}/lines.py"]
+                    with open(out_path, "wb") as out:
+                        wall, peak, cpu, node = timed(cmd, env=env, stdout=out, procs=procs)
+                    with open(out_path, "rb") as f:
+                        got = sum(1 for line in f if b" line " in line)
+                    if got != 4 * args.lines:
+                        raise SystemExit(f"{tool}: {got} of {4 * args.lines} lines reached the console")
+                    logs[tool]["rate"].append(4 * args.lines / wall / 1e6)
+                    logs[tool]["rss"].append(peak)
+                    logs[tool]["cpu"].append(cpu)
+                    logs[tool]["node"].append(node)
     finally:
         teardown(args.hosts)
         shutil.rmtree(tmp, ignore_errors=True)
     n = len(hosts)
-    print(f"bench/ssh.py  {time.strftime('%Y-%m-%d')}  {os.cpu_count()} cores  hosts={n}  runs={args.runs}  lines={args.lines}")
-    print(f"ship 100 MiB to {n} nodes (wall s): runjob {fmt(ship['runjob'])}  pdcp {fmt(ship['pdcp'])}  "
-          f"ratio {statistics.median(ship['runjob']) / statistics.median(ship['pdcp']):.2f}x")
-    print(f"logs 4 nodes x {args.lines} lines (M lines/s, none lost): runjob {fmt(logs['runjob'])}  pdsh {fmt(logs['pdsh'])}  "
-          f"ratio {statistics.median(logs['runjob']) / statistics.median(logs['pdsh']):.2f}x")
-    print(f"peak RSS of the launcher's largest process (MiB): runjob {fmt(rss['runjob'])}  pdsh {fmt(rss['pdsh'])}")
+    print(f"bench/ssh.py  {time.strftime('%Y-%m-%d')}  {os.cpu_count()} cores  hosts={n}  runs={args.runs}  lines={args.lines}"
+          f"  uplink={args.uplink or 'unlimited'}")
+    if args.only != "logs":
+        print(f"ship 100 MiB to {n} nodes: wall s, launcher CPU-s, node CPU-s, MiB over this machine's link (median (min-max))")
+        for tool in ship_tools:
+            m = ship[tool]
+            print(f"  {tool:15} {fmt(m['wall'])}  cpu {fmt(m['cpu'])}  nodes {fmt(m['node'])}  uplink {fmt(m['uplink'])}  "
+                  f"ratio to pdcp {statistics.median(m['wall']) / statistics.median(ship['pdcp']['wall']):.2f}x")
+    if args.only != "ship":
+        print(f"logs 4 nodes x {args.lines} lines (M lines/s, none lost; launcher CPU-s; node CPU-s; launcher peak RSS MiB)")
+        for tool in ("runjob", "pdsh"):
+            m = logs[tool]
+            print(f"  {tool:7} {fmt(m['rate'])}  cpu {fmt(m['cpu'])}  nodes {fmt(m['node'])}  rss {fmt(m['rss'])}")
+        print(f"  ratio {statistics.median(logs['runjob']['rate']) / statistics.median(logs['pdsh']['rate']):.2f}x")
 
 
 if __name__ == "__main__":

@@ -5,17 +5,40 @@ import java.util.List;
 
 /**
  * The command line of runjob's node side ({@code agent}, {@code probe ...}): a short-lived, small
- * JVM (serial GC, C1 only, class-data sharing) running the CLI's main class, for every place that
- * starts one, locally or on a node.
+ * JVM (serial GC, C1 only unless {@link Jit#FULL}, class-data sharing) running the CLI's main class,
+ * for every place that starts one, locally or on a node.
  */
 public final class NodeJvm {
+
+    /**
+     * Which compilers an agent's JVM uses. C1 alone starts and runs a short agent in about 0.15
+     * CPU-s less; but only C2 uses the CPU's SHA-256 instructions, and an agent hashes every file it
+     * receives: 100 MiB took 0.9 s under C1 and 0.07 s under C2 (measured on the 2-core bench
+     * machine). So an agent that receives much runs both.
+     */
+    public enum Jit {
+        QUICK("-XX:TieredStopAtLevel=1"), FULL("-XX:TieredStopAtLevel=4");
+
+        /** Jobs that ship at least this much get {@link #FULL}. */
+        public static final long FULL_FROM_BYTES = 8L << 20;
+
+        public final String flag;
+
+        Jit(String flag) {
+            this.flag = flag;
+        }
+
+        public static Jit forShipping(long bytes) {
+            return bytes >= FULL_FROM_BYTES ? FULL : QUICK;
+        }
+    }
 
     static final String MAIN = "org.runjob.cli.Main";
 
     private NodeJvm() {
     }
 
-    /** {@code java FLAGS -cp CLASSPATH org.runjob.cli.Main ARGS...} */
+    /** {@code java FLAGS -cp CLASSPATH org.runjob.cli.Main ARGS...}, C1 only; {@code options} may name {@link Jit#FULL}'s flag after it. */
     public static List<String> argv(String java, String classPath, String... args) {
         return argv(java, List.of(), classPath, args);
     }
@@ -31,6 +54,10 @@ public final class NodeJvm {
 
     /** The same, on this machine, with this process's java and class path. */
     public static List<String> local(String... args) {
-        return argv(ProcessHandle.current().info().command().orElse("java"), System.getProperty("java.class.path"), args);
+        return local(Jit.QUICK, args);
+    }
+
+    public static List<String> local(Jit jit, String... args) {
+        return argv(ProcessHandle.current().info().command().orElse("java"), List.of(jit.flag), System.getProperty("java.class.path"), args);
     }
 }

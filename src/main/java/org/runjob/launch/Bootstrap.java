@@ -52,7 +52,7 @@ final class Bootstrap {
 
     static final String SCRIPT = String.join("\n",
             "case \"${LC_ALL:-${LC_CTYPE:-$LANG}}\" in *[Uu][Tt][Ff]-8*|*[Uu][Tt][Ff]8*) ;; *) LC_CTYPE=C.UTF-8; export LC_CTYPE ;; esac",
-            "sha=$1; size=$2; w=$3; shift 3",
+            "sha=$1; size=$2; w=$3; jit=$4; shift 4",
             "printf 'RUNJOB-BOOT 1\\n'",
             "fail() { printf 'RUNJOB-FAIL %s\\n' \"$*\"; exit 0; }",
             // a function: its own positional parameters, so the agent's options in "$@" stay
@@ -110,7 +110,7 @@ final class Bootstrap {
             "else RUNJOB_JSA_DUMP=$(mktemp \"$RUNJOB_JSA.XXXXXXXX\") && x=-XX:ArchiveClassesAtExit=$RUNJOB_JSA_DUMP || x=; fi",
             "export RUNJOB_JSA RUNJOB_JSA_DUMP",
             "printf 'RUNJOB-START\\n'",
-            "exec sh -c \"$w\" sh " + String.join(" ", NodeJvm.argv("\"$java\"", List.of("${x:+\"$x\"}", "-XX:+DisplayVMOutputToStderr", "-Xlog:disable", "-Xlog:all=warning,cds*=off:stderr"),
+            "exec sh -c \"$w\" sh " + String.join(" ", NodeJvm.argv("\"$java\"", List.of("\"$jit\"", "${x:+\"$x\"}", "-XX:+DisplayVMOutputToStderr", "-Xlog:disable", "-Xlog:all=warning,cds*=off:stderr"),
                     "\"$f\"", "agent")) + " \"$@\"");
 
     /** Why a node's agent could not be started: {@code what} is {@code java}, {@code cache} or {@code jar}. */
@@ -126,9 +126,9 @@ final class Bootstrap {
     private Bootstrap() {
     }
 
-    /** The remote command's argv: {@code sh -c SCRIPT sh SHA SIZE WATCHDOG AGENT-OPTIONS...}. */
-    static List<String> argv(String sha, long size, List<String> agentArgs) {
-        List<String> argv = new ArrayList<>(List.of("sh", "-c", SCRIPT, "sh", sha, Long.toString(size), Watchdog.SCRIPT));
+    /** The remote command's argv: {@code sh -c SCRIPT sh SHA SIZE WATCHDOG JIT-FLAG AGENT-OPTIONS...}. */
+    static List<String> argv(String sha, long size, NodeJvm.Jit jit, List<String> agentArgs) {
+        List<String> argv = new ArrayList<>(List.of("sh", "-c", SCRIPT, "sh", sha, Long.toString(size), Watchdog.SCRIPT, jit.flag));
         argv.addAll(agentArgs);
         return argv;
     }

@@ -42,7 +42,7 @@ final class LocalAgentChannel extends StreamAgentChannel {
      * Starts {@code java -cp CLASSPATH org.runjob.cli.Main agent OPTIONS} under its watchdog and
      * begins reading its frames into {@code pump}.
      */
-    static LocalAgentChannel start(String node, FramePump pump, Map<String, String> env, List<String> agentArgs) throws IOException {
+    static LocalAgentChannel start(String node, FramePump pump, Map<String, String> env, NodeJvm.Jit jit, List<String> agentArgs) throws IOException {
         List<String> cmd = new ArrayList<>();
         if (Files.isExecutable(SETSID)) {
             cmd.add(SETSID.toString());
@@ -50,7 +50,7 @@ final class LocalAgentChannel extends StreamAgentChannel {
         cmd.addAll(List.of("sh", "-c", Watchdog.SCRIPT, "sh"));
         List<String> args = new ArrayList<>(List.of("agent"));
         args.addAll(agentArgs);
-        cmd.addAll(NodeJvm.local(args.toArray(String[]::new)));
+        cmd.addAll(NodeJvm.local(jit, args.toArray(String[]::new)));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().clear();
         pb.environment().putAll(env);

@@ -19,6 +19,7 @@ import org.runjob.agent.AgentOptions;
 import org.runjob.agent.FileManifest;
 import org.runjob.agent.Frame;
 import org.runjob.agent.NodeFacts;
+import org.runjob.agent.NodeJvm;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.Sha256;
@@ -63,9 +64,14 @@ public final class NodeSession implements AutoCloseable {
 
     /** Starts a local agent (a child JVM under its watchdog) with {@code env}. */
     public static NodeSession local(String node, Map<String, String> env, AgentOptions options) throws IOException {
+        return local(node, env, NodeJvm.Jit.QUICK, options);
+    }
+
+    /** A local agent whose JVM uses {@code jit}'s compilers. */
+    public static NodeSession local(String node, Map<String, String> env, NodeJvm.Jit jit, AgentOptions options) throws IOException {
         BlockingQueue<Event> inbox = new LinkedBlockingQueue<>();
         FramePump pump = new FramePump(node, inbox);
-        return new NodeSession(node, LocalAgentChannel.start(node, pump, env, options.args()), pump, inbox);
+        return new NodeSession(node, LocalAgentChannel.start(node, pump, env, jit, options.args()), pump, inbox);
     }
 
     /**
@@ -73,11 +79,11 @@ public final class NodeSession implements AutoCloseable {
      *
      * @throws Bootstrap.Failure when the node cannot run it (no java, an untrusted cache), named
      */
-    public static NodeSession remote(String node, NodeAccess access, AgentJar jar, AgentOptions options, int timeoutMs,
+    public static NodeSession remote(String node, NodeAccess access, AgentJar jar, NodeJvm.Jit jit, AgentOptions options, int timeoutMs,
                                      Map<String, String> env) throws IOException {
         BlockingQueue<Event> inbox = new LinkedBlockingQueue<>();
         FramePump pump = new FramePump(node, inbox);
-        return new NodeSession(node, RemoteAgentChannel.start(node, access, jar, options.args(), pump, timeoutMs, env), pump, inbox);
+        return new NodeSession(node, RemoteAgentChannel.start(node, access, jar, jit, options.args(), pump, timeoutMs, env), pump, inbox);
     }
 
     /** Why a remote start failed, when the node's script said so: {@code java}, {@code cache} or {@code jar}; else empty. */

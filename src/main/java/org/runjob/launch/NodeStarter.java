@@ -1,10 +1,13 @@
 package org.runjob.launch;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.util.Map;
 import java.util.Optional;
 
 import org.runjob.agent.AgentOptions;
+import org.runjob.agent.NodeJvm;
+import org.runjob.distribute.FileList;
 import org.runjob.node.Cluster;
 import org.runjob.node.NodeException;
 import org.runjob.spec.EntrypointSpec;
@@ -25,6 +28,7 @@ public final class NodeStarter {
     private final Cluster cluster;
     private final Map<String, String> env;
     private final Optional<String> runId;
+    private NodeJvm.Jit jit;
 
     /** @param runId the run's id for a run; empty for commands that start nothing (check, gpus) */
     public NodeStarter(JobSpec spec, Cluster cluster, Map<String, String> env, Optional<String> runId) {
@@ -49,9 +53,25 @@ public final class NodeStarter {
         AgentOptions options = new AgentOptions(Optional.of(node.workdir().orElse(spec.workdir())), Optional.of(program()), runId,
                 runId.map(r -> spec.name()));
         if (node.local()) {
-            return NodeSession.local(node.name(), env, options);
+            return NodeSession.local(node.name(), env, jit(), options);
         }
-        return NodeSession.remote(node.name(), cluster.node(node), AgentJar.current(), options, REMOTE_START_MS, env);
+        return NodeSession.remote(node.name(), cluster.node(node), AgentJar.current(), jit(), options, REMOTE_START_MS, env);
+    }
+
+    /** The agents' compilers: both when the job ships much (C2 hashes it), else C1 alone. */
+    private synchronized NodeJvm.Jit jit() {
+        if (jit == null) {
+            long bytes = 0;
+            try {
+                for (FileList.Entry e : FileList.of(spec.files())) {
+                    bytes += Files.size(e.source());
+                }
+            } catch (IOException e) {
+                // preflight reports unreadable files; any choice starts the agent
+            }
+            jit = NodeJvm.Jit.forShipping(bytes);
+        }
+        return jit;
     }
 
     private String program() {

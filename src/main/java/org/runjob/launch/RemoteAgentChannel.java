@@ -8,6 +8,7 @@ import java.util.List;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
+import org.runjob.agent.NodeJvm;
 import org.runjob.node.NodeAccess;
 import org.runjob.node.NodeException;
 import org.runjob.node.NodeProcess;
@@ -34,12 +35,12 @@ final class RemoteAgentChannel extends StreamAgentChannel {
      * Runs the bootstrap on the node, sends the jar if asked, and starts reading frames into
      * {@code pump}; the whole start must end within {@code timeoutMs}.
      */
-    static RemoteAgentChannel start(String node, NodeAccess access, AgentJar jar, List<String> agentArgs, FramePump pump, int timeoutMs,
+    static RemoteAgentChannel start(String node, NodeAccess access, AgentJar jar, NodeJvm.Jit jit, List<String> agentArgs, FramePump pump, int timeoutMs,
                                     java.util.Map<String, String> env) throws IOException {
         NodeProcess ch;
         StderrLog stderr = new StderrLog(node);
         try {
-            ch = access.start(Bootstrap.argv(jar.sha256(), jar.size(), agentArgs), stderr, timeoutMs);
+            ch = access.start(Bootstrap.argv(jar.sha256(), jar.size(), jit, agentArgs), stderr, timeoutMs);
         } catch (NodeException e) {
             throw new IOException(e.getMessage(), e);
         }

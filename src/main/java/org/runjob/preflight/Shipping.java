@@ -12,6 +12,7 @@ import java.util.function.Function;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 
+import org.runjob.agent.FileManifest;
 import org.runjob.agent.NodeFacts;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.RelayPlan;
@@ -31,9 +32,9 @@ import org.runjob.spec.Relay;
  *   <li>Relay ({@link Relay}): a remote node that lacks enough bytes gets them from a node that holds
  *       them (its agent serves them, {@link NodeSession#serve}), or from runjob when no holder is
  *       free and runjob's one slot is ({@link RelayPlan}); runjob's uplink carries each file a few
- *       times instead of once per node. A relay that fails is retried from runjob; two failures end
- *       relaying for the run. Every remote node that holds the files serves them until
- *       {@link #stopServing}.</li>
+ *       times instead of once per node. A relay that fails is sent again (two failures end
+ *       relaying for the run). When the job's files are big enough to relay, every remote node
+ *       that holds them serves them until {@link #stopServing}.</li>
  * </ul>
  */
 final class Shipping {
@@ -90,7 +91,9 @@ final class Shipping {
             return relayed(node, session, offer, address.get());
         }
         Shipped shipped = direct(node, session, offer);
-        if (address.isPresent()) {
+        long total = offer.entries().stream().mapToLong(FileManifest.Entry::size).sum();
+        if (address.isPresent() && relay.relays(total, remoteNodes)) {
+            // a node that lacks them could get them from here
             serve(node, session, address.get());
         }
         return shipped;
@@ -150,9 +153,6 @@ final class Shipping {
 
     /** The node holds the files now: it serves them to its peers (a node that cannot is simply not a source). */
     private void serve(NodeSpec node, NodeSession session, String address) {
-        if (relay == Relay.NEVER || remoteNodes < 2) {
-            return;
-        }
         try {
             String answer = session.serve(key);
             if (answer.startsWith("serving ")) {
