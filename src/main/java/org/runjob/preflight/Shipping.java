@@ -1,7 +1,9 @@
 package org.runjob.preflight;
 
 import java.io.IOException;
+import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -9,8 +11,6 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import java.security.SecureRandom;
-import java.util.HexFormat;
 
 import org.runjob.agent.FileManifest;
 import org.runjob.agent.NodeFacts;
@@ -103,7 +103,7 @@ final class Shipping {
         return session.send(offer, line -> progress.accept("runjob: " + node.name() + ": shipping " + line));
     }
 
-    /** Through the plan: from a serving peer, or from runjob when its turn comes; a failed relay is sent by runjob. */
+    /** Through the plan: from a serving peer, or from runjob when its slot is free; a failed relay goes back to the plan. */
     private Shipped relayed(NodeSpec node, NodeSession session, NodeSession.Offer offer, String address) throws IOException {
         while (true) {
             RelayPlan.Sender sender = take();
