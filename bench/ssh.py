@@ -11,7 +11,9 @@ exit code checked (launch against pdsh is bench/launch.py's):
          to the nodes; node-to-node traffic is not limited), as a launch host's uplink is on a cluster
   logs   LINES lines from a worker on each of 4 nodes to this machine's console (a file): runjob's
          run, beside `pdsh -w HOSTS 'python3 lines.py'`; lines/s over the wall time, every line
-         counted (none lost), and the peak RSS of the launcher
+         counted (none lost), and the peak RSS of the launcher. Twice, with the same worker
+         behaviour on both sides: "live" (PYTHONUNBUFFERED=1, runjob's and torchrun's default: one
+         write per line) and "buffered" (the job's env empties it; 8 KiB writes)
 Reports median (min-max) per tool of wall time, the launcher's CPU-seconds (wait4 rusage) and the
 nodes' CPU-seconds (what every sshd's reaped descendants used), and the runjob/peer ratio of the
 medians.
@@ -158,7 +160,7 @@ def main():
     teardown(args.hosts)
     ship_tools = ("runjob", "runjob-norelay", "pdcp")
     ship = {t: {"wall": [], "cpu": [], "node": [], "uplink": []} for t in ship_tools}
-    logs = {t: {"rate": [], "rss": [], "cpu": [], "node": []} for t in ("runjob", "pdsh")}
+    logs = {(m, t): {"rate": [], "rss": [], "cpu": [], "node": []} for m in ("live", "buffered") for t in ("runjob", "pdsh")}
     try:
         hosts, procs = testbed(args.hosts, tmp)
         if args.uplink:
@@ -171,9 +173,11 @@ def main():
         timed([RUNJOB, job(tmp, "warm", hosts, ["true"])])  # the agent jar into the nodes' cache, once
         four = hosts[:4]
         shutil.copy(f"{WORKERS}/lines.py", f"{tmp}/lines.py")
-        lj = job(tmp, "logs", four, ["python3", "lines.py"], [f"{WORKERS}/lines.py"])
-        with open(lj, "a") as f:
-            f.write(f"env: {{LINES: '{args.lines}'}}\n")
+        lj = {}
+        for mode, unbuffered in (("live", "1"), ("buffered", "")):
+            lj[mode] = job(tmp, f"logs-{mode}", four, ["python3", "lines.py"], [f"{WORKERS}/lines.py"])
+            with open(lj[mode], "a") as f:
+                f.write(f"env: {{LINES: '{args.lines}', PYTHONUNBUFFERED: '{unbuffered}'}}\n")
         for r in range(args.runs):
             if args.only != "logs":
                 for tool in ship_tools:
@@ -189,21 +193,22 @@ def main():
                     ship[tool]["wall"].append(wall)
                     ship[tool]["cpu"].append(cpu)
                     ship[tool]["node"].append(node)
-            if args.only != "ship":
-                for tool in ("runjob", "pdsh"):
+            for mode, tool in ((m, t) for m in ("live", "buffered") for t in ("runjob", "pdsh")):
+                if args.only != "ship":
                     out_path = f"{tmp}/console-{tool}.out"
-                    cmd = [RUNJOB, lj] if tool == "runjob" else ["pdsh", "-w", ",".join(four),
-                                                                 f"RANK=0 LINES={args.lines} python3 {tmp}/lines.py"]
+                    unbuffered = "PYTHONUNBUFFERED=1 " if mode == "live" else ""
+                    cmd = [RUNJOB, lj[mode]] if tool == "runjob" else ["pdsh", "-w", ",".join(four),
+                                                                       f"{unbuffered}RANK=0 LINES={args.lines} python3 {tmp}/lines.py"]
                     with open(out_path, "wb") as out:
                         wall, peak, cpu, node = timed(cmd, env=env, stdout=out, procs=procs)
                     with open(out_path, "rb") as f:
                         got = sum(1 for line in f if b" line " in line)
                     if got != 4 * args.lines:
                         raise SystemExit(f"{tool}: {got} of {4 * args.lines} lines reached the console")
-                    logs[tool]["rate"].append(4 * args.lines / wall / 1e6)
-                    logs[tool]["rss"].append(peak)
-                    logs[tool]["cpu"].append(cpu)
-                    logs[tool]["node"].append(node)
+                    logs[mode, tool]["rate"].append(4 * args.lines / wall / 1e6)
+                    logs[mode, tool]["rss"].append(peak)
+                    logs[mode, tool]["cpu"].append(cpu)
+                    logs[mode, tool]["node"].append(node)
     finally:
         teardown(args.hosts)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -218,10 +223,12 @@ def main():
                   f"ratio to pdcp {statistics.median(m['wall']) / statistics.median(ship['pdcp']['wall']):.2f}x")
     if args.only != "ship":
         print(f"logs 4 nodes x {args.lines} lines (M lines/s, none lost; launcher CPU-s; node CPU-s; launcher peak RSS MiB)")
-        for tool in ("runjob", "pdsh"):
-            m = logs[tool]
-            print(f"  {tool:7} {fmt(m['rate'])}  cpu {fmt(m['cpu'])}  nodes {fmt(m['node'])}  rss {fmt(m['rss'])}")
-        print(f"  ratio {statistics.median(logs['runjob']['rate']) / statistics.median(logs['pdsh']['rate']):.2f}x")
+        for mode in ("live", "buffered"):
+            for tool in ("runjob", "pdsh"):
+                m = logs[mode, tool]
+                print(f"  {mode:8} {tool:7} {fmt(m['rate'])}  cpu {fmt(m['cpu'])}  nodes {fmt(m['node'])}  rss {fmt(m['rss'])}")
+            ratio = statistics.median(logs[mode, 'runjob']['rate']) / statistics.median(logs[mode, 'pdsh']['rate'])
+            print(f"  {mode:8} ratio {ratio:.2f}x")
 
 
 if __name__ == "__main__":

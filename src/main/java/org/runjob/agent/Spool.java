@@ -1,7 +1,5 @@
 package org.runjob.agent;
 
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
@@ -28,6 +26,8 @@ final class Spool implements AutoCloseable {
     private long spilledFrames;
     private long spilledBytesTotal;
     private boolean closed;
+    /** A frame's header on the wire and in the spill file: type, rank, payload length. */
+    private static final int HEADER = 9;
 
     Spool(long memoryLimit, Path spillDir) {
         this.memoryLimit = memoryLimit;
@@ -46,10 +46,12 @@ final class Spool implements AutoCloseable {
                 spillPath = Files.createTempFile(spillDir, "runjob-spool-", ".bin");
                 spill = new RandomAccessFile(spillPath.toFile(), "rw");
             }
+            // one write per frame, header and payload together (no stream, no buffer to fill and throw away)
+            byte[] bytes = new byte[HEADER + frame.payload().length];
+            java.nio.ByteBuffer.wrap(bytes).put((byte) frame.type().code).putInt(frame.rank()).putInt(frame.payload().length)
+                    .put(frame.payload());
             spill.seek(spill.length());
-            DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(new java.io.FileOutputStream(spill.getFD()), 65536));
-            frame.writeTo(out);
-            out.flush();
+            spill.write(bytes);
             spilledFrames++;
             spilledBytesTotal += frame.payload().length;
         }
@@ -74,10 +76,17 @@ final class Spool implements AutoCloseable {
         if (spilledFrames == 0) {
             return null;
         }
+        // exactly this frame's bytes: a buffered stream here read 64 KiB for every (often 8 KiB) frame
         spill.seek(readPos);
-        DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(new java.io.FileInputStream(spill.getFD()), 65536));
-        Frame f = Frame.readFrom(in);
-        readPos += 9 + f.payload().length;
+        byte[] header = new byte[HEADER];
+        spill.readFully(header);
+        java.nio.ByteBuffer h = java.nio.ByteBuffer.wrap(header);
+        Frame.Type type = Frame.Type.of(h.get() & 0xff);
+        int rank = h.getInt();
+        byte[] payload = new byte[h.getInt()];
+        spill.readFully(payload);
+        Frame f = new Frame(type, rank, payload);
+        readPos += HEADER + payload.length;
         if (--spilledFrames == 0) {
             spill.setLength(0);
             readPos = 0;
