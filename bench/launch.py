@@ -54,16 +54,6 @@ def rc(tmp, heavy):
     return path
 
 
-def sshd_cpu(procs):
-    """CPU-seconds of every sshd's reaped descendants so far."""
-    total = 0
-    for p in procs:
-        with open(f"/proc/{p.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        total += int(fields[13]) + int(fields[14])  # cutime, cstime (fields 16, 17)
-    return total / os.sysconf("SC_CLK_TCK")
-
-
 def lines(path):
     try:
         with open(path) as f:
@@ -74,7 +64,7 @@ def lines(path):
 
 def measure(cmd, env, procs, tmp):
     """(wall, client CPU, node CPU, commands, JVMs) of one run; fails on a non-zero exit."""
-    c0, j0, n0 = lines(f"{tmp}/commands.log"), lines(f"{tmp}/jvms.log"), sshd_cpu(procs)
+    c0, j0, n0 = lines(f"{tmp}/commands.log"), lines(f"{tmp}/jvms.log"), bed.sshd_cpu(procs)
     start = time.monotonic()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = p.stderr.read()
@@ -84,7 +74,7 @@ def measure(cmd, env, procs, tmp):
     if code != 0:
         raise SystemExit(f"failed ({code}): {' '.join(cmd)}\n{err.decode(errors='replace')[-2000:]}")
     time.sleep(0.3)  # let the sshds reap their session children before reading their CPU
-    return (wall, usage.ru_utime + usage.ru_stime, sshd_cpu(procs) - n0,
+    return (wall, usage.ru_utime + usage.ru_stime, bed.sshd_cpu(procs) - n0,
             lines(f"{tmp}/commands.log") - c0, lines(f"{tmp}/jvms.log") - j0)
 
 

@@ -106,6 +106,11 @@ final class FileReceiver {
 
     /** A chunk of file {@code index}; an empty chunk ends that file, index -1 ends the transfer. Returns the answer at the end, else null. */
     String data(int index, byte[] chunk) {
+        return data(index, chunk, chunk.length);
+    }
+
+    /** The same for the first {@code length} bytes of {@code buf} (a reused buffer: nothing is kept). */
+    String data(int index, byte[] buf, int length) {
         if (index < 0) {
             closeCurrent();
             String answer = error != null ? "error " + error : "ok " + written;
@@ -123,14 +128,14 @@ final class FileReceiver {
                 closeCurrent();
                 open(index);
             }
-            if (chunk.length == 0) {
+            if (length == 0) {
                 finish();
                 return null;
             }
-            out.write(ByteBuffer.wrap(chunk));
-            digest.update(chunk);
-            received += chunk.length;
-            written += chunk.length;
+            out.write(ByteBuffer.wrap(buf, 0, length));
+            digest.update(buf, 0, length);
+            received += length;
+            written += length;
         } catch (IOException e) {
             String why = WorkdirGuard.reason(e);
             if (why.contains("No space left")) {

@@ -60,7 +60,6 @@ final class FileRelay implements AutoCloseable {
     private final FileReceiver receiver;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private ServerSocket server;
-    private byte[] key;
 
     FileRelay(FileReceiver receiver) {
         this.receiver = receiver;
@@ -73,7 +72,7 @@ final class FileRelay implements AutoCloseable {
             return "failed no files to serve";
         }
         try {
-            key = HexFormat.of().parseHex(keyHex);
+            byte[] key = HexFormat.of().parseHex(keyHex);
             ServerSocket s = new ServerSocket();
             s.bind(new InetSocketAddress(0));
             server = s;
@@ -215,7 +214,7 @@ final class FileRelay implements AutoCloseable {
                     if (n < 0) {
                         throw new EOFException("the peer closed the connection after " + (size - left) + " of " + size + " bytes");
                     }
-                    receiver.data(index, n == buf.length ? buf : java.util.Arrays.copyOf(buf, n));
+                    receiver.data(index, buf, n);
                     left -= n;
                 }
                 receiver.data(index, new byte[0]);

@@ -38,14 +38,17 @@ public final class NodeJvm {
     private NodeJvm() {
     }
 
-    /** {@code java FLAGS -cp CLASSPATH org.runjob.cli.Main ARGS...}, C1 only; {@code options} may name {@link Jit#FULL}'s flag after it. */
-    public static List<String> argv(String java, String classPath, String... args) {
-        return argv(java, List.of(), classPath, args);
+    /** {@code java FLAGS OPTIONS -cp CLASSPATH org.runjob.cli.Main ARGS...}, C1 only; {@code options} ({@code -Dname=value}, say) after the flags. */
+    public static List<String> argv(String java, List<String> options, String classPath, String... args) {
+        return argv(java, Jit.QUICK.flag, options, classPath, args);
     }
 
-    /** The same with more JVM options ({@code -Dname=value}, say) after the flags. */
-    public static List<String> argv(String java, List<String> options, String classPath, String... args) {
-        List<String> argv = new ArrayList<>(List.of(java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"));
+    /**
+     * The same with {@code compilers}: a {@link Jit}'s flag, or (in the bootstrap's constant text)
+     * the shell word that holds one.
+     */
+    public static List<String> argv(String java, String compilers, List<String> options, String classPath, String... args) {
+        List<String> argv = new ArrayList<>(List.of(java, "-XX:+UseSerialGC", compilers, "-Xshare:auto"));
         argv.addAll(options);
         argv.addAll(List.of("-cp", classPath, MAIN));
         argv.addAll(List.of(args));
@@ -53,11 +56,7 @@ public final class NodeJvm {
     }
 
     /** The same, on this machine, with this process's java and class path. */
-    public static List<String> local(String... args) {
-        return local(Jit.QUICK, args);
-    }
-
     public static List<String> local(Jit jit, String... args) {
-        return argv(ProcessHandle.current().info().command().orElse("java"), List.of(jit.flag), System.getProperty("java.class.path"), args);
+        return argv(ProcessHandle.current().info().command().orElse("java"), jit.flag, List.of(), System.getProperty("java.class.path"), args);
     }
 }

@@ -110,7 +110,7 @@ final class Bootstrap {
             "else RUNJOB_JSA_DUMP=$(mktemp \"$RUNJOB_JSA.XXXXXXXX\") && x=-XX:ArchiveClassesAtExit=$RUNJOB_JSA_DUMP || x=; fi",
             "export RUNJOB_JSA RUNJOB_JSA_DUMP",
             "printf 'RUNJOB-START\\n'",
-            "exec sh -c \"$w\" sh " + String.join(" ", NodeJvm.argv("\"$java\"", List.of("\"$jit\"", "${x:+\"$x\"}", "-XX:+DisplayVMOutputToStderr", "-Xlog:disable", "-Xlog:all=warning,cds*=off:stderr"),
+            "exec sh -c \"$w\" sh " + String.join(" ", NodeJvm.argv("\"$java\"", "\"$jit\"", List.of("${x:+\"$x\"}", "-XX:+DisplayVMOutputToStderr", "-Xlog:disable", "-Xlog:all=warning,cds*=off:stderr"),
                     "\"$f\"", "agent")) + " \"$@\"");
 
     /** Why a node's agent could not be started: {@code what} is {@code java}, {@code cache} or {@code jar}. */

@@ -63,11 +63,6 @@ public final class NodeSession implements AutoCloseable {
     }
 
     /** Starts a local agent (a child JVM under its watchdog) with {@code env}. */
-    public static NodeSession local(String node, Map<String, String> env, AgentOptions options) throws IOException {
-        return local(node, env, NodeJvm.Jit.QUICK, options);
-    }
-
-    /** A local agent whose JVM uses {@code jit}'s compilers. */
     public static NodeSession local(String node, Map<String, String> env, NodeJvm.Jit jit, AgentOptions options) throws IOException {
         BlockingQueue<Event> inbox = new LinkedBlockingQueue<>();
         FramePump pump = new FramePump(node, inbox);
@@ -157,26 +152,18 @@ public final class NodeSession implements AutoCloseable {
 
         /** What a transfer of exactly the needed files did. */
         Shipped shipped(Optional<String> relayedBy) {
-            int sent = (int) needs.stream().filter(b -> b).count();
-            long kept = 0;
-            for (int i = 0; i < entries.size(); i++) {
-                kept += needs.get(i) ? 0 : entries.get(i).size();
-            }
-            return new Shipped(neededBytes(), kept, sent, entries.size() - sent, relayedBy);
+            int files = (int) needs.stream().filter(b -> b).count();
+            long sent = neededBytes();
+            long total = entries.stream().mapToLong(FileManifest.Entry::size).sum();
+            return new Shipped(sent, total - sent, files, entries.size() - files, relayedBy);
         }
     }
 
     /**
-     * Ships {@code files} into the node's workdir: the agent says which it lacks, only those are
-     * sent, in chunks, and it writes them safely ({@link org.runjob.agent.FileReceiver}).
-     *
-     * @param progress gets a line now and then while a large file is on its way ("train.bin 40% of 100 MiB")
+     * Tells the agent what its workdir should hold ({@code files}); it answers which files it lacks.
+     * Sends nothing yet: {@link #send} or {@link #fetch} then brings exactly those, and the agent
+     * writes them safely ({@link org.runjob.agent.FileReceiver}).
      */
-    public synchronized Shipped ship(List<FileList.Entry> files, Consumer<String> progress) throws IOException {
-        return send(offer(files), progress);
-    }
-
-    /** Tells the agent what its workdir should hold; it answers which files it lacks. Sends nothing yet. */
     public synchronized Offer offer(List<FileList.Entry> files) throws IOException {
         List<FileManifest.Entry> entries = new ArrayList<>();
         for (FileList.Entry f : files) {
@@ -194,7 +181,11 @@ public final class NodeSession implements AutoCloseable {
         return new Offer(files, entries, needs.stream().map("need"::equals).toList());
     }
 
-    /** Sends the files an {@link #offer} found missing, over this channel. */
+    /**
+     * Sends the files an {@link #offer} found missing, over this channel, in chunks.
+     *
+     * @param progress gets a line now and then while a large file is on its way ("train.bin 40% of 100 MiB")
+     */
     public synchronized Shipped send(Offer offer, Consumer<String> progress) throws IOException {
         for (int i = 0; i < offer.entries().size(); i++) {
             if (offer.needs().get(i)) {
@@ -217,7 +208,7 @@ public final class NodeSession implements AutoCloseable {
         // the agent ends a stalled relay after FileRelay.READ_TIMEOUT_MS without data: this deadline only covers a hung agent
         String answer = request(Frame.Type.FETCH, text(host + " " + port + " " + key), 6 * 3_600_000L);
         if (!answer.startsWith("ok")) {
-            throw new RelayFailed(answer.startsWith("error ") ? answer.substring("error ".length()) : answer);
+            throw new RelayFailed(reason(answer));
         }
         return offer.shipped(Optional.of(peer));
     }
@@ -241,8 +232,13 @@ public final class NodeSession implements AutoCloseable {
 
     private static void end(String answer) throws IOException {
         if (!answer.startsWith("ok")) {
-            throw new IOException(answer.startsWith("error ") ? answer.substring("error ".length()) : answer);
+            throw new IOException(reason(answer));
         }
+    }
+
+    /** An agent's answer that is not "ok ...": the reason of its "error REASON", else the answer itself. */
+    private static String reason(String answer) {
+        return answer.startsWith("error ") ? answer.substring("error ".length()) : answer;
     }
 
     private void send(int index, Path source, FileManifest.Entry e, Consumer<String> progress) throws IOException {

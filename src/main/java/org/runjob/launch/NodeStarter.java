@@ -1,13 +1,11 @@
 package org.runjob.launch;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.util.Map;
 import java.util.Optional;
 
 import org.runjob.agent.AgentOptions;
 import org.runjob.agent.NodeJvm;
-import org.runjob.distribute.FileList;
 import org.runjob.node.Cluster;
 import org.runjob.node.NodeException;
 import org.runjob.spec.EntrypointSpec;
@@ -28,7 +26,6 @@ public final class NodeStarter {
     private final Cluster cluster;
     private final Map<String, String> env;
     private final Optional<String> runId;
-    private NodeJvm.Jit jit;
 
     /** @param runId the run's id for a run; empty for commands that start nothing (check, gpus) */
     public NodeStarter(JobSpec spec, Cluster cluster, Map<String, String> env, Optional<String> runId) {
@@ -48,30 +45,19 @@ public final class NodeStarter {
         return node.local() ? Optional.empty() : cluster.node(node).address();
     }
 
-    /** Starts the node's agent (after {@link #reach}); its HELLO is still to come. */
+    /** Starts the node's agent (after {@link #reach}) with C1 alone; its HELLO is still to come. */
     public NodeSession start(NodeSpec node) throws IOException {
+        return start(node, NodeJvm.Jit.QUICK);
+    }
+
+    /** The same, with {@code jit}'s compilers: {@link NodeJvm.Jit#FULL} for an agent that will receive much. */
+    public NodeSession start(NodeSpec node, NodeJvm.Jit jit) throws IOException {
         AgentOptions options = new AgentOptions(Optional.of(node.workdir().orElse(spec.workdir())), Optional.of(program()), runId,
                 runId.map(r -> spec.name()));
         if (node.local()) {
-            return NodeSession.local(node.name(), env, jit(), options);
+            return NodeSession.local(node.name(), env, jit, options);
         }
-        return NodeSession.remote(node.name(), cluster.node(node), AgentJar.current(), jit(), options, REMOTE_START_MS, env);
-    }
-
-    /** The agents' compilers: both when the job ships much (C2 hashes it), else C1 alone. */
-    private synchronized NodeJvm.Jit jit() {
-        if (jit == null) {
-            long bytes = 0;
-            try {
-                for (FileList.Entry e : FileList.of(spec.files())) {
-                    bytes += Files.size(e.source());
-                }
-            } catch (IOException e) {
-                // preflight reports unreadable files; any choice starts the agent
-            }
-            jit = NodeJvm.Jit.forShipping(bytes);
-        }
-        return jit;
+        return NodeSession.remote(node.name(), cluster.node(node), AgentJar.current(), jit, options, REMOTE_START_MS, env);
     }
 
     private String program() {

@@ -1,6 +1,7 @@
 package org.runjob.preflight;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -13,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 import org.runjob.agent.NodeFacts;
+import org.runjob.agent.NodeJvm;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.Shipped;
@@ -89,20 +91,26 @@ public final class Preflight {
             cells.put(node.name(), java.util.Collections.synchronizedMap(new EnumMap<>(Check.class)));
         }
         List<FileList.Entry> entries;
+        long bytes = 0;
         try {
             entries = FileList.of(files);
+            for (FileList.Entry e : entries) {
+                bytes += Files.size(e.source());
+            }
         } catch (IOException e) {
             spec.nodes().forEach(n -> cells.get(n.name()).put(Check.WORKDIR, Cell.fail("cannot read the files to ship: " + e.getMessage())));
             return new Outcome(report(cells, OptionalInt.empty(), Map.of(), Map.of()), sessions, Map.of());
         }
         int remote = (int) spec.nodes().stream().filter(n -> !(n.address() instanceof NodeAddress.Local)).count();
-        Shipping shipping = new Shipping(entries, progress, spec.relay(), remote,
+        // agents that will receive much run C2 too: only it hashes with the CPU's SHA-256 instructions
+        NodeJvm.Jit jit = NodeJvm.Jit.forShipping(bytes);
+        Shipping shipping = new Shipping(entries, bytes, progress, spec.relay(), remote,
                 n -> n.address() instanceof NodeAddress.Local ? Optional.empty() : starter.address(n).or(() -> n.address().reachableAs()));
         try (FanOut fanOut = new FanOut(spec.nodes().size())) {
             // each node on its own: start, ship, GPU survey; a fast node does not wait for a slow one
             Map<NodeSpec, NodeResult> results = fanOut.onEach(spec.nodes(), node -> {
                 Map<Check, Cell> row = cells.get(node.name());
-                Optional<NodeFacts> facts = start(node, row, sessions);
+                Optional<NodeFacts> facts = start(node, jit, row, sessions);
                 if (facts.isEmpty()) {
                     return NodeResult.FAILED;
                 }
@@ -149,7 +157,7 @@ public final class Preflight {
     }
 
     /** Reach, agent start and the facts of its HELLO; empty when the node failed (its cells say why). */
-    private Optional<NodeFacts> start(NodeSpec node, Map<Check, Cell> row, Map<String, NodeSession> sessions) {
+    private Optional<NodeFacts> start(NodeSpec node, NodeJvm.Jit jit, Map<Check, Cell> row, Map<String, NodeSession> sessions) {
         try {
             row.put(Check.LOGIN, Cell.ok(starter.reach(node)));
         } catch (NodeException e) {
@@ -158,7 +166,7 @@ public final class Preflight {
         }
         NodeFacts f;
         try {
-            NodeSession session = starter.start(node);
+            NodeSession session = starter.start(node, jit);
             sessions.put(node.name(), session);
             f = session.hello(60_000);
         } catch (IOException e) {

@@ -12,7 +12,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
-import org.runjob.agent.FileManifest;
 import org.runjob.agent.NodeFacts;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.RelayPlan;
@@ -40,6 +39,7 @@ import org.runjob.spec.Relay;
 final class Shipping {
 
     private final List<FileList.Entry> entries;
+    private final long totalBytes;
     private final Consumer<String> progress;
     private final Relay relay;
     private final int remoteNodes;
@@ -53,12 +53,14 @@ final class Shipping {
     private final Map<String, Shipped> done = new ConcurrentHashMap<>();
 
     /**
+     * @param totalBytes the size of {@code entries}, together
      * @param addressOf a reached node's address as its peers use it; empty for a local node (it neither
      *                  relays nor gets relayed files)
      */
-    Shipping(List<FileList.Entry> entries, Consumer<String> progress, Relay relay, int remoteNodes,
+    Shipping(List<FileList.Entry> entries, long totalBytes, Consumer<String> progress, Relay relay, int remoteNodes,
              Function<NodeSpec, Optional<String>> addressOf) {
         this.entries = List.copyOf(entries);
+        this.totalBytes = totalBytes;
         this.progress = progress;
         this.relay = relay;
         this.remoteNodes = remoteNodes;
@@ -91,8 +93,7 @@ final class Shipping {
             return relayed(node, session, offer, address.get());
         }
         Shipped shipped = direct(node, session, offer);
-        long total = offer.entries().stream().mapToLong(FileManifest.Entry::size).sum();
-        if (address.isPresent() && relay.relays(total, remoteNodes)) {
+        if (address.isPresent() && relay.relays(totalBytes, remoteNodes)) {
             // a node that lacks them could get them from here
             serve(node, session, address.get());
         }

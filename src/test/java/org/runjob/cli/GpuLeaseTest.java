@@ -120,10 +120,7 @@ class GpuLeaseTest {
 
     @Test
     void aLeaseDiesWithItsAgentAndAListedGpuHeldByAnotherRunIsAWarningOrAnError() throws Exception {
-        Map<String, String> env = env(IDLE);
-        env.put("HOLD", "1");
-        Process holder = start(job("holder", "{count: 2}", ""), env);
-        Poll.until(() -> marks().size() == 2, Duration.ofSeconds(60), "the holder's workers up");
+        Process holder = holding("holder", "{count: 2}", 2);
         assertThat(marks().values()).containsOnly("0,1");
 
         Cli listed = Cli.run(env(IDLE), job("listed", "[0, 2]", "").toString());
@@ -143,10 +140,7 @@ class GpuLeaseTest {
 
     @Test
     void aRunWhoseRunjobIsSuspendedGivesItsGpusBackOnceItsWorkersAreStopped() throws Exception {
-        Map<String, String> env = env(IDLE);
-        env.put("HOLD", "1");
-        Process asleep = start(job("asleep", "{count: 4}", ""), env);
-        Poll.until(() -> marks().size() == 4, Duration.ofSeconds(60), "the run's workers up");
+        Process asleep = holding("asleep", "{count: 4}", 4);
         Map<String, String> checkEnv = env(IDLE);
         assertThat(Cli.run(checkEnv, "check", job("next", "{count: 1}", "").toString()).code()).isEqualTo(3);
         // a laptop that suspends: runjob stops; after the heartbeat timeout (15 s) its agent stops the workers
@@ -164,6 +158,15 @@ class GpuLeaseTest {
         return p.descendants().filter(h -> h.info().commandLine().orElse("").contains("org.runjob.cli.Main agent")).findFirst()
                 .orElseThrow(() -> new AssertionError("no agent among " + p.descendants().map(h -> h.info().commandLine().orElse("?")).toList()))
                 .pid();
+    }
+
+    /** Starts run {@code name} on {@code gpus} with workers that hold them (HOLD); returns once its {@code workers} marked theirs. */
+    private Process holding(String name, String gpus, int workers) throws Exception {
+        Map<String, String> env = env(IDLE);
+        env.put("HOLD", "1");
+        Process p = start(job(name, gpus, ""), env);
+        Poll.until(() -> marks().size() == workers, Duration.ofSeconds(60), "run " + name + "'s workers up");
+        return p;
     }
 
     private Process start(Path job, Map<String, String> env, String... options) throws Exception {
