@@ -232,7 +232,7 @@ public final class Agent {
         }
         channelOpen = false;
         closeListener();
-        endRelay();
+        endTransfers();
         if (started.getCount() > 0) {
             ended = new CountDownLatch(0);
             started.countDown();
@@ -282,8 +282,11 @@ public final class Agent {
         fetching.start();
     }
 
-    /** Breaks every relay connection and waits for a fetch under way to remove its partial file. */
-    private void endRelay() {
+    /**
+     * The channel ended: breaks every relay connection, waits for a fetch under way to end, and
+     * removes the partial file of a transfer under way, whether runjob or a peer was sending it.
+     */
+    private void endTransfers() {
         if (relay != null) {
             relay.close();
         }
@@ -293,6 +296,9 @@ public final class Agent {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+        if (receiver != null) {
+            receiver.abort("the channel ended");
         }
     }
 

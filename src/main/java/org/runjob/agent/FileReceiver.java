@@ -29,6 +29,9 @@ import java.util.Set;
 /**
  * Receives a job's files into the workdir over the agent's channel, never through a symlink.
  *
+ * Its methods are synchronized: a relayed transfer writes from the agent's fetch thread, and the
+ * end of the channel removes a partial file from the read loop.
+ *
  * <ol>
  *   <li>FILES brings the manifest: per file its destination (relative, no {@code ..}), size,
  *       modification time, mode and SHA-256. The answer says, per file, {@code same} (kept: equal
@@ -71,7 +74,7 @@ final class FileReceiver {
     }
 
     /** Reads a manifest and answers which files are needed. */
-    String manifest(byte[] payload) {
+    synchronized String manifest(byte[] payload) {
         error = null;
         written = 0;
         try {
@@ -110,7 +113,7 @@ final class FileReceiver {
     }
 
     /** The same for the first {@code length} bytes of {@code buf} (a reused buffer: nothing is kept). */
-    String data(int index, byte[] buf, int length) {
+    synchronized String data(int index, byte[] buf, int length) {
         if (index < 0) {
             closeCurrent();
             String answer = error != null ? "error " + error : "ok " + written;
@@ -162,7 +165,7 @@ final class FileReceiver {
     }
 
     /** The indices of the current manifest's files that this node needs. */
-    List<Integer> needed() {
+    synchronized List<Integer> needed() {
         List<Integer> out = new ArrayList<>();
         for (int i = 0; i < needed.size(); i++) {
             if (needed.get(i)) {
@@ -172,17 +175,17 @@ final class FileReceiver {
         return out;
     }
 
-    FileManifest.Entry entry(int index) {
+    synchronized FileManifest.Entry entry(int index) {
         return entries.get(index);
     }
 
     /** True when this transfer failed (its answer will be the error). */
-    boolean failed() {
+    synchronized boolean failed() {
         return error != null;
     }
 
     /** Fails this transfer (a relay that broke off): the file being written is removed; the answer names {@code why}. */
-    void abort(String why) {
+    synchronized void abort(String why) {
         if (error == null) {
             error = why;
         }

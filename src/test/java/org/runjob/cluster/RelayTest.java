@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -15,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.distribute.Sha256;
+import org.runjob.testbed.Poll;
 import org.runjob.testbed.SshTestbed;
 
 import tools.jackson.databind.JsonNode;
@@ -41,13 +44,41 @@ class RelayTest {
         jobs = new ClusterJobs(tmp);
         data = tmp.resolve("src/data.bin");
         Files.createDirectories(data.getParent());
-        byte[] b = new byte[SIZE];
-        for (int i = 0; i < SIZE; i++) {
+        write(data, SIZE);
+    }
+
+    /** {@code size} bytes of a fixed pattern into {@code file}, with a fixed modification time; {@link #sha} becomes its hash. */
+    void write(Path file, int size) throws Exception {
+        byte[] b = new byte[size];
+        for (int i = 0; i < size; i++) {
             b[i] = (byte) (i * 7 + (i >> 10));
         }
-        Files.write(data, b);
-        Files.setLastModifiedTime(data, FileTime.fromMillis(1_700_000_000_000L));
-        sha = Sha256.of(data);
+        Files.write(file, b);
+        Files.setLastModifiedTime(file, FileTime.fromMillis(1_700_000_000_000L));
+        sha = Sha256.of(file);
+    }
+
+    /** What a workdir holds, less its .runjob directory (a partial file would show as NAME.runjob-PID-RANDOM). */
+    List<String> filesIn(Path workdir) throws Exception {
+        try (var left = Files.list(workdir)) {
+            return left.map(p -> p.getFileName().toString()).filter(n -> !n.equals(".runjob")).sorted().toList();
+        }
+    }
+
+    String stderrOf(Path job) {
+        try {
+            return jobs.stderrOf(job);
+        } catch (java.io.IOException e) {
+            return "";
+        }
+    }
+
+    /** This test's agents on any node (every namespace shares this machine's process table). */
+    List<ProcessHandle> agents() {
+        return ProcessHandle.allProcesses().filter(h -> {
+            String cmd = h.info().commandLine().orElse("");
+            return cmd.contains("org.runjob.cli.Main agent") && cmd.contains(tmp.toString());
+        }).toList();
     }
 
     /** Puts {@code bytes} into a node's workdir as data.bin, with the source's size and modification time (the quick check keeps it). */
@@ -109,10 +140,7 @@ class RelayTest {
         assertThat(Sha256.of(arrived)).isEqualTo(sha);
         assertThat(Files.getPosixFilePermissions(arrived)).isEqualTo(Files.getPosixFilePermissions(data));
         assertThat(Files.getLastModifiedTime(arrived)).isEqualTo(Files.getLastModifiedTime(data));
-        try (var left = Files.list(tmp.resolve("work-h3"))) {
-            assertThat(left.map(p -> p.getFileName().toString()).filter(n -> !n.equals(".runjob")).sorted().toList())
-                    .containsExactly("data.bin");
-        }
+        assertThat(filesIn(tmp.resolve("work-h3"))).containsExactly("data.bin");
         for (String w : List.of("[h1/0] ", "[h2/1] ", "[h3/2] ")) {
             assertThat(cli.out()).contains(w + sha + "  data.bin");
         }
@@ -133,9 +161,59 @@ class RelayTest {
         assertThat(SshClusterTest.detail(Path.of(logs[0]), "tampered", "h3", "workdir")).isEqualTo("1 sent (3 MiB), 0 kept");
         assertThat(summary(Path.of(logs[0]), "tampered").get("distribution").get("h3").has("relayed_by")).isFalse();
         assertThat(cli.out()).contains("[h3/2] " + sha + "  data.bin");
-        try (var left = Files.list(tmp.resolve("work-h3"))) {
-            assertThat(left.map(p -> p.getFileName().toString()).filter(n -> !n.equals(".runjob")).sorted().toList())
-                    .containsExactly("data.bin");
+        assertThat(filesIn(tmp.resolve("work-h3"))).containsExactly("data.bin");
+    }
+
+    @Test
+    void nodesThatShareAWorkdirGetTheFilesOnceAndServeThem() throws Exception {
+        SshTestbed bed = jobs.bed;
+        Path shared = tmp.resolve("work-shared");
+        String nodes = jobs.node(bed.host(1), 1).replace(tmp.resolve("work-h1").toString(), shared.toString())
+                + jobs.node(bed.host(2), 1).replace(tmp.resolve("work-h2").toString(), shared.toString())
+                + jobs.node(bed.host(3), 1);
+        Path job = jobs.job("shared", nodes, List.of(data), List.of("sha256sum", "data.bin"), "relay: always\n", Map.of());
+        Cli cli = jobs.run(job);
+        assertThat(cli.code()).as(cli.err()).isZero();
+        Path logs = tmp.resolve("runs");
+        List<String> cells = List.of(SshClusterTest.detail(logs, "shared", "h1", "workdir"), SshClusterTest.detail(logs, "shared", "h2", "workdir"));
+        // whichever of h1 and h2 was ready first got the file; the other found it there
+        String sender = cells.stream().filter(c -> c.startsWith("1 sent")).findFirst()
+                .orElseThrow(() -> new AssertionError("no cell of h1 and h2 says it got the file: " + cells));
+        assertThat(cells).containsExactlyInAnyOrder(sender, "workdir shared by h1, h2: shipped once");
+        assertThat(sender).matches("1 sent \\(3 MiB\\)( by h3)?, 0 kept; workdir shared by h1, h2: shipped once");
+        assertThat(SshClusterTest.detail(logs, "shared", "h3", "workdir")).matches("1 sent \\(3 MiB\\)( by h[12])?, 0 kept");
+        for (String w : List.of("[h1/0] ", "[h2/1] ", "[h3/2] ")) {
+            assertThat(cli.out()).contains(w + sha + "  data.bin");
         }
+        assertThat(filesIn(shared)).containsExactly("data.bin");
+        assertThat(filesIn(tmp.resolve("work-h3"))).containsExactly("data.bin");
+    }
+
+    @Test
+    void killingRunjobDuringATransferLeavesNoAgentAndNoPartialFileOnAnyNode() throws Exception {
+        write(data, 256 << 20);
+        byte[] bytes = Files.readAllBytes(data);
+        seed("h1", bytes);
+        seed("h2", bytes);
+        Path job = job("killed");
+        // h3 gets the file from a peer or, when it is ready before they serve, from runjob: either transfer is cut
+        Process runjob = jobs.start(job);
+        try {
+            Poll.until(() -> stderrOf(job).contains("h3: shipping"), Duration.ofSeconds(60), "h3's transfer to start");
+        } finally {
+            runjob.destroyForcibly();
+        }
+        assertThat(runjob.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        // sshd closes each agent's stdin: a serving agent stops serving, the fetching one breaks off and removes its
+        // partial file, and all of them exit
+        Poll.until(() -> agents().isEmpty(), Duration.ofSeconds(20), "every agent of the run to exit");
+        List<String> left = filesIn(tmp.resolve("work-h3"));
+        assertThat(left).as("no partial file").noneMatch(n -> n.contains(".runjob-"));
+        if (!left.isEmpty()) {
+            // the whole file arrived before the kill
+            assertThat(left).containsExactly("data.bin");
+            assertThat(Sha256.of(tmp.resolve("work-h3/data.bin"))).isEqualTo(sha);
+        }
+        assertThat(filesIn(tmp.resolve("work-h1"))).containsExactly("data.bin");
     }
 }
