@@ -12,12 +12,17 @@ import java.io.OutputStream;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.runjob.protocol.AgentOptions;
+import org.runjob.protocol.Exit;
+import org.runjob.protocol.Frame;
+import org.runjob.protocol.NodeFacts;
+import org.runjob.protocol.ProtocolException;
+import org.runjob.protocol.StartRequest;
 
 /**
  * The node agent ({@code runjob agent}): runs on a node, started by the coordinator as a child
@@ -44,32 +49,30 @@ import java.util.concurrent.TimeUnit;
  *       SIGKILL at once.</li>
  *   <li>When every worker has ended and nothing they started is left, it sends DONE, drains the
  *       spool and exits 0.</li>
+ *   <li>A frame that is no frame (an unknown type, a bad length, one meant for the coordinator)
+ *       or a request it cannot handle ends the channel as its end would, after a NOTICE and a
+ *       line on stderr saying why; the agent then exits {@value #EXIT_FAULT}.</li>
  *   <li>SIGINT is ignored: only the coordinator decides when workers stop.</li>
  * </ol>
  */
 public final class Agent {
 
     static final long SPOOL_MEMORY = 64L * 1024 * 1024;
+    /** The agent's exit code when it ended on a bad frame or an unexpected error (its stderr says which). */
+    static final int EXIT_FAULT = 3;
 
     private final DataInputStream in;
     private final DataOutputStream out;
     private final Map<String, String> env;
     private final Spool spool;
-    private final Registry registry;
     private final AgentOptions options;
     private final GpuLeases leases;
-    private FileReceiver receiver;
-    private FileRelay relay;
-    private Thread fetching;
-    private java.net.ServerSocket listener;
-    private final List<WorkerProcess> workers = new ArrayList<>();
-    private final CountDownLatch started = new CountDownLatch(1);
-    private volatile CountDownLatch ended;
-    private volatile long graceMillis = 10_000;
-    private volatile boolean stopping;
+    private final WorkerGroup workers;
+    private final AgentRequests requests;
     private volatile boolean channelOpen = true;
     private volatile long lastFrame = System.nanoTime();
-    private boolean finished;
+    /** Why the read loop ended on a fault, not on a closed channel; null while none. */
+    private volatile String failure;
 
     Agent(InputStream in, OutputStream out, Map<String, String> env, Path spillDir, long spoolMemory) {
         this(in, out, env, spillDir, spoolMemory, AgentOptions.NONE);
@@ -79,20 +82,21 @@ public final class Agent {
         this.options = options;
         this.in = new DataInputStream(new BufferedInputStream(in, 65536));
         this.out = new DataOutputStream(new BufferedOutputStream(out, 65536));
-        Map<String, String> workerEnv = new java.util.HashMap<>(env);
+        Map<String, String> workerEnv = new HashMap<>(env);
         workerEnv.remove(Registry.VARIABLE);
         workerEnv.remove("RUNJOB_JSA");
         workerEnv.remove("RUNJOB_JSA_DUMP");
         workerEnv.remove(Subreaper.VARIABLE);
         this.env = Map.copyOf(workerEnv);
         this.spool = new Spool(spoolMemory, spillDir);
-        this.registry = new Registry(env);
         this.leases = new GpuLeases(env);
+        this.workers = new WorkerGroup(spool, new Registry(env), this.env);
+        this.requests = new AgentRequests(this.env, options, leases, this::reply);
     }
 
     /** Runs an agent on these streams until its workers are gone; returns the exit code. */
     @SuppressWarnings("sunapi")
-    public static int main(java.util.List<String> args, InputStream in, OutputStream out, Map<String, String> env) {
+    public static int main(List<String> args, InputStream in, OutputStream out, Map<String, String> env) {
         AgentOptions options;
         try {
             options = AgentOptions.parse(args);
@@ -159,20 +163,9 @@ public final class Agent {
         reader.setDaemon(true);
         reader.start();
         put(new Frame(Frame.Type.HELLO, -1, WorkdirGuard.check(options, env).encode()));
-        awaitQuietly(started);
-        awaitQuietly(ended);
+        workers.awaitEnd();
         // every worker reported its exit; what they left behind (a daemonised child, say) goes too
-        List<WorkerProcess> all;
-        synchronized (this) {
-            all = List.copyOf(workers);
-        }
-        if (!allGone(all)) {
-            stop(all);
-        }
-        synchronized (this) {
-            finished = true;
-        }
-        registry.sweep(List.of());
+        workers.finish();
         // nothing of this run is left here: the workdir and the GPUs are free for the next run, even if this
         // agent stays up a while (runjob asleep: DONE waits to be read)
         WorkdirGuard.release();
@@ -187,9 +180,10 @@ public final class Agent {
         } catch (IOException e) {
             // closed already
         }
-        return 0;
+        return failure == null ? 0 : EXIT_FAULT;
     }
 
+    /** Reads frames until the channel ends or a fault: supervision here, requests in {@link AgentRequests}. */
     private void readLoop() {
         try {
             Frame f;
@@ -197,271 +191,62 @@ public final class Agent {
                 lastFrame = System.nanoTime();
                 switch (f.type()) {
                     case START -> start(StartRequest.decode(f.payload()));
-                    case STOP -> stopAll();
-                    case KILL -> killAll();
+                    case STOP -> workers.stopAll();
+                    case KILL -> workers.killAll();
                     case PING -> put(new Frame(Frame.Type.PONG, -1, f.payload()));
-                    case FILES -> reply(receiver().manifest(f.payload()));
-                    case FILE_DATA -> {
-                        String answer = receiver().data(f.rank(), f.payload());
-                        if (answer != null) {
-                            reply(answer);
+                    default -> {
+                        if (!requests.handle(f)) {
+                            throw new ProtocolException("a " + f.type() + " frame goes to the coordinator, not to an agent");
                         }
                     }
-                    case SERVE -> reply(relay().serve(text(f.payload())));
-                    case FETCH -> fetch(text(f.payload()).split(" "));
-                    case UNSERVE -> {
-                        relay().closeServer();
-                        reply("ok");
-                    }
-                    case LISTEN -> reply(listen(f.payload()));
-                    case CONNECT -> {
-                        String[] a = text(f.payload()).split(" ");
-                        reply(Probe.connect(a[0], Integer.parseInt(a[1]), Integer.parseInt(a[2])));
-                    }
-                    case UNLISTEN -> {
-                        closeListener();
-                        reply("ok");
-                    }
-                    case PROBE_GPUS -> reply(GpuProbeChild.run(env, workdir().resolve(".runjob")));
-                    case LEASE -> reply(leases.handle(text(f.payload())));
-                    default -> { }
                 }
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (ProtocolException | IllegalArgumentException e) {
+            // IllegalArgumentException: a payload codec's refusal (a START of another format, say)
+            fail("bad frame from runjob: " + e.getMessage() + " (a runjob of another version?)", null);
+        } catch (RuntimeException e) {
+            fail("unexpected error: " + e, e);
+        } catch (IOException e) {
             // a broken channel is handled like a closed one
         }
-        channelOpen = false;
-        closeListener();
-        endTransfers();
-        if (started.getCount() > 0) {
-            ended = new CountDownLatch(0);
-            started.countDown();
+        if (failure == null) {
+            channelOpen = false; // after a fault the coordinator still reads: the NOTICE, the exits and DONE go to it
         }
-        stopAll();
+        requests.channelEnded();
+        workers.noStart();
+        workers.stopAll();
     }
 
-    private void reply(String text) {
-        put(new Frame(Frame.Type.REPLY, -1, text.getBytes(StandardCharsets.UTF_8)));
-    }
-
-    private static String text(byte[] payload) {
-        return new String(payload, StandardCharsets.UTF_8);
-    }
-
-    private Path workdir() {
-        return Workdirs.resolve(options.workdir().orElse("~"), env);
-    }
-
-    private FileReceiver receiver() {
-        if (receiver == null) {
-            receiver = new FileReceiver(workdir());
-        }
-        return receiver;
-    }
-
-    private FileRelay relay() {
-        if (relay == null) {
-            relay = new FileRelay(receiver());
-        }
-        return relay;
-    }
-
-    /** FETCH "HOST PORT KEY": on its own thread, so that STOP or the end of the channel can break it off; one REPLY when done. */
-    private void fetch(String[] a) {
-        FileRelay r = relay();
-        fetching = new Thread(() -> {
-            String answer;
-            try {
-                answer = r.fetch(a[0], Integer.parseInt(a[1]), a[2]);
-            } catch (RuntimeException e) {
-                answer = "error relay failed: " + e;
-            }
-            reply(answer);
-        }, "relay-fetch");
-        fetching.setDaemon(true);
-        fetching.start();
-    }
-
-    /**
-     * The channel ended: breaks every relay connection, waits for a fetch under way to end, and
-     * removes the partial file of a transfer under way, whether runjob or a peer was sending it.
-     */
-    private void endTransfers() {
-        if (relay != null) {
-            relay.close();
-        }
-        if (fetching != null) {
-            try {
-                fetching.join(5000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        if (receiver != null) {
-            receiver.abort("the channel ended");
-        }
-    }
-
-    /** LISTEN "ADDR PORT": binds as rank 0's store will and accepts until UNLISTEN; "listening PORT IFACE" or "failed ...". */
-    private String listen(byte[] payload) {
-        String[] a = text(payload).split(" ");
-        closeListener();
-        try {
-            listener = Probe.listen(Integer.parseInt(a[1]));
-            return "listening " + listener.getLocalPort() + " " + Probe.interfaceHolding(a[0]);
-        } catch (IOException e) {
-            return "failed port " + a[1] + " cannot be bound: " + e.getMessage();
-        }
-    }
-
-    private void closeListener() {
-        if (listener != null) {
-            try {
-                listener.close();
-            } catch (IOException e) {
-                // closed
-            }
-            listener = null;
-        }
-    }
-
-    private synchronized void start(StartRequest request) {
-        if (started.getCount() == 0) {
-            return;
-        }
-        if (relay != null) {
-            relay.closeServer();
-        }
-        graceMillis = request.graceMillis();
-        if (request.heartbeatTimeoutMillis() > 0) {
-            watchHeartbeats(request.heartbeatTimeoutMillis());
-        }
-        ended = new CountDownLatch(request.workers().size());
-        for (WorkerSpec spec : request.workers()) {
-            workers.add(new WorkerProcess(spec, spool));
-        }
-        registry.grace(graceMillis);
-        started.countDown();
-        for (WorkerProcess w : workers) {
-            w.start(env, ended::countDown);
-        }
-        registry.sweep(workerPids());
-        Thread keeper = new Thread(this::keepRegistry, "agent-registry");
-        keeper.setDaemon(true);
-        keeper.start();
-    }
-
-    /** Keeps the watchdog's list of this node's job processes current until the agent is done. */
-    private void keepRegistry() {
-        while (true) {
-            try {
-                Thread.sleep(Registry.EVERY_MS);
-            } catch (InterruptedException e) {
-                return;
-            }
-            synchronized (this) {
-                if (finished) {
-                    return;
-                }
-            }
-            registry.sweep(workerPids());
-        }
-    }
-
-    private synchronized List<Long> workerPids() {
-        return workers.stream().map(WorkerProcess::pid).filter(p -> p > 0).toList();
-    }
-
-    /**
-     * True when every worker is gone and nothing else descends from the agent (an adopted daemon,
-     * say). As a subreaper the agent's own tree holds all of them; otherwise the machine's process
-     * table is read for groups and tokens too.
-     */
-    private boolean allGone(List<WorkerProcess> snapshot) {
-        if (Subreaper.active()) {
-            // everything the workers started is among the agent's descendants: one walk of its own
-            // tree answers, without reading every process of the machine (/proc/*/environ)
-            return registry.sweep(workerPids()).isEmpty();
-        }
-        return WorkerProcess.allGone(snapshot) && registry.sweep(workerPids()).isEmpty();
-    }
-
-    /** TERM to every worker tree and adopted process, KILL to what is left after the grace period. */
-    private void stop(List<WorkerProcess> snapshot) {
-        java.util.Set<Long> signalled = new java.util.HashSet<>();
-        snapshot.forEach(w -> signalled.addAll(w.terminate()));
-        signalStrays(false, signalled);
-        if (!WorkerProcess.waitUntil(() -> allGone(snapshot), graceMillis)) {
-            snapshot.forEach(WorkerProcess::kill);
-            signalStrays(true, java.util.Set.of());
-        }
-    }
-
-    /** Signals every living descendant of the agent but those in {@code signalled} (one TERM per process: a second can cut a handler short). */
-    private void signalStrays(boolean kill, java.util.Set<Long> signalled) {
-        for (long pid : registry.sweep(workerPids())) {
-            if (signalled.contains(pid)) {
-                continue;
-            }
-            ProcessHandle.of(pid).ifPresent(h -> {
-                if (kill) {
-                    h.destroyForcibly();
-                } else {
-                    h.destroy();
-                }
+    private void start(StartRequest request) {
+        requests.stopServing();
+        if (workers.start(request) && request.heartbeatTimeoutMillis() > 0) {
+            long timeoutMs = request.heartbeatTimeoutMillis();
+            // the channel may well be open (runjob paused, a laptop asleep): what the workers still print,
+            // and why they stop, is sent if runjob reads again
+            Heartbeat.watch(timeoutMs, () -> lastFrame, workers::stopping, () -> {
+                put(new Frame(Frame.Type.NOTICE, -1, ("no heartbeat from runjob for " + timeoutMs / 1000 + " s: stopping every worker")
+                        .getBytes(StandardCharsets.UTF_8)));
+                workers.stopAll();
             });
         }
     }
 
     /**
-     * A coordinator silent for longer than {@code timeoutMs} is gone (a dead link may never close our
-     * stdin): the workers are stopped, with a NOTICE saying why, and their output keeps flowing.
+     * Ends the channel's reading on a fault, not a closed channel: says why on stderr (the
+     * coordinator logs it) and in a NOTICE, and makes the agent exit {@value #EXIT_FAULT} once its
+     * workers are stopped.
      */
-    private void watchHeartbeats(long timeoutMs) {
-        Thread t = new Thread(() -> {
-            while (!stopping) {
-                if (System.nanoTime() - lastFrame > timeoutMs * 1_000_000) {
-                    // the channel may well be open (runjob paused, a laptop asleep): what the workers
-                    // still print, and why they stop, is sent if runjob reads again
-                    put(new Frame(Frame.Type.NOTICE, -1, ("no heartbeat from runjob for " + timeoutMs / 1000 + " s: stopping every worker")
-                            .getBytes(StandardCharsets.UTF_8)));
-                    stopAll();
-                    return;
-                }
-                try {
-                    Thread.sleep(200);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }, "agent-heartbeat");
-        t.setDaemon(true);
-        t.start();
+    private void fail(String why, Throwable trace) {
+        failure = why;
+        System.err.println("runjob agent: " + why);
+        if (trace != null) {
+            trace.printStackTrace();
+        }
+        put(new Frame(Frame.Type.NOTICE, -1, ("agent: " + why + ": stopping every worker").getBytes(StandardCharsets.UTF_8)));
     }
 
-    /** TERM every worker tree, then KILL what is left after the grace period; once only. */
-    private void stopAll() {
-        List<WorkerProcess> snapshot;
-        synchronized (this) {
-            if (stopping) {
-                return;
-            }
-            stopping = true;
-            snapshot = List.copyOf(workers);
-        }
-        Thread t = new Thread(() -> stop(snapshot), "agent-stop");
-        t.setDaemon(true);
-        t.start();
-    }
-
-    private void killAll() {
-        List<WorkerProcess> snapshot;
-        synchronized (this) {
-            stopping = true;
-            snapshot = List.copyOf(workers);
-        }
-        snapshot.forEach(WorkerProcess::kill);
-        signalStrays(true, java.util.Set.of());
+    private void reply(String text) {
+        put(new Frame(Frame.Type.REPLY, -1, text.getBytes(StandardCharsets.UTF_8)));
     }
 
     private void put(Frame f) {
@@ -496,7 +281,7 @@ public final class Agent {
             }
         } catch (IOException | InterruptedException e) {
             channelOpen = false;
-            stopAll();
+            workers.stopAll();
         } finally {
             try {
                 spool.close();
@@ -506,14 +291,4 @@ public final class Agent {
         }
     }
 
-    private static void awaitQuietly(CountDownLatch latch) {
-        while (latch != null) {
-            try {
-                latch.await();
-                return;
-            } catch (InterruptedException e) {
-                // keep waiting
-            }
-        }
-    }
 }

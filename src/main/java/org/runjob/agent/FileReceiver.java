@@ -25,6 +25,7 @@ import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
+import org.runjob.protocol.FileManifest;
 
 /**
  * Receives a job's files into the workdir over the agent's channel, never through a symlink.

@@ -20,9 +20,11 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
+import org.runjob.protocol.FileManifest;
 
 /**
  * Relay distribution between agents, over plain TCP: a node that holds the run's files serves them
@@ -51,6 +53,16 @@ import javax.crypto.spec.SecretKeySpec;
 final class FileRelay implements AutoCloseable {
 
     static final int CONNECT_TIMEOUT_MS = 10_000;
+    /** A peer must prove it knows the key within this long; until it has, it holds one of {@link #MAX_PEERS}. */
+    static final int HANDSHAKE_TIMEOUT_MS = 10_000;
+    /**
+     * Peers served at once (one thread each). More connections wait in the listen backlog, so
+     * connections that never authenticate cost at most this many threads, each for at most
+     * {@link #HANDSHAKE_TIMEOUT_MS}.
+     */
+    static final int MAX_PEERS = 32;
+    /** How long the acceptor backs off after accept fails (out of file descriptors, say) before it tries again. */
+    static final int ACCEPT_BACKOFF_MS = 200;
     /** A peer that sends nothing for this long has failed. */
     static final int READ_TIMEOUT_MS = 60_000;
     private static final int CHUNK = 1 << 20;
@@ -59,6 +71,7 @@ final class FileRelay implements AutoCloseable {
 
     private final FileReceiver receiver;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private final Semaphore peers = new Semaphore(MAX_PEERS);
     private ServerSocket server;
 
     FileRelay(FileReceiver receiver) {
@@ -74,7 +87,7 @@ final class FileRelay implements AutoCloseable {
         try {
             byte[] key = HexFormat.of().parseHex(keyHex);
             ServerSocket s = new ServerSocket();
-            s.bind(new InetSocketAddress(0));
+            s.bind(new InetSocketAddress(0), MAX_PEERS);
             server = s;
             Thread acceptor = new Thread(() -> accept(s, key, receiver.held()), "relay-serve");
             acceptor.setDaemon(true);
@@ -85,26 +98,49 @@ final class FileRelay implements AutoCloseable {
         }
     }
 
+    /**
+     * Accepts while the server is open, one thread per peer and at most {@link #MAX_PEERS} at once;
+     * a failed accept (too many open files) backs off instead of spinning.
+     */
     private void accept(ServerSocket s, byte[] k, List<FileManifest.Entry> files) {
         while (!s.isClosed()) {
             try {
-                Socket peer = s.accept();
-                open.add(peer);
-                Thread t = new Thread(() -> {
-                    try (peer) {
-                        peer.setSoTimeout(READ_TIMEOUT_MS);
-                        serveOne(peer, k, files);
-                    } catch (IOException e) {
-                        // the peer went away or failed the handshake: its fetch says why
-                    } finally {
-                        open.remove(peer);
-                    }
-                }, "relay-peer");
-                t.setDaemon(true);
-                t.start();
-            } catch (IOException e) {
-                // closed
+                peers.acquire();
+            } catch (InterruptedException e) {
+                return;
             }
+            Socket peer;
+            try {
+                peer = s.accept();
+            } catch (IOException e) {
+                peers.release();
+                if (!s.isClosed()) {
+                    backOff();
+                }
+                continue;
+            }
+            open.add(peer);
+            Thread t = new Thread(() -> {
+                try (peer) {
+                    peer.setSoTimeout(HANDSHAKE_TIMEOUT_MS);
+                    serveOne(peer, k, files);
+                } catch (IOException e) {
+                    // the peer went away or failed the handshake: its fetch says why
+                } finally {
+                    open.remove(peer);
+                    peers.release();
+                }
+            }, "relay-peer");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    private static void backOff() {
+        try {
+            Thread.sleep(ACCEPT_BACKOFF_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -121,6 +157,7 @@ final class FileRelay implements AutoCloseable {
             out.flush();
             return;
         }
+        peer.setSoTimeout(READ_TIMEOUT_MS);
         int count = in.readInt();
         if (count < 0 || count > files.size()) {
             return;

@@ -5,6 +5,7 @@ import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
+import org.runjob.protocol.Frame;
 
 /**
  * A first-in first-out queue of frames that never blocks the producer and never drops: frames are
@@ -48,7 +49,7 @@ final class Spool implements AutoCloseable {
             }
             // one write per frame, header and payload together (no stream, no buffer to fill and throw away)
             byte[] bytes = new byte[HEADER + frame.payload().length];
-            java.nio.ByteBuffer.wrap(bytes).put((byte) frame.type().code).putInt(frame.rank()).putInt(frame.payload().length)
+            java.nio.ByteBuffer.wrap(bytes).put((byte) frame.type().code()).putInt(frame.rank()).putInt(frame.payload().length)
                     .put(frame.payload());
             spill.seek(spill.length());
             spill.write(bytes);

@@ -28,6 +28,43 @@ final class Trust {
         }
     }
 
+    /**
+     * The parts of {@code dir}'s path that exist, the workdir itself included, each read without
+     * following it (a symlink is judged as a link): owned by root or me, and sticky where others
+     * can write. Judged before runjob creates anything there, so it never creates a directory
+     * through a link another user could point anywhere (at root's files, say).
+     */
+    static Optional<String> beforeCreating(Path dir) {
+        long me = myUid();
+        Path abs = dir.toAbsolutePath().normalize();
+        for (Path p = abs; p != null; p = p.getParent()) {
+            if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+                continue;
+            }
+            try {
+                int uid = ((Number) Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS)).intValue();
+                int mode = ((Number) Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS)).intValue();
+                boolean link = Files.isSymbolicLink(p);
+                if (p.equals(abs) && !link) {
+                    continue; // the workdir itself: ofWorkdir judges it, once it exists
+                }
+                String which = p.equals(abs) ? "the workdir " + p : p + (link ? " (a symlink on the way to the workdir " + dir + ")"
+                        : " (above the workdir " + dir + ")");
+                if (uid != 0 && uid != me) {
+                    return Optional.of(which + " is owned by uid " + uid + ", not by you or root: its owner could point it anywhere;"
+                            + " use a workdir under a directory you own");
+                }
+                if (!link && (mode & (GROUP_WRITE | OTHER_WRITE)) != 0 && (mode & STICKY) == 0 && !p.equals(abs)) {
+                    return Optional.of(which + " is writable by others (mode " + octal(mode)
+                            + ") without the sticky bit: they could replace the workdir; chmod go-w " + p);
+                }
+            } catch (IOException | RuntimeException e) {
+                return Optional.of("cannot read " + p + ": " + e.getMessage());
+            }
+        }
+        return Optional.empty();
+    }
+
     /** The workdir: owned by me and writable by nobody else; its ancestors owned by root or me, and sticky where others can write. */
     static Optional<String> ofWorkdir(Path dir) {
         Optional<String> own = ofOwnDirectory(dir);

@@ -16,12 +16,18 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import org.runjob.protocol.AgentOptions;
+import org.runjob.protocol.Handshake;
+import org.runjob.protocol.NodeFacts;
 
 /**
  * The agent's checks of its node's workdir, in order; the first failure is reported.
  *
  * <ol>
- *   <li>The workdir is created when missing.</li>
+ *   <li>Before anything is created, every part of the workdir's path that exists is judged as
+ *       it is, link or not ({@link Trust#beforeCreating}): owned by root or this user, and sticky
+ *       where others can write. So a symlink another user planted on the way is never followed.</li>
+ *   <li>The workdir is created when missing, one directory at a time.</li>
  *   <li>Trust, as OpenSSH's StrictModes: the workdir and its {@code .runjob} are owned by this
  *       user and writable by nobody else; every directory above the workdir is owned by root or
  *       this user and, when others can write it, has the sticky bit ({@code /tmp}). Otherwise
@@ -43,10 +49,13 @@ final class WorkdirGuard {
     /** The facts for HELLO; {@code env} is the agent's environment (HOME, PATH). */
     static NodeFacts check(AgentOptions options, Map<String, String> env) {
         Map<String, String> f = new LinkedHashMap<>();
+        f.put(NodeFacts.PROTOCOL, Integer.toString(Handshake.VERSION));
+        options.jar().ifPresent(j -> f.put(NodeFacts.JAR, j));
         f.put(NodeFacts.JAVA, Integer.toString(Runtime.version().feature()));
         f.put(NodeFacts.PID, Long.toString(ProcessHandle.current().pid()));
         f.put(NodeFacts.USER, System.getProperty("user.name"));
         f.put(NodeFacts.HOST, ProcInfo.hostname());
+        machine().ifPresent(m -> f.put(NodeFacts.MACHINE, m));
         if (env.containsKey("SLURM_STEP_ID")) {
             f.put(NodeFacts.SLURM_VISIBLE_DEVICES, env.getOrDefault("CUDA_VISIBLE_DEVICES", ""));
             f.put(NodeFacts.SLURM_STEP_GPUS, env.getOrDefault("SLURM_STEP_GPUS", ""));
@@ -67,13 +76,27 @@ final class WorkdirGuard {
         return new NodeFacts(f);
     }
 
-    private static Optional<String> prepare(Path dir, AgentOptions options, Map<String, String> f) {
+    /** The kernel's boot id and this process's network namespace, when both can be read. */
+    private static Optional<String> machine() {
         try {
-            Files.createDirectories(dir);
+            return Optional.of(Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).strip() + " "
+                    + Files.readSymbolicLink(Path.of("/proc/self/ns/net")));
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static Optional<String> prepare(Path dir, AgentOptions options, Map<String, String> f) {
+        Optional<String> untrusted = Trust.beforeCreating(dir);
+        if (untrusted.isPresent()) {
+            return untrusted;
+        }
+        try {
+            create(dir.toAbsolutePath());
         } catch (IOException e) {
             return Optional.of("cannot create " + dir + ": " + reason(e));
         }
-        Optional<String> untrusted = Trust.ofWorkdir(dir);
+        untrusted = Trust.ofWorkdir(dir);
         if (untrusted.isPresent()) {
             return untrusted;
         }
@@ -106,6 +129,21 @@ final class WorkdirGuard {
             lock(meta, options, f).ifPresent(m -> f.put(NodeFacts.LOCK_ERROR, m));
         }
         return Optional.empty();
+    }
+
+    /** Creates {@code dir} and its missing parents, top down, none through a symlink at its own name. */
+    private static void create(Path dir) throws IOException {
+        if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        if (dir.getParent() != null) {
+            create(dir.getParent());
+        }
+        try {
+            Files.createDirectory(dir);
+        } catch (FileAlreadyExistsException e) {
+            // another node of a shared workdir made it meanwhile; Trust judges what is there
+        }
     }
 
     private static String token(Path meta) throws IOException {

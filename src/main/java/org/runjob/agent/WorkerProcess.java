@@ -14,6 +14,9 @@ import java.util.concurrent.TimeUnit;
 import org.apache.commons.exec.CommandLine;
 import org.apache.commons.exec.launcher.CommandLauncher;
 import org.apache.commons.exec.launcher.CommandLauncherFactory;
+import org.runjob.protocol.Exit;
+import org.runjob.protocol.Frame;
+import org.runjob.protocol.WorkerStart;
 
 /**
  * One worker on this node, started by Commons Exec in a session (and process group) of its own via
@@ -31,14 +34,14 @@ final class WorkerProcess {
     private static final Path SETSID = Path.of("/usr/bin/setsid");
     private static final CommandLauncher LAUNCHER = CommandLauncherFactory.createVMLauncher();
 
-    private final WorkerSpec spec;
+    private final WorkerStart spec;
     private final Spool spool;
     private volatile Process process;
     private volatile ProcessTree tree;
     private volatile boolean stopRequested;
     private Path errorFile;
 
-    WorkerProcess(WorkerSpec spec, Spool spool) {
+    WorkerProcess(WorkerStart spec, Spool spool) {
         this.spec = spec;
         this.spool = spool;
     }

@@ -4,7 +4,9 @@ import java.util.concurrent.Callable;
 
 import java.util.Optional;
 
+import org.runjob.backends.Backends;
 import org.runjob.launch.NodeStarter;
+import org.runjob.node.Backend;
 import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.report.PreflightText;
@@ -40,9 +42,10 @@ final class CheckCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         PreflightReport report;
-        try (Cluster cluster = Clusters.of(loaded.spec(), io);
-             Preflight.Outcome checked = Launch.preflight(loaded.spec(),
-                     new NodeStarter(loaded.spec(), cluster, io.env(), Optional.empty()), io.env(), Optional.empty(), Optional.empty(), io.err())) {
+        Backend backend = Backends.of(loaded.spec());
+        try (Cluster cluster = Launch.open(backend, loaded.spec(), io);
+             Preflight.Outcome checked = Launch.preflight(loaded.spec(), backend,
+                     new NodeStarter(loaded.spec(), cluster, io.env(), Optional.empty()), Optional.empty(), Optional.empty(), io.err())) {
             report = checked.report();
         }
         if (options.output == JobOptions.Output.json) {

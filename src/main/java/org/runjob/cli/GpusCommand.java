@@ -4,16 +4,14 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.Optional;
-import java.util.function.Supplier;
 
-import org.runjob.agent.GpuLeases;
 import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.backends.Backends;
 import org.runjob.launch.NodeSession;
 import org.runjob.launch.NodeStarter;
 import org.runjob.node.Cluster;
 import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
-import org.runjob.preflight.GpuInventories;
 import org.runjob.preflight.GpuPick;
 import org.runjob.report.GpuTable;
 import org.runjob.spec.JobSpec;
@@ -55,11 +53,10 @@ final class GpusCommand implements Callable<Integer> {
         JobSpec spec = loaded.spec();
         Map<String, GpuInventory> found = new LinkedHashMap<>();
         Map<String, Map<Integer, String>> leases = new LinkedHashMap<>();
-        try (Cluster cluster = Clusters.of(spec, io)) {
+        try (Cluster cluster = Launch.open(Backends.of(spec), spec, io)) {
             NodeStarter starter = new NodeStarter(spec, cluster, io.env(), Optional.empty());
-            Supplier<GpuInventory> localGpus = GpuInventories.localOnce(io.env());
             try (FanOut fanOut = new FanOut(spec.nodes().size())) {
-                fanOut.onEach(spec.nodes(), node -> probe(node, starter, localGpus, io.env())).forEach((node, p) -> {
+                fanOut.onEach(spec.nodes(), node -> probe(node, starter)).forEach((node, p) -> {
                     found.put(node.name(), p.gpus());
                     leases.put(node.name(), p.leases());
                 });
@@ -79,11 +76,7 @@ final class GpusCommand implements Callable<Integer> {
     private record Probed(GpuInventory gpus, Map<Integer, String> leases) {
     }
 
-    private static Probed probe(NodeSpec node, NodeStarter starter, Supplier<GpuInventory> localGpus, Map<String, String> env) {
-        if (node.local()) {
-            GpuInventory inv = localGpus.get();
-            return new Probed(inv, held(GpuLeases.query(env, GpuPick.request("query", inv.gpus()))));
-        }
+    private static Probed probe(NodeSpec node, NodeStarter starter) {
         try {
             starter.reach(node);
             try (NodeSession session = starter.start(node)) {

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.OptionalInt;
 
+import org.runjob.backends.Backends;
 import org.runjob.plan.Inventory;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.Planner;
@@ -42,7 +43,7 @@ final class Jobs {
             return null;
         }
         String runId = RunId.of(io.clock().instant(), io.random().getAsInt());
-        return Planner.plan(loaded.spec(), Inventory.unprobed(), runId, OptionalInt.empty());
+        return Planner.plan(loaded.spec(), Inventory.unprobed(Backends.of(loaded.spec()).gpus()), runId, OptionalInt.empty());
     }
 
     static void printProblems(Io io, String file, List<Problem> problems) {

@@ -2,10 +2,12 @@ package org.runjob.cli;
 
 import java.io.PrintStream;
 import java.util.List;
-import java.util.Map;
+import java.time.Duration;
 import java.util.Optional;
 
 import org.runjob.launch.NodeStarter;
+import org.runjob.node.Backend;
+import org.runjob.node.Cluster;
 import org.runjob.preflight.Preflight;
 import org.runjob.spec.JobSpec;
 
@@ -18,9 +20,17 @@ final class Launch {
     /**
      * @param runId the run's id for a run (its agents take the workdir's run lock, receive the files and lease the GPUs); empty for check
      */
-    static Preflight.Outcome preflight(JobSpec spec, NodeStarter starter, Map<String, String> env,
-                                       Optional<String> runId, Optional<java.time.Duration> waitForGpus, PrintStream progress) {
+    static Preflight.Outcome preflight(JobSpec spec, Backend backend, NodeStarter starter,
+                                       Optional<String> runId, Optional<Duration> waitForGpus, PrintStream progress) {
         List<JobSpec.ShippedFile> files = runId.isPresent() ? spec.files() : List.of();
-        return new Preflight(spec, starter, env, runId, waitForGpus).run(files, progress::println);
+        return new Preflight(spec, backend, starter, runId, waitForGpus).run(files, progress::println);
+    }
+
+    /**
+     * The job's nodes as its backend reaches them: Slurm's waiting-in-the-queue lines go to stderr,
+     * and Ctrl-C withdraws a waiting start.
+     */
+    static Cluster open(Backend backend, JobSpec spec, Io io) {
+        return backend.open(spec, io.env(), line -> io.err().println("runjob: " + line), () -> io.interrupts().count() > 0);
     }
 }

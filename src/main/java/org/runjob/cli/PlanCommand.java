@@ -6,6 +6,7 @@ import java.util.concurrent.Callable;
 
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.PlanningException;
+import org.runjob.backends.Backends;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PlanText;
 
@@ -58,10 +59,10 @@ final class PlanCommand implements Callable<Integer> {
         }
         if (options.output == JobOptions.Output.json) {
             io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter()
-                    .writeValueAsString(PlanJson.of(plan)));
+                    .writeValueAsString(PlanJson.of(plan, Backends.of(plan.spec()))));
             io.out().flush();
         } else {
-            PlanText.print(plan, Path.of(""), io.out());
+            PlanText.print(plan, Backends.of(plan.spec()), Path.of(""), io.out());
         }
         return ExitCode.OK;
     }

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import org.runjob.backends.Backends;
 import org.runjob.distribute.Shipped;
 import org.runjob.launch.Launcher;
 import org.runjob.launch.NodeStarter;
@@ -30,7 +31,10 @@ import org.runjob.report.RunReport;
 import org.runjob.report.SummaryJson;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
+import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
+import org.runjob.node.RunHandle;
+import org.runjob.spec.GpuAuthority;
 
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
@@ -73,12 +77,11 @@ final class RunJob {
         Diagnostics.toRunFolder(logFile, options.verbose);
         RunStatus status = new RunStatus(RunFolder.of(logFile.getParent()), runId, spec.name(), io.clock());
         status.write("preflight");
-        if (spec.slurm().isPresent()) {
-            org.runjob.slurm.SlurmCommands.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
-        }
-        try (Cluster cluster = Clusters.of(spec, io);
-             Preflight.Outcome checked = Launch.preflight(spec, new NodeStarter(spec, cluster, io.env(), Optional.of(runId)),
-                     io.env(), Optional.of(runId), waitForGpus, io.err())) {
+        Backend backend = Backends.of(spec);
+        backend.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
+        try (Cluster cluster = Launch.open(backend, spec, io);
+             Preflight.Outcome checked = Launch.preflight(spec, backend, new NodeStarter(spec, cluster, io.env(), Optional.of(runId)),
+                     Optional.of(runId), waitForGpus, io.err())) {
             PreflightReport report = checked.report();
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
                 PreflightText.print(report, io.err(), Io.colour(io));
@@ -96,7 +99,8 @@ final class RunJob {
             }
             LaunchPlan plan;
             try {
-                plan = Planner.plan(spec, new Inventory(report.gpuIndices(), report.interfaces(), Optional.of(report.masterAddr())), runId, report.masterPort());
+                plan = Planner.plan(spec, new Inventory(report.gpuIndices(), report.interfaces(), Optional.of(report.masterAddr()), backend.gpus()),
+                        runId, report.masterPort());
             } catch (PlanningException e) {
                 io.err().println("runjob: " + file + ": " + e.getMessage());
                 return ExitCode.INVALID;
@@ -108,22 +112,21 @@ final class RunJob {
             }
             NodeStarter restarts = new NodeStarter(spec, cluster, io.env(), Optional.of(runId));
             Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status)
-                    .withLeases(leaseRequests(plan, report));
-            return launch(io, file, loaded, plan, report, ranks, commandLine, launcher, checked.shipped(), status,
-                    options.output == JobOptions.Output.json,
-                    cluster instanceof org.runjob.slurm.SlurmCluster sc ? sc.jobId() : Optional.empty());
+                    .withLeases(backend.gpus() == GpuAuthority.PROBED_AND_LEASED ? leaseRequests(plan, report) : Map.of());
+            return launch(io, file, loaded, plan, backend, report, ranks, commandLine, launcher, checked.shipped(), status,
+                    options.output == JobOptions.Output.json, cluster.handle());
         } finally {
             Diagnostics.reset();
         }
     }
 
-    private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, PreflightReport report, RankSelection ranks,
-                              List<String> commandLine, Launcher launcher, Map<String, Shipped> shipped, RunStatus status,
-                              boolean json, Optional<String> slurmJob) throws IOException {
+    private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, Backend backend, PreflightReport report,
+                              RankSelection ranks, List<String> commandLine, Launcher launcher, Map<String, Shipped> shipped,
+                              RunStatus status, boolean json, Optional<RunHandle> handle) throws IOException {
         JobSpec spec = loaded.spec();
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
         folder.writeJob(rebased(loaded));
-        folder.writeJson("plan.json", PlanJson.of(plan));
+        folder.writeJson("plan.json", PlanJson.of(plan, backend));
         folder.writeJson("preflight.json", PreflightText.json(report));
         folder.writeCommand(commandLine);
         io.err().printf("runjob: %s run %s: %d worker%s on %d node%s, rendezvous %s:%d; logs in %s%n", spec.name(), plan.runId(),
@@ -150,7 +153,10 @@ final class RunJob {
         if (!report.gpus().isEmpty()) {
             summary.set("gpus", GpuTable.used(plan, report.gpus()));
         }
-        slurmJob.ifPresent(id -> summary.putObject("slurm").put("job_id", id));
+        handle.ifPresent(h -> {
+            ObjectNode fields = summary.putObject(h.backend());
+            h.fields().forEach(fields::put);
+        });
         folder.writeJson("summary.json", summary);
         status.write(result.verdict());
         for (var attempt : result.attempts()) {
@@ -169,12 +175,12 @@ final class RunJob {
         return code;
     }
 
-    /** For each node with GPUs (not Slurm's): the lease request of the GPUs its workers use. */
+    /** For each node with GPUs: the lease request of the GPUs its workers use. */
     private static Map<String, String> leaseRequests(LaunchPlan plan, PreflightReport report) {
         Map<String, String> requests = new java.util.LinkedHashMap<>();
         for (var node : plan.nodes()) {
             var inv = report.gpus().get(node.name());
-            if (inv == null || node.visibleDevices().isEmpty() || node.address() instanceof org.runjob.spec.NodeAddress.Slurm) {
+            if (inv == null || node.visibleDevices().isEmpty()) {
                 continue;
             }
             List<Integer> visible = java.util.Arrays.stream(node.visibleDevices().split(",")).map(String::trim).map(Integer::valueOf).toList();

@@ -16,13 +16,14 @@ import org.runjob.agent.NodeJvm;
 import org.runjob.agent.Watchdog;
 
 /**
- * The one remote command per node: a constant shell script that makes sure the node has runjob's
+ * The one command per node (local nodes too): a constant shell script that makes sure the node has runjob's
  * agent jar, verified by content, and starts the agent under its {@link Watchdog}, on the same
  * channel that then carries the agent's frames.
  *
  * <ol>
  *   <li>It prints {@code RUNJOB-BOOT 1} (whatever a login shell printed before it is skipped).</li>
- *   <li>It uses {@code java} from the PATH when it is >= 17 (read from the JDK's release file, else
+ *   <li>It uses the java named by {@code RUNJOB_JAVA} (set for local nodes: the one runjob runs
+ *       on; unset before the agent starts), else {@code java} from the PATH when it is >= 17 (read from the JDK's release file, else
  *       {@code java -version}); else a runtime runjob sent before
  *       ({@code .../runjob/runtimes/SHA256/rt}); else it prints {@code RUNJOB-NEED runtime ARCH LIBC}
  *       and reads {@code SHA256 SIZE} and the {@link NodeRuntime} archive (or {@code none 0}: then
@@ -53,6 +54,7 @@ final class Bootstrap {
     static final String SCRIPT = String.join("\n",
             "case \"${LC_ALL:-${LC_CTYPE:-$LANG}}\" in *[Uu][Tt][Ff]-8*|*[Uu][Tt][Ff]8*) ;; *) LC_CTYPE=C.UTF-8; export LC_CTYPE ;; esac",
             "sha=$1; size=$2; w=$3; jit=$4; shift 4",
+            "rj=${RUNJOB_JAVA:-}; unset RUNJOB_JAVA",
             "printf 'RUNJOB-BOOT 1\\n'",
             "fail() { printf 'RUNJOB-FAIL %s\\n' \"$*\"; exit 0; }",
             // a function: its own positional parameters, so the agent's options in "$@" stay
@@ -64,7 +66,9 @@ final class Bootstrap {
             "  case $3 in *[2367]?|*[2367]) fail cache \"$1\" is writable by others: chmod go-w \"$1\" ;; esac",
             "}",
             "java=; v=",
-            "if j=$(command -v java); then",
+            // a local node: the java runjob itself runs on
+            "if [ -n \"$rj\" ] && [ -x \"$rj\" ]; then java=$rj",
+            "elif j=$(command -v java); then",
             "  r=\"$(dirname \"$(readlink -f \"$j\")\")/../release\"",
             "  v=$(sed -n 's/^JAVA_VERSION=\"\\([0-9]*\\).*/\\1/p' \"$r\" 2>/dev/null)",
             "  [ -n \"$v\" ] || v=$(java -version 2>&1 | sed -n '1s/.*version \"\\(1\\.\\)\\{0,1\\}\\([0-9]*\\).*/\\2/p')",
@@ -111,7 +115,7 @@ final class Bootstrap {
             "export RUNJOB_JSA RUNJOB_JSA_DUMP",
             "printf 'RUNJOB-START\\n'",
             "exec sh -c \"$w\" sh " + String.join(" ", NodeJvm.argv("\"$java\"", "\"$jit\"", List.of("${x:+\"$x\"}", "-XX:+DisplayVMOutputToStderr", "-Xlog:disable", "-Xlog:all=warning,cds*=off:stderr"),
-                    "\"$f\"", "agent")) + " \"$@\"");
+                    "\"$f\"", "agent", "--jar", "\"$sha\"")) + " \"$@\"");
 
     /** Why a node's agent could not be started: {@code what} is {@code java}, {@code cache} or {@code jar}. */
     static final class Failure extends IOException {

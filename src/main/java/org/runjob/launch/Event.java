@@ -1,6 +1,6 @@
 package org.runjob.launch;
 
-import org.runjob.agent.Exit;
+import org.runjob.protocol.Exit;
 
 /** What agents report to the supervisor, in arrival order on one queue. */
 sealed interface Event {

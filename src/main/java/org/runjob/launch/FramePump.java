@@ -10,9 +10,10 @@ import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 
-import org.runjob.agent.Exit;
-import org.runjob.agent.Frame;
-import org.runjob.agent.NodeFacts;
+import org.runjob.protocol.Exit;
+import org.runjob.protocol.Frame;
+import org.runjob.protocol.NodeFacts;
+import org.runjob.protocol.ProtocolException;
 
 /**
  * Reads an agent's frames and puts them on the supervisor's queue as events, on its own thread.
@@ -25,6 +26,10 @@ final class FramePump {
     private final Map<Long, String> workerTokens = new ConcurrentHashMap<>();
     private BlockingQueue<Event> sink;
     private volatile NodeFacts facts;
+    /** When the last frame was read, or the supervisor last took one: what a PONG keeps fresh. */
+    private volatile long lastRead = System.nanoTime();
+    /** True while this reader waits for the supervisor's queue, not for the agent. */
+    private volatile boolean delivering;
 
     /** @param sink where events go until {@link #redirect} */
     FramePump(String node, BlockingQueue<Event> sink) {
@@ -59,7 +64,22 @@ final class FramePump {
      * holds the output. Only {@link #redirect}, called once before any worker starts, shares the lock.
      */
     private synchronized void deliver(Event e) {
-        put(sink, e);
+        delivering = true;
+        try {
+            put(sink, e);
+        } finally {
+            lastRead = System.nanoTime();
+            delivering = false;
+        }
+    }
+
+    /**
+     * True when no frame came from the agent for {@code nanos} while this reader was waiting for
+     * one (time spent waiting for a full supervisor queue does not count): with a PING every few
+     * seconds, a live agent's PONG ends every such wait.
+     */
+    boolean silentFor(long nanos) {
+        return !delivering && System.nanoTime() - lastRead > nanos;
     }
 
     private static void put(BlockingQueue<Event> to, Event e) {
@@ -89,6 +109,7 @@ final class FramePump {
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(stream, 65536))) {
             Frame f;
             while ((f = Frame.readFrom(in)) != null) {
+                lastRead = System.nanoTime();
                 switch (f.type()) {
                     case HELLO -> {
                         facts = NodeFacts.decode(f.payload());
@@ -106,10 +127,13 @@ final class FramePump {
                     case STDERR -> deliver(new Event.Output(node, f.rank(), true, f.payload()));
                     case EXITED -> deliver(new Event.Exited(node, f.rank(), Exit.decode(f.payload())));
                     case DONE -> done = true;
-                    default -> { }
+                    case PONG -> { } // its arrival is what counts: lastRead
+                    default -> throw new ProtocolException("a " + f.type() + " frame goes to an agent, not to the coordinator");
                 }
             }
-        } catch (IOException | IllegalArgumentException e) {
+        } catch (ProtocolException | IllegalArgumentException e) {
+            reason = "its agent sent a bad frame: " + e.getMessage();
+        } catch (IOException e) {
             reason = "the connection to its agent broke: " + e.getMessage();
         }
         deliver(done ? new Event.AgentDone(node) : new Event.AgentLost(node, reason));

@@ -15,10 +15,11 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
-import org.runjob.agent.AgentOptions;
-import org.runjob.agent.FileManifest;
-import org.runjob.agent.Frame;
-import org.runjob.agent.NodeFacts;
+import org.runjob.protocol.AgentOptions;
+import org.runjob.protocol.FileManifest;
+import org.runjob.protocol.Frame;
+import org.runjob.protocol.Handshake;
+import org.runjob.protocol.NodeFacts;
 import org.runjob.agent.NodeJvm;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.FileList;
@@ -27,13 +28,14 @@ import org.runjob.distribute.Shipped;
 import org.runjob.node.NodeAccess;
 
 /**
- * One node's agent over its one channel, from its start through preflight to supervision. Local
- * nodes get a child process, remote ones the {@link Bootstrap} as one program on the node (an SSH
- * exec channel, a Slurm step): one remote command and one JVM per node for checks, files,
- * rendezvous probe and workers alike.
+ * One node's agent over its one channel, from its start through preflight to supervision: the
+ * {@link Bootstrap} as one program on the node (a local child process, an SSH exec channel, a
+ * Slurm step): one command and one JVM per node for checks, files, rendezvous probe and workers
+ * alike.
  *
  * <ol>
- *   <li>{@link #hello} waits for the agent's HELLO and its {@link NodeFacts}.</li>
+ *   <li>{@link #hello} waits for the agent's HELLO and its {@link NodeFacts}, and refuses an agent
+ *       of another protocol or jar ({@link Handshake}).</li>
  *   <li>Requests ({@link #offer}, {@link #send}, {@link #fetch}, {@link #serve}, {@link #listen}, {@link #connect}, {@link #gpus}) go one at a time,
  *       each answered by one REPLY within its deadline; an agent that ends meanwhile fails the
  *       request with the reason.</li>
@@ -53,32 +55,28 @@ public final class NodeSession implements AutoCloseable {
     private final StreamAgentChannel channel;
     private final FramePump pump;
     private final BlockingQueue<Event> inbox;
+    private final String expectedJar;
     private boolean attached;
 
-    private NodeSession(String node, StreamAgentChannel channel, FramePump pump, BlockingQueue<Event> inbox) {
+    private NodeSession(String node, StreamAgentChannel channel, FramePump pump, BlockingQueue<Event> inbox, String expectedJar) {
         this.node = node;
+        this.expectedJar = expectedJar;
         this.channel = channel;
         this.pump = pump;
         this.inbox = inbox;
     }
 
-    /** Starts a local agent (a child JVM under its watchdog) with {@code env}. */
-    public static NodeSession local(String node, Map<String, String> env, NodeJvm.Jit jit, AgentOptions options) throws IOException {
-        BlockingQueue<Event> inbox = new LinkedBlockingQueue<>();
-        FramePump pump = new FramePump(node, inbox);
-        return new NodeSession(node, LocalAgentChannel.start(node, pump, env, jit, options.args()), pump, inbox);
-    }
-
     /**
-     * Starts a remote agent through the bootstrap on {@code access}'s node.
+     * Starts an agent through the bootstrap on {@code access}'s node.
      *
      * @throws Bootstrap.Failure when the node cannot run it (no java, an untrusted cache), named
      */
-    public static NodeSession remote(String node, NodeAccess access, AgentJar jar, NodeJvm.Jit jit, AgentOptions options, int timeoutMs,
+    public static NodeSession start(String node, NodeAccess access, AgentJar jar, NodeJvm.Jit jit, AgentOptions options, int timeoutMs,
                                      Map<String, String> env) throws IOException {
         BlockingQueue<Event> inbox = new LinkedBlockingQueue<>();
         FramePump pump = new FramePump(node, inbox);
-        return new NodeSession(node, RemoteAgentChannel.start(node, access, jar, jit, options.args(), pump, timeoutMs, env), pump, inbox);
+        return new NodeSession(node, NodeAgentChannel.start(node, access, jar, jit, options.args(), pump, timeoutMs, env), pump, inbox,
+                jar.sha256());
     }
 
     /** Why a remote start failed, when the node's script said so: {@code java}, {@code cache} or {@code jar}; else empty. */
@@ -93,7 +91,13 @@ public final class NodeSession implements AutoCloseable {
     /** The agent's facts, once it said HELLO. */
     public NodeFacts hello(long timeoutMs) throws IOException {
         await(Event.Hello.class, timeoutMs, "report ready");
-        return pump.facts();
+        NodeFacts facts = pump.facts();
+        Optional<String> mismatch = Handshake.mismatch(facts, expectedJar);
+        if (mismatch.isPresent()) {
+            close();
+            throw new IOException(mismatch.get());
+        }
+        return facts;
     }
 
     /** Sends one request and waits for its REPLY. */

@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.util.Map;
 import java.util.Optional;
 
-import org.runjob.agent.AgentOptions;
+import org.runjob.protocol.AgentOptions;
 import org.runjob.agent.NodeJvm;
 import org.runjob.node.Cluster;
 import org.runjob.node.NodeException;
@@ -13,13 +13,14 @@ import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 
 /**
- * Starts a node's agent for one command: a local child process, or the bootstrap on a remote node
- * reached through the job's {@link Cluster} (SSH, Slurm). The agent is told the node's workdir
- * and the entrypoint's program to check, and, for a run, the run id whose workdir lock it takes.
+ * Starts a node's agent for one command: the bootstrap on the node, reached through the job's
+ * {@link Cluster} (a child process for a local node, an SSH login, a Slurm step). The agent is
+ * told the node's workdir and the entrypoint's program to check, and, for a run, the run id whose
+ * workdir lock it takes.
  */
 public final class NodeStarter {
 
-    /** How long a remote start (bootstrap, jar transfer on first contact) may take. */
+    /** How long a start (bootstrap, jar transfer on first contact) may take. */
     static final int REMOTE_START_MS = 120_000;
 
     private final JobSpec spec;
@@ -37,12 +38,12 @@ public final class NodeStarter {
 
     /** Reaches the node (SSH login, Slurm allocation) and says how: its errors say what failed. "local" for local nodes. */
     public String reach(NodeSpec node) throws NodeException {
-        return node.local() ? "local" : cluster.node(node).reach();
+        return cluster.node(node).reach();
     }
 
     /** The node's address as other nodes use it, once reached; empty for local nodes. */
     public Optional<String> address(NodeSpec node) {
-        return node.local() ? Optional.empty() : cluster.node(node).address();
+        return cluster.node(node).address();
     }
 
     /** Starts the node's agent (after {@link #reach}) with C1 alone; its HELLO is still to come. */
@@ -54,10 +55,7 @@ public final class NodeStarter {
     public NodeSession start(NodeSpec node, NodeJvm.Jit jit) throws IOException {
         AgentOptions options = new AgentOptions(Optional.of(node.workdir().orElse(spec.workdir())), Optional.of(program()), runId,
                 runId.map(r -> spec.name()));
-        if (node.local()) {
-            return NodeSession.local(node.name(), env, jit, options);
-        }
-        return NodeSession.remote(node.name(), cluster.node(node), AgentJar.current(), jit, options, REMOTE_START_MS, env);
+        return NodeSession.start(node.name(), cluster.node(node), AgentJar.current(), jit, options, REMOTE_START_MS, env);
     }
 
     private String program() {

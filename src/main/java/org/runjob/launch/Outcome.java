@@ -1,6 +1,6 @@
 package org.runjob.launch;
 
-import org.runjob.agent.Exit;
+import org.runjob.protocol.Exit;
 
 /** How a worker ended, as the coordinator records it. */
 public sealed interface Outcome {

@@ -5,7 +5,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 
-import org.runjob.agent.Frame;
+import org.runjob.protocol.Frame;
 
 /** The sending half every agent channel shares: frames written to the agent's stdin, flushed one by one. */
 abstract class StreamAgentChannel implements AgentChannel {

@@ -11,23 +11,17 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import org.runjob.agent.Exit;
-import org.runjob.agent.Frame;
-import org.runjob.agent.StartRequest;
-import org.runjob.agent.WorkerSpec;
 import org.runjob.logs.OutputRouter;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.plan.WorkerLaunch;
+import org.runjob.protocol.Exit;
+import org.runjob.protocol.Frame;
 
 /**
  * Runs one attempt of a plan and decides, alone, every worker's state. Policy: fail fast.
@@ -84,9 +78,7 @@ final class Supervisor {
     private Worker rootCause;
     private boolean interrupted;
     private int interruptsSeen;
-    private long stopAt = -1;
-    private long killAt = -1;
-    private long forceAt = -1;
+    private final Escalation escalation;
     private long lastPing = System.nanoTime();
     private final StatusSink status;
     /** The published status is out of date: a state changed, or output came. */
@@ -127,6 +119,7 @@ final class Supervisor {
         this.interrupts = interrupts;
         this.clock = clock;
         this.graceMillis = graceMillis;
+        this.escalation = new Escalation(System::nanoTime, graceMillis);
         plan.workers().forEach(w -> workers.put(w.rank(), new Worker(w)));
     }
 
@@ -184,139 +177,29 @@ final class Supervisor {
         return new AttemptResult(attempt, begin, clock.instant(), results, cause, interrupted);
     }
 
-    /**
-     * Starts every node's agent at once (an SSH exec channel or a child JVM each: a round trip or a
-     * JVM start per node, which in turn would add up), then, only when every agent has said HELLO
-     * (its JVM runs), sends each its START. If any agent cannot start, no START goes anywhere: the agents that did start
-     * see their channel close and exit, and no worker runs on any node.
-     */
+    /** Starts every agent ({@link AgentStartup}); a node that fails the start loses its workers and stops the rest. */
     private void startAgents() {
-        ExecutorService pool = Executors.newFixedThreadPool(Math.min(STARTER_THREADS, plan.nodes().size()), r -> {
-            Thread t = new Thread(r, "agent-start");
-            t.setDaemon(true);
-            return t;
-        });
-        Map<NodePlan, Future<AgentChannel>> starting = new LinkedHashMap<>();
-        try {
-            for (NodePlan node : plan.nodes()) {
-                starting.put(node, pool.submit(() -> starter.start(node, events)));
-            }
-            Map<NodePlan, AgentChannel> started = new LinkedHashMap<>();
-            String failure = null;
-            for (Map.Entry<NodePlan, Future<AgentChannel>> e : starting.entrySet()) {
-                try {
-                    started.put(e.getKey(), e.getValue().get());
-                } catch (ExecutionException ex) {
-                    String why = ex.getCause() instanceof IOException io ? io.getMessage() : String.valueOf(ex.getCause());
-                    LOG.error("node {}: cannot start its agent: {}", e.getKey().name(), why);
-                    for (WorkerLaunch w : e.getKey().workers()) {
-                        Worker worker = workers.get(w.rank());
-                        end(worker, WorkerState.LOST, new Outcome.Lost("cannot start the node's agent: " + why));
-                        failed(worker);
+        AgentStartup.Result r = new AgentStartup(plan, starter, events, interrupts,
+                node -> AgentStartup.startPayload(node, attempt, plan.spec().failure().maxRestarts(), graceMillis), new AgentStartup.Failures() {
+                    @Override
+                    public void lost(NodePlan node, String why) {
+                        lose(node.name(), why);
                     }
-                    failure = failure == null ? "node " + e.getKey().name() + "'s agent did not start" : failure;
-                } catch (InterruptedException ex) {
-                    Thread.currentThread().interrupt();
-                    failure = failure == null ? "runjob was interrupted" : failure;
-                }
-            }
-            if (failure == null) {
-                failure = awaitHellos(started);
-            }
-            for (Map.Entry<NodePlan, AgentChannel> e : started.entrySet()) {
-                NodePlan node = e.getKey();
-                AgentChannel channel = e.getValue();
-                if (failure == null) {
-                    try {
-                        channel.send(new Frame(Frame.Type.START, -1, new StartRequest(specs(node), graceMillis, HEARTBEAT_TIMEOUT_MS).encode()));
-                        agents.put(node.name(), channel);
-                        continue;
-                    } catch (IOException ex) {
-                        LOG.error("node {}: cannot reach its agent: {}", node.name(), ex.getMessage());
-                        failure = "node " + node.name() + "'s agent did not answer";
-                        channel.forceClose();
+
+                    @Override
+                    public void notStarted(NodePlan node, String failure) {
                         for (WorkerLaunch w : node.workers()) {
-                            Worker worker = workers.get(w.rank());
-                            end(worker, WorkerState.LOST, new Outcome.Lost("cannot reach the node's agent: " + ex.getMessage()));
-                            failed(worker);
+                            end(workers.get(w.rank()), WorkerState.STOPPED,
+                                    new Outcome.NotStarted("the job stopped before its workers started: " + failure));
                         }
-                        // nodes already sent START are stopped by the fail-fast path like any failure
-                        continue;
                     }
-                }
-                channel.close();
-                for (WorkerLaunch w : node.workers()) {
-                    end(workers.get(w.rank()), WorkerState.STOPPED,
-                            new Outcome.NotStarted("the job stopped before its workers started: " + failure));
-                }
-            }
-        } finally {
-            pool.shutdownNow();
+                }).run(interruptsSeen);
+        agents.putAll(r.agents());
+        early.addAll(r.early());
+        if (r.interrupted()) {
+            interruptsSeen = interrupts.count();
+            interrupted = true;
         }
-    }
-
-    /**
-     * Waits until every started agent has said HELLO (its JVM runs and reads frames). An agent that
-     * exits first, or stays silent for {@value #HELLO_TIMEOUT_MS} ms, fails the start: its workers
-     * are lost with the reason, and the failure is returned (null when all said HELLO).
-     */
-    private String awaitHellos(Map<NodePlan, AgentChannel> started) {
-        Map<String, NodePlan> waiting = new LinkedHashMap<>();
-        started.keySet().forEach(n -> waiting.put(n.name(), n));
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HELLO_TIMEOUT_MS);
-        while (!waiting.isEmpty()) {
-            Event e;
-            try {
-                e = events.poll(100, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-                return "runjob was interrupted";
-            }
-            if (interrupts.count() > interruptsSeen) {
-                interruptsSeen = interrupts.count();
-                interrupted = true;
-                return "runjob was interrupted";
-            }
-            String why = null;
-            String node = null;
-            if (e instanceof Event.Hello h) {
-                waiting.remove(h.node());
-            } else if (e != null && !waiting.containsKey(e.node())) {
-                early.add(e); // an agent that already said HELLO: handled by the main loop, in order
-            } else if (e instanceof Event.AgentLost l && waiting.containsKey(l.node())) {
-                node = l.node();
-                why = "its agent ended before it was ready (" + l.reason() + "; its stderr is in runjob.log)";
-            } else if (e instanceof Event.AgentDone d && waiting.containsKey(d.node())) {
-                node = d.node();
-                why = "its agent ended before it was ready";
-            } else if (System.nanoTime() > deadline) {
-                node = waiting.keySet().iterator().next();
-                why = "its agent did not report ready within " + HELLO_TIMEOUT_MS / 1000 + " s";
-            }
-            if (node != null) {
-                LOG.error("node {}: {}", node, why);
-                started.remove(waiting.get(node)).forceClose();
-                for (WorkerLaunch w : waiting.get(node).workers()) {
-                    Worker worker = workers.get(w.rank());
-                    end(worker, WorkerState.LOST, new Outcome.Lost(why));
-                    failed(worker);
-                }
-                return "node " + node + "'s agent did not start";
-            }
-        }
-        return null;
-    }
-
-    private List<WorkerSpec> specs(NodePlan node) {
-        List<WorkerSpec> specs = new ArrayList<>();
-        for (WorkerLaunch w : node.workers()) {
-            Map<String, String> env = new LinkedHashMap<>(w.env());
-            env.put("RUNJOB_ATTEMPT", Integer.toString(attempt));
-            env.put("TORCHELASTIC_RESTART_COUNT", Integer.toString(attempt));
-            env.put("TORCHELASTIC_MAX_RESTARTS", Integer.toString(plan.spec().failure().maxRestarts()));
-            specs.add(new WorkerSpec(w.rank(), w.argv(), env, node.workdir()));
-        }
-        return specs;
     }
 
     private void handle(Event event) {
@@ -324,7 +207,9 @@ final class Supervisor {
             Worker w = workers.get(s.rank());
             w.pid = OptionalLong.of(s.pid());
             w.start = clock.instant();
-            w.state = WorkerState.RUNNING;
+            if (w.state.canBecome(WorkerState.RUNNING)) {
+                w.state = WorkerState.RUNNING; // a late STARTED never revives a worker that already ended
+            }
             changed = true;
             LOG.debug("rank {} on {} started, pid {}", s.rank(), s.node(), s.pid());
             try {
@@ -389,6 +274,14 @@ final class Supervisor {
         }
     }
 
+    /** A backstop gives up on a node's agent: closed by force, its workers lost for {@code why}. */
+    private void failNode(AgentChannel channel, String why) {
+        LOG.warn("node {}: {}; closing it by force", channel.node(), why);
+        channel.forceClose();
+        agents.remove(channel.node());
+        lose(channel.node(), why);
+    }
+
     private void lose(String node, String reason) {
         for (Worker w : workers.values()) {
             if (w.launch.node().equals(node) && !w.state.ended()) {
@@ -404,7 +297,7 @@ final class Supervisor {
         for (Worker w : workers.values()) {
             ranks.add(new StatusSink.Rank(w.launch.rank(), w.launch.node(), w.state, Optional.ofNullable(w.lastOutput)));
         }
-        status.update(attempt, stopAt >= 0, ranks);
+        status.update(attempt, escalation.stopping(), ranks);
         changed = false;
         outputSince = false;
         lastPublish = System.nanoTime();
@@ -428,13 +321,10 @@ final class Supervisor {
     }
 
     private void stop() {
-        if (stopAt >= 0) {
-            return;
+        if (escalation.stop()) {
+            changed = true;
+            sendAll(Frame.of(Frame.Type.STOP));
         }
-        stopAt = System.nanoTime();
-        changed = true;
-        killAt = stopAt + TimeUnit.MILLISECONDS.toNanos(graceMillis + STOP_SLACK_MS);
-        sendAll(Frame.of(Frame.Type.STOP));
     }
 
     private void checkInterrupts() {
@@ -446,7 +336,7 @@ final class Supervisor {
         if (rootCause == null) {
             interrupted = true;
         }
-        if (stopAt < 0) {
+        if (!escalation.stopping()) {
             LOG.warn("interrupted: stopping every worker (again to kill at once)");
             stop();
         } else if (count >= 2) {
@@ -456,32 +346,34 @@ final class Supervisor {
     }
 
     private void killNow() {
-        if (forceAt < 0) {
-            forceAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(KILL_SLACK_MS);
+        if (escalation.kill()) {
             sendAll(Frame.of(Frame.Type.KILL));
         }
     }
 
     private void backstops() {
-        long now = System.nanoTime();
-        if (killAt >= 0 && now > killAt) {
+        Escalation.Step due = escalation.due();
+        if (due == Escalation.Step.KILL) {
             killNow();
         }
-        if (forceAt >= 0 && now > forceAt) {
-            for (AgentChannel channel : List.copyOf(agents.values())) {
-                LOG.warn("node {}: agent did not finish; closing it by force", channel.node());
-                channel.forceClose();
-                agents.remove(channel.node());
-                lose(channel.node(), "its agent did not answer after KILL");
-            }
+        if (due == Escalation.Step.FORCE) {
+            List.copyOf(agents.values()).forEach(channel -> failNode(channel, "its agent did not answer after KILL"));
         }
     }
 
-    /** Heartbeats: an agent that hears nothing for {@value #HEARTBEAT_TIMEOUT_MS} ms stops its workers. */
+    /**
+     * Heartbeats, both ways: an agent that hears nothing for {@value #HEARTBEAT_TIMEOUT_MS} ms stops
+     * its workers; an agent that answers no PING (sends nothing at all) for as long is lost here,
+     * so a stopped or hung agent, or a link that died without closing, fails the run as a lost
+     * node does instead of stalling it.
+     */
     private void ping() {
         if (System.nanoTime() - lastPing > TimeUnit.MILLISECONDS.toNanos(PING_EVERY_MS)) {
             lastPing = System.nanoTime();
             sendAll(Frame.of(Frame.Type.PING));
+            List.copyOf(agents.values()).stream().filter(c -> c.silentFor(TimeUnit.MILLISECONDS.toNanos(HEARTBEAT_TIMEOUT_MS)))
+                    .forEach(c -> failNode(c, "its agent answered no heartbeat for " + HEARTBEAT_TIMEOUT_MS / 1000
+                            + " s (stopped, hung, or its link is gone)"));
         }
     }
 

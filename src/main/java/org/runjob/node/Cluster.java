@@ -1,16 +1,24 @@
 package org.runjob.node;
 
+import java.util.Optional;
+
 import org.runjob.spec.NodeSpec;
 
 /**
- * The remote nodes of one job, reached the way its backend does it (SSH sessions, one Slurm
- * allocation). Local nodes are not a cluster's: runjob starts them as child processes.
- * Closing the cluster ends what it holds (sessions, the allocation) and every program started.
+ * The nodes of one job, reached the way its {@link Backend} does it: SSH sessions, one Slurm
+ * allocation, child processes of runjob for local nodes ({@link LocalCluster}), or a
+ * {@link MixedCluster} of those. Closing the cluster ends what it holds (sessions, the allocation)
+ * and every program started.
  */
 public interface Cluster extends AutoCloseable {
 
-    /** @throws IllegalArgumentException for a node this backend does not reach (a local node) */
+    /** @throws IllegalArgumentException for a node this cluster does not reach */
     NodeAccess node(NodeSpec node);
+
+    /** What the backend holds for this run beyond its agents, once it holds it (a Slurm job id). */
+    default Optional<RunHandle> handle() {
+        return Optional.empty();
+    }
 
     @Override
     void close();

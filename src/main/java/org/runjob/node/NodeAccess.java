@@ -27,4 +27,12 @@ public interface NodeAccess {
 
     /** The node's address as other nodes would use it (SSH's resolved HostName, Slurm's NodeAddr), once reached. */
     Optional<String> address();
+
+    /**
+     * True when the node's processes are this machine's (a local node): their pids can then be
+     * signalled from here as a last resort, should the node's agent die.
+     */
+    default boolean onThisMachine() {
+        return false;
+    }
 }

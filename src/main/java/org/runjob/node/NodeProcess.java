@@ -5,7 +5,8 @@ import java.io.OutputStream;
 
 /**
  * A program started on a node with piped stdin and stdout: an SSH exec channel, a local child
- * process, a Slurm step. Closing its stdin is how it is asked to end; {@link #close} ends it now.
+ * process, a Slurm step. Closing its stdin is how it is asked to end; {@link #close} lets go of
+ * it (the channel, the pipes, the step); {@link #kill} ends it by force where it can.
  */
 public interface NodeProcess extends AutoCloseable {
 
@@ -13,12 +14,22 @@ public interface NodeProcess extends AutoCloseable {
 
     OutputStream stdin();
 
-    /** Ends the program (the channel, the process, the step) without waiting for it. */
+    /** Lets go of the program (the channel, the pipes, the step) without waiting for it. */
     @Override
     void close();
 
-    /** A program whose stdout and stdin are these streams, ended by {@code end}. */
+    /** Ends the program now, and what it started where that can be reached from here; by default as {@link #close}. */
+    default void kill() {
+        close();
+    }
+
+    /** A program whose stdout and stdin are these streams, let go of by {@code end}. */
     static NodeProcess of(InputStream stdout, OutputStream stdin, Runnable end) {
+        return of(stdout, stdin, end, end);
+    }
+
+    /** The same, killed by {@code kill}. */
+    static NodeProcess of(InputStream stdout, OutputStream stdin, Runnable end, Runnable kill) {
         return new NodeProcess() {
             @Override
             public InputStream stdout() {
@@ -33,6 +44,11 @@ public interface NodeProcess extends AutoCloseable {
             @Override
             public void close() {
                 end.run();
+            }
+
+            @Override
+            public void kill() {
+                kill.run();
             }
         };
     }

@@ -27,8 +27,8 @@ public record NodePlan(
         return "<" + count + " free GPU" + (count == 1 ? "" : "s") + " picked at launch>";
     }
 
-    /** The value shown for a Slurm node's GPUs before its step has them (a dry run): Slurm chooses which. */
-    public static final String GIVEN_BY_SLURM = "<the GPUs Slurm gives the node's step>";
+    /** The value shown for a node's GPUs before the scheduler gave them (a dry run): it chooses which. */
+    public static final String GIVEN_BY_SCHEDULER = "<the GPUs the scheduler gives the node>";
 
     public NodePlan {
         Objects.requireNonNull(name, "name");

@@ -93,7 +93,7 @@ public final class Planner {
         for (int nodeRank = 0; nodeRank < spec.nodes().size(); nodeRank++) {
             NodeSpec node = spec.nodes().get(nodeRank);
             int local = counts.get(nodeRank);
-            String visible = devices.get(nodeRank) == null ? atLaunch(node)
+            String visible = devices.get(nodeRank) == null ? atLaunch(node, inventory)
                     : devices.get(nodeRank).stream().map(String::valueOf).collect(Collectors.joining(","));
             List<WorkerLaunch> workers = new ArrayList<>();
             for (int localRank = 0; localRank < local; localRank++, rank++) {
@@ -141,17 +141,17 @@ public final class Planner {
     }
 
     /** What a dry run shows for GPUs known only at launch. */
-    private static String atLaunch(NodeSpec node) {
-        if (node.address() instanceof NodeAddress.Slurm) {
-            return NodePlan.GIVEN_BY_SLURM;
+    private static String atLaunch(NodeSpec node, Inventory inventory) {
+        if (inventory.gpusGivenByScheduler()) {
+            return NodePlan.GIVEN_BY_SCHEDULER;
         }
         return node.gpus() instanceof NodeSpec.GpuRequest.Count c ? NodePlan.picked(c.count()) : NodePlan.ALL_FOUND_AT_LAUNCH;
     }
 
     /** The node's GPU indices; null for {@code all} or a count on a node that has not been probed. */
     private static List<Integer> gpusOf(NodeSpec node, Inventory inventory) {
-        if (node.address() instanceof NodeAddress.Slurm) {
-            // Slurm chooses a node's GPUs: a list is a count; the indices are those its step was given
+        if (inventory.gpusGivenByScheduler()) {
+            // the scheduler chooses a node's GPUs: a list is a count; the indices are those its step was given
             Optional<List<Integer>> given = inventory.gpus(node.name());
             boolean none = node.gpus() instanceof NodeSpec.GpuRequest.Listed l && l.indices().isEmpty();
             return none ? List.of() : given.orElse(null);

@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
-import org.runjob.agent.NodeFacts;
+import org.runjob.protocol.NodeFacts;
 import org.runjob.agent.gpu.Gpu;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.spec.NodeSpec;

@@ -5,21 +5,21 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 
-import org.runjob.agent.NodeFacts;
+import org.runjob.protocol.NodeFacts;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.launch.NodeSession;
 import org.runjob.spec.JobSpec;
-import org.runjob.spec.NodeAddress;
+import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.NodeSpec;
 
 /**
- * Preflight's GPU stage, per node: what GPUs it has (probed by its agent, local nodes once per
- * machine; on Slurm, those its step was given), which of them a {@code gpus: {count: N}} node
+ * Preflight's GPU stage, per node: what GPUs it has (probed by its agent; where the scheduler
+ * assigns them, those its step was given), which of them a {@code gpus: {count: N}} node
  * picks and leases ({@link GpuPick}), the leases of listed and {@code all} GPUs, and the GPU
  * cells ({@link GpuCheck}).
  */
@@ -29,11 +29,11 @@ final class GpuSurvey {
     static final long REPROBE_MS = 2000;
 
     private final JobSpec spec;
-    private final Map<String, String> env;
+    private final GpuAuthority authority;
     private final Optional<String> runId;
     private final Optional<Duration> waitForGpus;
-    /** This machine's GPUs, probed once however many local nodes ask. */
-    private final Supplier<GpuInventory> localGpus;
+    /** Per machine ({@link NodeFacts#MACHINE}): its GPUs, probed by the first of its nodes to ask. */
+    private final Map<String, CompletableFuture<GpuInventory>> byMachine = new ConcurrentHashMap<>();
     /** Per node: GPUs it lists that another run holds, as "GPU 1 is held by ...". */
     private final Map<String, String> leaseNotes = new ConcurrentHashMap<>();
 
@@ -41,21 +41,20 @@ final class GpuSurvey {
      * @param runId       the run's id: its agents lease the GPUs it uses; empty for commands that start nothing
      * @param waitForGpus how long a node may wait for its {@code gpus: {count: N}} to be free; empty: not at all
      */
-    GpuSurvey(JobSpec spec, Map<String, String> env, Optional<String> runId, Optional<Duration> waitForGpus) {
+    GpuSurvey(JobSpec spec, GpuAuthority authority, Optional<String> runId, Optional<Duration> waitForGpus) {
         this.spec = spec;
-        this.env = Map.copyOf(env);
+        this.authority = authority;
         this.runId = runId;
         this.waitForGpus = waitForGpus;
-        this.localGpus = GpuInventories.localOnce(this.env);
     }
 
     /**
-     * The node's GPUs: probed by its agent (local nodes once per machine), or, on a Slurm node,
-     * those Slurm gave its step; empty for a node that uses none (its cell says "not used").
+     * The node's GPUs: probed by its agent, or, where the scheduler assigns them, those it gave the
+     * node's step; empty for a node that uses none (its cell says "not used").
      */
     Optional<GpuInventory> survey(NodeSpec node, NodeSession session, NodeFacts facts, Map<Check, Cell> row,
                                           Consumer<String> progress) {
-        if (node.address() instanceof NodeAddress.Slurm && (GpuCheck.wantsGpus(node) || node.workers().isEmpty())) {
+        if (authority == GpuAuthority.SCHEDULER_ASSIGNED && (GpuCheck.wantsGpus(node) || node.workers().isEmpty())) {
             GpuInventory given = GpuCheck.givenBySlurm(facts);
             row.put(Check.GPUS, given.gpus().isEmpty() ? Cell.fail("Slurm gave the step no GPUs")
                     : Cell.ok("given by Slurm: " + GpuCheck.describeSlurm(facts)));
@@ -65,7 +64,7 @@ final class GpuSurvey {
             row.put(Check.GPUS, Cell.ok("not used"));
             return Optional.empty();
         }
-        GpuInventory inventory = node.local() ? localGpus.get() : session.gpus();
+        GpuInventory inventory = probed(session, facts);
         if (node.gpus() instanceof NodeSpec.GpuRequest.Count count) {
             return pick(node, count, session, inventory, row, progress);
         }
@@ -73,6 +72,28 @@ final class GpuSurvey {
             hold(node, session, inventory);
         }
         return Optional.of(inventory);
+    }
+
+    /**
+     * The node's GPUs as its agent probes them; nodes on one machine (local nodes, say) share one
+     * probe: each GPU's context is taken once, not once per node.
+     */
+    private GpuInventory probed(NodeSession session, NodeFacts facts) {
+        Optional<String> machine = facts.get(NodeFacts.MACHINE);
+        if (machine.isEmpty()) {
+            return session.gpus();
+        }
+        CompletableFuture<GpuInventory> mine = new CompletableFuture<>();
+        CompletableFuture<GpuInventory> first = byMachine.putIfAbsent(machine.get(), mine);
+        if (first != null) {
+            return first.join();
+        }
+        try {
+            mine.complete(session.gpus());
+        } catch (RuntimeException e) {
+            mine.completeExceptionally(e);
+        }
+        return mine.join();
     }
 
     /**
@@ -131,7 +152,7 @@ final class GpuSurvey {
                 row.put(Check.GPUS, Cell.fail(shortage));
                 return Optional.empty();
             }
-            inventory = node.local() ? GpuInventories.local(env) : session.gpus();
+            inventory = session.gpus();
         }
     }
 
@@ -154,7 +175,7 @@ final class GpuSurvey {
 
     /**
      * GPU cells of listed and {@code all} nodes, once every node's inventory is in (the first GPU
-     * node's model is the reference); Slurm's and picked nodes have theirs from {@link #survey}.
+     * node's model is the reference); scheduler-given and picked nodes have theirs from {@link #survey}.
      */
     void judge(Map<String, Map<Check, Cell>> cells, Map<String, GpuInventory> inventories) {
         Optional<String> reference = Optional.empty();
@@ -164,7 +185,7 @@ final class GpuSurvey {
             if (inv == null) {
                 continue;
             }
-            if (node.gpus() instanceof NodeSpec.GpuRequest.Count || node.address() instanceof NodeAddress.Slurm) {
+            if (node.gpus() instanceof NodeSpec.GpuRequest.Count || authority == GpuAuthority.SCHEDULER_ASSIGNED) {
                 continue;
             }
             Cell cell = GpuCheck.judge(node, inv, reference, referenceNode);

@@ -13,13 +13,14 @@ import java.util.OptionalInt;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
-import org.runjob.agent.NodeFacts;
+import org.runjob.protocol.NodeFacts;
 import org.runjob.agent.NodeJvm;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.Shipped;
 import org.runjob.launch.NodeSession;
 import org.runjob.launch.NodeStarter;
+import org.runjob.node.Backend;
 import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
 import org.runjob.spec.EntrypointSpec;
@@ -65,22 +66,25 @@ public final class Preflight {
     }
 
     private final JobSpec spec;
+    private final String backend;
     private final NodeStarter starter;
     private final GpuSurvey gpuSurvey;
 
     /** For {@code check} and {@code gpus}: nothing is leased. */
-    public Preflight(JobSpec spec, NodeStarter starter, Map<String, String> env) {
-        this(spec, starter, env, Optional.empty(), Optional.empty());
+    public Preflight(JobSpec spec, Backend backend, NodeStarter starter) {
+        this(spec, backend, starter, Optional.empty(), Optional.empty());
     }
 
     /**
      * @param runId       the run's id: its agents lease the GPUs it uses; empty for commands that start nothing
      * @param waitForGpus how long a node may wait for its {@code gpus: {count: N}} to be free (re-probing); empty: not at all
      */
-    public Preflight(JobSpec spec, NodeStarter starter, Map<String, String> env, Optional<String> runId, Optional<Duration> waitForGpus) {
+    public Preflight(JobSpec spec, Backend backend, NodeStarter starter, Optional<String> runId,
+                     Optional<Duration> waitForGpus) {
         this.spec = spec;
+        this.backend = backend.name();
         this.starter = starter;
-        this.gpuSurvey = new GpuSurvey(spec, env, runId, waitForGpus);
+        this.gpuSurvey = new GpuSurvey(spec, backend.gpus(), runId, waitForGpus);
     }
 
     /** @param files what to ship (none for {@code check}); {@code progress} gets a line now and then for large files */
@@ -145,7 +149,7 @@ public final class Preflight {
         for (NodeSpec node : spec.nodes()) {
             reports.add(new NodeReport(node.name(), cells.get(node.name()), Optional.ofNullable(ifaces.get(node.name()))));
         }
-        return new PreflightReport(reports, port, inventories, masterAddr(), spec.slurm().isPresent() ? "slurm" : "ssh");
+        return new PreflightReport(reports, port, inventories, masterAddr(), backend);
     }
 
     private static boolean failed(Map<Check, Cell> row) {

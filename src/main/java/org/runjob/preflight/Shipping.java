@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
-import org.runjob.agent.NodeFacts;
+import org.runjob.protocol.NodeFacts;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.RelayPlan;
 import org.runjob.distribute.Shipped;

@@ -1,5 +1,6 @@
 package org.runjob.report;
 
+import org.runjob.node.Backend;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.plan.WorkerLaunch;
@@ -12,7 +13,7 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The plan as JSON: {@code {"job", "run_id", "world_size", "master_addr", "master_port", "nodes": [...],
- * "workers": [...]}}. Ranks are numbers, env values strings; {@code master_port} is a number, or
+ * "workers": [...], "backend": {...}}}. Ranks are numbers, env values strings; {@code master_port} is a number, or
  * {@code "auto"} before launch; a node's {@code port} is null when the ssh config decides.
  */
 public final class PlanJson {
@@ -20,7 +21,8 @@ public final class PlanJson {
     private PlanJson() {
     }
 
-    public static ObjectNode of(LaunchPlan plan) {
+    /** @param backend its name, commands and notes go under {@code "backend"} */
+    public static ObjectNode of(LaunchPlan plan, Backend backend) {
         JsonNodeFactory f = JsonNodeFactory.instance;
         ObjectNode root = f.objectNode();
         root.put("job", plan.job());
@@ -73,6 +75,12 @@ public final class PlanJson {
             ObjectNode env = worker.putObject("env");
             w.env().forEach(env::put);
         }
+        Backend.DryRun dryRun = backend.dryRun(plan.spec());
+        ObjectNode b = root.putObject("backend").put("name", backend.name());
+        ArrayNode commands = b.putArray("commands");
+        dryRun.commands().forEach(commands::add);
+        ArrayNode notes = b.putArray("notes");
+        backend.notes(plan.spec()).forEach(notes::add);
         return root;
     }
 }

@@ -10,7 +10,7 @@ import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.plan.ShellWords;
 import org.runjob.plan.WorkerLaunch;
-import org.runjob.slurm.SlurmCommands;
+import org.runjob.node.Backend;
 import org.runjob.spec.NodeAddress;
 import org.runjob.spec.JobSpec;
 
@@ -24,7 +24,8 @@ public final class PlanText {
     private PlanText() {
     }
 
-    public static void print(LaunchPlan plan, Path workingDir, PrintStream out) {
+    /** @param backend the backend's own commands and notes, shown after the nodes */
+    public static void print(LaunchPlan plan, Backend backend, Path workingDir, PrintStream out) {
         out.printf("job %s  run %s  %d node%s  world size %d%n", plan.job(), plan.runId(), plan.nodes().size(),
                 plan.nodes().size() == 1 ? "" : "s", plan.worldSize());
         out.printf("rendezvous %s:%s on node %s%n", plan.masterAddr(),
@@ -52,27 +53,22 @@ public final class PlanText {
                         own.isEmpty() ? "" : assignments(own) + " ", ShellWords.join(w.argv()));
             }
         }
-        plan.spec().slurm().ifPresent(slurm -> slurm(plan, out));
+        backendCommands(backend, plan.spec(), out);
         out.println();
         out.println("dry run: no machine was contacted and nothing was started.");
         out.flush();
     }
 
-    /** A Slurm job's commands: the allocation, then one step per node running runjob's agent. */
-    private static void slurm(LaunchPlan plan, PrintStream out) {
-        SlurmCommands commands = new SlurmCommands(plan.spec(), SlurmCommands.shapesOf(plan.spec(), java.util.Map.of()));
+    /** The backend's commands (a Slurm allocation and its steps) and its notes; nothing for one that has none. */
+    private static void backendCommands(Backend backend, JobSpec spec, PrintStream out) {
+        Backend.DryRun dryRun = backend.dryRun(spec);
+        if (dryRun.isEmpty()) {
+            return;
+        }
         out.println();
-        out.println("slurm: one allocation, then one step per node that runs runjob's agent (it starts the node's workers)");
-        java.util.Optional<List<String>> hostfile = commands.hostfile();
-        hostfile.ifPresent(lines -> out.println("  SLURM_HOSTFILE: a file of " + lines.size() + " lines: " + String.join(" ", lines)));
-        out.println("  " + (hostfile.isPresent() ? "SLURM_HOSTFILE=FILE " : "") + ShellWords.join(commands.salloc("runjob-" + plan.job())));
-        for (NodePlan node : plan.nodes()) {
-            out.println("  " + ShellWords.join(commands.step(SlurmCommands.JOB_ID_AT_LAUNCH, node.name(), List.of("sh", "-c", "BOOTSTRAP")))
-                    .replace("sh -c BOOTSTRAP", "<runjob's agent bootstrap>"));
-        }
-        for (String note : SlurmCommands.notes(plan.spec())) {
-            out.println("  note: " + note);
-        }
+        out.println(backend.name() + ": " + dryRun.summary());
+        dryRun.commands().forEach(c -> out.println("  " + c));
+        backend.notes(spec).forEach(n -> out.println("  note: " + n));
     }
 
     private static String address(NodePlan node) {

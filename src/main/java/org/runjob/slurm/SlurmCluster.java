@@ -19,6 +19,7 @@ import org.runjob.node.Cluster;
 import org.runjob.node.NodeAccess;
 import org.runjob.node.NodeException;
 import org.runjob.node.NodeProcess;
+import org.runjob.node.RunHandle;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
@@ -68,9 +69,10 @@ public final class SlurmCluster implements Cluster {
         return new SlurmNode(slurm.node());
     }
 
-    /** The allocation's job id, once made. */
-    public synchronized Optional<String> jobId() {
-        return Optional.ofNullable(allocation).map(Allocation::jobId);
+    /** The allocation's job id, once made: {@code "slurm": {"job_id": ID}} in the summary. */
+    @Override
+    public synchronized Optional<RunHandle> handle() {
+        return Optional.ofNullable(allocation).map(a -> new RunHandle("slurm", Map.of("job_id", a.jobId())));
     }
 
     /** The node's NodeAddr, once sinfo answered. */

@@ -61,6 +61,11 @@ public record JobSpec(
         }
     }
 
+    /** The job file's {@code backend:}: "slurm" when it has Slurm settings, else "ssh". */
+    public String backend() {
+        return slurm.isPresent() ? "slurm" : "ssh";
+    }
+
     /** The node that hosts the rendezvous (rank 0's side of MASTER_ADDR). */
     public NodeSpec masterNode() {
         return nodes.stream().filter(n -> n.name().equals(rendezvous.master())).findFirst().orElseThrow();

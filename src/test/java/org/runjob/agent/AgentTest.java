@@ -17,6 +17,10 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.protocol.Exit;
+import org.runjob.protocol.Frame;
+import org.runjob.protocol.StartRequest;
+import org.runjob.protocol.WorkerStart;
 
 /** The agent in this JVM, driven over pipes by hand, with real worker processes. */
 class AgentTest {
@@ -40,7 +44,7 @@ class AgentTest {
             this.exit = CompletableFuture.supplyAsync(agent::run);
         }
 
-        void start(WorkerSpec w, long heartbeatMs) throws Exception {
+        void start(WorkerStart w, long heartbeatMs) throws Exception {
             new Frame(Frame.Type.START, -1, new StartRequest(List.of(w), 1000, heartbeatMs).encode()).writeTo(out);
             out.flush();
         }
@@ -55,7 +59,7 @@ class AgentTest {
         // 32 MiB of output, far more than the pipe (64 KiB) and the spool's memory (1 MiB) hold
         String script = "import sys\nb = b'y' * 65535 + b'\\n'\nfor _ in range(512): sys.stdout.buffer.write(b)\n"
                 + "sys.stdout.flush()\nopen('" + done + "', 'w').close()\n";
-        h.start(new WorkerSpec(0, List.of("python3", "-c", script), Map.of("RANK", "0"), tmp.toString()), 0);
+        h.start(new WorkerStart(0, List.of("python3", "-c", script), Map.of("RANK", "0"), tmp.toString()), 0);
 
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (!Files.exists(done) && System.nanoTime() < deadline) {
@@ -87,7 +91,7 @@ class AgentTest {
     @Test
     void aProgramThatIsNotThereIsReportedAsNotStarted() throws Exception {
         Harness h = new Harness(tmp, 1 << 20, 1 << 20);
-        h.start(new WorkerSpec(0, List.of("no-such-program-here"), Map.of(), tmp.toString()), 0);
+        h.start(new WorkerStart(0, List.of("no-such-program-here"), Map.of(), tmp.toString()), 0);
         DataInputStream in = h.in;
         Exit exited = null;
         for (Frame f = Frame.readFrom(in); f != null && f.type() != Frame.Type.DONE; f = Frame.readFrom(in)) {
@@ -102,7 +106,7 @@ class AgentTest {
     @Test
     void anAgentThatHearsNothingForItsHeartbeatTimeoutStopsItsWorkers() throws Exception {
         Harness h = new Harness(tmp, 1 << 20, 1 << 20);
-        h.start(new WorkerSpec(0, List.of("sleep", "1000"), Map.of(), tmp.toString()), 500);
+        h.start(new WorkerStart(0, List.of("sleep", "1000"), Map.of(), tmp.toString()), 500);
         // the coordinator goes silent (a dead link: the stream stays open but nothing arrives)
         DataInputStream in = h.in;
         long pid = -1;
@@ -119,7 +123,7 @@ class AgentTest {
     @Test
     void closingTheAgentsStdinStopsItsWorkers() throws Exception {
         Harness h = new Harness(tmp, 1 << 20, 1 << 20);
-        h.start(new WorkerSpec(0, List.of("sleep", "1000"), Map.of(), tmp.toString()), 0);
+        h.start(new WorkerStart(0, List.of("sleep", "1000"), Map.of(), tmp.toString()), 0);
         DataInputStream in = h.in;
         long pid = -1;
         while (pid < 0) {

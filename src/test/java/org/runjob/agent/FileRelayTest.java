@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -14,6 +15,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.distribute.Sha256;
+import org.runjob.testbed.Poll;
+import org.runjob.protocol.FileManifest;
 
 /** One workdir serves the run's files to another over a real socket; what the receiver keeps, and what it refuses. */
 class FileRelayTest {
@@ -79,6 +82,34 @@ class FileRelayTest {
         try (var s = Files.walk(dir)) {
             return s.filter(Files::isRegularFile).map(p -> dir.relativize(p).toString()).sorted().toList();
         }
+    }
+
+    @Test
+    void manyIdleConnectionsCostAtMostMaxPeersThreadsAndLeaveTheRelayServing() throws Exception {
+        List<java.net.Socket> idle = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 2 * FileRelay.MAX_PEERS; i++) {
+                java.net.Socket s = new java.net.Socket();
+                try {
+                    s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 200);
+                } catch (java.io.IOException e) {
+                    // the backlog is full: that connection waits or is dropped, as it should
+                }
+                idle.add(s);
+            }
+            Poll.until(() -> peerThreads() == FileRelay.MAX_PEERS, Duration.ofSeconds(10), "every peer slot taken by an idle connection");
+            assertThat(peerThreads()).isEqualTo(FileRelay.MAX_PEERS);
+        } finally {
+            for (java.net.Socket s : idle) {
+                s.close();
+            }
+        }
+        // the idle ones end as their sockets close: a peer with the key is served
+        assertThat(fetch(KEY)).isEqualTo("ok " + ((3 << 20) + 12));
+    }
+
+    private static long peerThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals("relay-peer") && t.isAlive()).count();
     }
 
     @Test

@@ -8,14 +8,17 @@ import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.runjob.protocol.Frame;
+import org.runjob.protocol.StartRequest;
+import org.runjob.protocol.WorkerStart;
 
 class StartRequestTest {
 
     @Test
     void roundTripsEveryFieldByteForByte() {
-        WorkerSpec a = new WorkerSpec(0, List.of("python3", "-c", "print('训练')", "", "a\nb\u0000c"),
+        WorkerStart a = new WorkerStart(0, List.of("python3", "-c", "print('训练')", "", "a\nb\u0000c"),
                 Map.of("RANK", "0", "EMPTY", "", "QUOTE", "it's \"x\" $(y)"), "/tmp/w d");
-        WorkerSpec b = new WorkerSpec(7, List.of("x"), Map.of(), "~/runs");
+        WorkerStart b = new WorkerStart(7, List.of("x"), Map.of(), "~/runs");
         StartRequest r = new StartRequest(List.of(a, b), 10_000, 15_000);
         assertThat(StartRequest.decode(r.encode())).isEqualTo(r);
     }
@@ -23,9 +26,9 @@ class StartRequestTest {
     @Test
     void aLargeSharedValueTravelsOnceForTwoHundredWorkers() {
         String big = "v".repeat(1 << 20);
-        List<WorkerSpec> workers = new java.util.ArrayList<>();
+        List<WorkerStart> workers = new java.util.ArrayList<>();
         for (int r = 0; r < 200; r++) {
-            workers.add(new WorkerSpec(r, List.of("python3", "t.py"), Map.of("BIG", big, "RANK", Integer.toString(r)), "/w"));
+            workers.add(new WorkerStart(r, List.of("python3", "t.py"), Map.of("BIG", big, "RANK", Integer.toString(r)), "/w"));
         }
         StartRequest request = new StartRequest(workers, 1, 2);
         byte[] bytes = request.encode();
@@ -35,7 +38,7 @@ class StartRequestTest {
 
     @Test
     void refusesAnotherFormatAndATruncatedPayload() {
-        byte[] bytes = new StartRequest(List.of(new WorkerSpec(1, List.of("x"), Map.of("A", "B"), "/w")), 1, 2).encode();
+        byte[] bytes = new StartRequest(List.of(new WorkerStart(1, List.of("x"), Map.of("A", "B"), "/w")), 1, 2).encode();
         byte[] other = bytes.clone();
         other[0] = 9;
         assertThatThrownBy(() -> StartRequest.decode(other)).isInstanceOf(IllegalArgumentException.class)

@@ -7,6 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -15,14 +17,38 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Pins the one-way package order: a package may use only packages before it in {@link #ORDER}
- * (imports and fully qualified names alike). The node seam sits below every backend: launch and
- * preflight know {@code node}, never {@code transport} (SSH) or {@code slurm}; only the CLI picks a backend.
+ * Pins the package layers: a package may use only packages in layers below its own (imports and
+ * fully qualified names alike), never a sibling in its own layer. The backends ({@link #BACKENDS})
+ * are siblings that only the registry ({@code backends}) may use, and only the CLI uses the
+ * registry: launch, preflight and report know the seam ({@code node}), never a backend.
  */
 class PackageOrderTest {
 
-    static final List<String> ORDER = List.of("agent", "spec", "logs", "plan", "distribute", "node", "transport", "slurm", "launch",
-            "preflight", "report", "cli");
+    static final List<Set<String>> LAYERS = List.of(
+            Set.of("protocol", "spec"),
+            Set.of("agent"),
+            Set.of("logs", "plan", "distribute", "node"),
+            Set.of("transport", "slurm"),
+            Set.of("backends"),
+            Set.of("launch"),
+            Set.of("preflight"),
+            Set.of("report"),
+            Set.of("cli"));
+
+    /** The backend packages: each is used by the registry alone. */
+    static final Set<String> BACKENDS = Set.of("transport", "slurm");
+    /** Who may use a package besides itself, where that is narrower than the layers. */
+    static final Map<String, Set<String>> ONLY_USED_BY = Map.of("transport", Set.of("backends"), "slurm", Set.of("backends"),
+            "backends", Set.of("cli"));
+
+    private static int layer(String pkg) {
+        for (int i = 0; i < LAYERS.size(); i++) {
+            if (LAYERS.get(i).contains(pkg)) {
+                return i;
+            }
+        }
+        return -1;
+    }
 
     private static final Pattern USE = Pattern.compile("org\\.runjob\\.([a-z]+)\\.");
     /** Comments: a class named in prose is not a use. */
@@ -31,7 +57,7 @@ class PackageOrderTest {
     private static final String STRING = "\"(?:[^\"\\\\\n]|\\\\.)*\"";
 
     @Test
-    void packagesDependOnlyOnEarlierOnes() throws IOException {
+    void packagesUseOnlyLowerLayersAndBackendsOnlyTheRegistry() throws IOException {
         Path root = Path.of("src/main/java/org/runjob");
         List<String> wrong = new ArrayList<>();
         TreeSet<String> seen = new TreeSet<>();
@@ -39,17 +65,22 @@ class PackageOrderTest {
             for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
                 String pkg = root.relativize(f).getName(0).toString();
                 seen.add(pkg);
-                assertThat(ORDER).as("package order lists " + pkg).contains(pkg);
+                assertThat(layer(pkg)).as("the layers list " + pkg).isNotNegative();
                 Matcher m = USE.matcher(Files.readString(f).replaceAll("(?m)^package .*$", "").replaceAll(STRING, "\"\"").replaceAll(COMMENT, ""));
                 while (m.find()) {
                     String used = m.group(1);
-                    if (!used.equals(pkg) && ORDER.indexOf(used) > ORDER.indexOf(pkg)) {
-                        wrong.add(root.relativize(f) + " uses " + used);
+                    if (used.equals(pkg)) {
+                        continue;
+                    }
+                    if (layer(used) >= layer(pkg)) {
+                        wrong.add(root.relativize(f) + " uses " + used + (layer(used) == layer(pkg) ? ", a sibling" : ", a higher layer"));
+                    } else if (ONLY_USED_BY.containsKey(used) && !ONLY_USED_BY.get(used).contains(pkg)) {
+                        wrong.add(root.relativize(f) + " uses " + used + ", which only " + ONLY_USED_BY.get(used) + " may use");
                     }
                 }
             }
         }
-        assertThat(seen).containsExactlyInAnyOrderElementsOf(ORDER);
+        assertThat(seen).containsExactlyInAnyOrderElementsOf(LAYERS.stream().flatMap(Set::stream).toList());
         assertThat(wrong).isEmpty();
     }
 
@@ -65,5 +96,15 @@ class PackageOrderTest {
             }
         }
         assertThat(new TreeSet<>(users)).containsExactly("transport");
+    }
+
+    /** The rules above can fail: a sibling's use and a backend used outside the registry are both caught. */
+    @Test
+    void theLayersTellSiblingsAndBackendsApart() {
+        assertThat(layer("plan")).isEqualTo(layer("node"));
+        assertThat(layer("protocol")).isLessThan(layer("agent"));
+        assertThat(layer("transport")).isEqualTo(layer("slurm")).isLessThan(layer("launch"));
+        assertThat(ONLY_USED_BY.get("slurm")).doesNotContain("launch", "preflight", "report", "cli");
+        assertThat(BACKENDS).allMatch(b -> ONLY_USED_BY.get(b).equals(Set.of("backends")));
     }
 }

@@ -32,7 +32,7 @@ class CliTest {
                 + " --ntasks-per-node=1 --gpus-per-node=1\n")
                 .contains("  srun --jobid=JOBID --het-group=1 --nodelist=gpu02 --nodes=1 --ntasks=1 --whole --unbuffered --quiet"
                         + " --kill-on-bad-exit=1 --cpu-bind=none <runjob's agent bootstrap>\n")
-                .contains("  CUDA_VISIBLE_DEVICES  <the GPUs Slurm gives the node's step>\n")
+                .contains("  CUDA_VISIBLE_DEVICES  <the GPUs the scheduler gives the node>\n")
                 .contains("node gpu01  node rank 0  slurm node gpu01\n");
     }
 

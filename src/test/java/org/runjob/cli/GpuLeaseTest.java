@@ -155,7 +155,9 @@ class GpuLeaseTest {
 
     /** The pid of the agent of local runjob {@code p}: its child JVM that runs {@code agent}. */
     private static long agentOf(Process p) {
-        return p.descendants().filter(h -> h.info().commandLine().orElse("").contains("org.runjob.cli.Main agent")).findFirst()
+        // the JVM itself: its watchdog's (and bootstrap's) command lines hold the same words
+        return p.descendants().filter(h -> h.info().command().orElse("").endsWith("/java")
+                        && h.info().commandLine().orElse("").contains("org.runjob.cli.Main agent")).findFirst()
                 .orElseThrow(() -> new AssertionError("no agent among " + p.descendants().map(h -> h.info().commandLine().orElse("?")).toList()))
                 .pid();
     }

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
@@ -21,6 +22,7 @@ import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Poll;
 
 /** The node side on real sshd hosts: what a dead agent leaves behind, commands that hang, host keys. */
+@Tag("testbed")
 class NodeSideTest {
 
     @TempDir

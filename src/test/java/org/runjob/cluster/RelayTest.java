@@ -13,6 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
@@ -28,6 +29,7 @@ import tools.jackson.databind.json.JsonMapper;
  * check) and serve them; h3, whose login runs a slow rc file and so comes last, lacks them and gets
  * them from a peer over TCP, verified by SHA-256.
  */
+@Tag("testbed")
 class RelayTest {
 
     static final int SIZE = 3 << 20;

@@ -14,6 +14,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
@@ -29,6 +30,7 @@ import org.runjob.testbed.Testbed;
  * network namespace, KillWait=5), with the SSH testbed's hosts h1-h3 as its nodes, so one job
  * file runs under both backends.
  */
+@Tag("testbed")
 class SlurmBackendTest {
 
     static final String PYTHON = "/usr/bin/python3";

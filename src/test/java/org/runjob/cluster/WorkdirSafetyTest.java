@@ -14,6 +14,7 @@ import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
@@ -31,6 +32,7 @@ import tools.jackson.databind.json.JsonMapper;
  * Workdirs as real clusters have them, on real sshd hosts: shared by several nodes (one home over
  * NFS), used by two runs at once, holding symlinks, writable by another user, full.
  */
+@Tag("testbed")
 class WorkdirSafetyTest {
 
     @TempDir
@@ -181,6 +183,26 @@ class WorkdirSafetyTest {
         assertThat(other.code()).isEqualTo(3);
         assertThat(other.err()).contains("FAIL h2 workdir: " + theirs + " is owned by uid 65534, not by you (uid 0)");
         assertThat(theirs.resolve("show.py")).doesNotExist();
+    }
+
+    @Test
+    void aSymlinkAnotherUserPlantedOnTheWayIsRefusedBeforeAnythingIsCreated() throws Exception {
+        // a sticky, world-writable directory (as /tmp) where uid 65534 planted a link to a directory of root's
+        Path sticky = Files.createDirectories(tmp.resolve("sticky"));
+        Files.setPosixFilePermissions(sticky, PosixFilePermissions.fromString("rwxrwxrwx"));
+        Testbed.require(Testbed.runs("chmod", "+t", sticky.toString()), "chmod");
+        Path victim = Files.createDirectories(tmp.resolve("roots"));
+        Path link = Files.createSymbolicLink(sticky.resolve("scratch"), victim);
+        Testbed.require(Testbed.runs("chown", "-h", "65534:65534", link.toString()), "chown");
+        Path job = jobs.job("planted-link", node(jobs.bed.host(2), link.resolve("work")), files(data("l", "d")),
+                List.of("python3", "show.py"), "", Map.of());
+        Cli r = jobs.run(job);
+        assertThat(r.code()).isEqualTo(3);
+        assertThat(r.err()).contains("FAIL h2 workdir: " + link + " (a symlink on the way to the workdir " + link.resolve("work")
+                + ") is owned by uid 65534, not by you or root");
+        try (var left = Files.list(victim)) {
+            assertThat(left).as("nothing created through the link").isEmpty();
+        }
     }
 
     @Test

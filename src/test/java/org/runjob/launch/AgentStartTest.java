@@ -17,7 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.runjob.agent.Frame;
+import org.runjob.protocol.Frame;
 import org.runjob.logs.Console;
 import org.runjob.logs.OutputRouter;
 import org.runjob.plan.Inventory;

@@ -8,12 +8,14 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.testbed.Testbed;
 
 /** The seed's DDP training (jobs/local-ddp.yaml) with real PyTorch, gloo on CPU, two local nodes of two workers. */
+@Tag("torch")
 class DdpTest {
 
     static final String PYTHON = "/usr/bin/python3";

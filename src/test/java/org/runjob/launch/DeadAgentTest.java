@@ -85,6 +85,24 @@ class DeadAgentTest {
     }
 
     @Test
+    void aStoppedAgentIsLostAfterTheHeartbeatTimeoutAndLeavesNothing() throws Exception {
+        Path job = jobs.job("agentstop", "sleeper.py", 2, 1, Map.of(), 1, 0);
+        Process runjob = jobs.start(job);
+        List<Long> pids = jobs.awaitPids("rank", 2, Duration.ofSeconds(30));
+        toClean.addAll(pids);
+        long agent = Pids.parentOf(pids.get(0));
+        toClean.add(agent);
+        assertThat(new ProcessBuilder("kill", "-STOP", Long.toString(agent)).start().waitFor()).isZero();
+        // no PONG for the heartbeat timeout: node n1 is lost, the run fails and n2 is stopped as for any failure
+        assertThat(runjob.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(runjob.exitValue()).isEqualTo(1);
+        assertThat(jobs.stderrOf(job)).contains("root cause: rank 0 (local rank 0) on node n1: lost: its agent answered no heartbeat"
+                + " for 15 s (stopped, hung, or its link is gone)");
+        Pids.awaitGone(pids, Duration.ofSeconds(5), "both ranks");
+        Pids.awaitGone(List.of(agent), Duration.ofSeconds(5), "the stopped agent");
+    }
+
+    @Test
     void sigkillOfTheWatchdogDoesNotDisturbTheRunAndLeavesNothingAtItsEnd() throws Exception {
         Path job = jobs.job("watchdogkill", "sleeper.py", 1, 2, Map.of(), 1, 0);
         Process runjob = jobs.start(job);

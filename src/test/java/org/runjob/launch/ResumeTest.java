@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
@@ -14,6 +15,7 @@ import org.runjob.testbed.RunjobProcess;
 import org.runjob.testbed.Testbed;
 
 /** jobs/resume.yaml with real PyTorch: a rank fails, the group restarts and resumes from rank 0's snapshot. */
+@Tag("torch")
 class ResumeTest {
 
     @TempDir

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
@@ -15,6 +16,7 @@ import org.runjob.testbed.Poll;
 import org.runjob.testbed.Testbed;
 
 /** What scripts written for torchrun rely on: unbuffered Python output, torch's @record error file. */
+@Tag("torch")
 class TorchrunParityTest {
 
     @TempDir

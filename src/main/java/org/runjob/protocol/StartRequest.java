@@ -1,4 +1,4 @@
-package org.runjob.agent;
+package org.runjob.protocol;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -22,7 +22,7 @@ import java.util.Map;
  * workdir, argv and its own variables, each string as a length and UTF-8 bytes. Not JSON: loading a JSON
  * library cost every agent about 200 ms of start-up, on every node of every run.
  */
-public record StartRequest(List<WorkerSpec> workers, long graceMillis, long heartbeatTimeoutMillis) {
+public record StartRequest(List<WorkerStart> workers, long graceMillis, long heartbeatTimeoutMillis) {
 
     private static final byte FORMAT = 2;
 
@@ -39,7 +39,7 @@ public record StartRequest(List<WorkerSpec> workers, long graceMillis, long hear
             out.writeLong(heartbeatTimeoutMillis);
             map(out, shared);
             out.writeInt(workers.size());
-            for (WorkerSpec w : workers) {
+            for (WorkerStart w : workers) {
                 out.writeInt(w.rank());
                 string(out, w.workdir());
                 out.writeInt(w.argv().size());
@@ -59,7 +59,7 @@ public record StartRequest(List<WorkerSpec> workers, long graceMillis, long hear
     /** The variables every worker gets with the same value: sent once, however many workers there are. */
     private Map<String, String> shared() {
         Map<String, String> shared = new LinkedHashMap<>(workers.isEmpty() ? Map.of() : workers.get(0).env());
-        for (WorkerSpec w : workers) {
+        for (WorkerStart w : workers) {
             shared.entrySet().removeIf(e -> !e.getValue().equals(w.env().get(e.getKey())));
         }
         return shared;
@@ -76,7 +76,7 @@ public record StartRequest(List<WorkerSpec> workers, long graceMillis, long hear
             long heartbeat = in.readLong();
             Map<String, String> shared = map(in);
             int n = in.readInt();
-            List<WorkerSpec> workers = new ArrayList<>();
+            List<WorkerStart> workers = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 int rank = in.readInt();
                 String workdir = string(in);
@@ -87,7 +87,7 @@ public record StartRequest(List<WorkerSpec> workers, long graceMillis, long hear
                 }
                 Map<String, String> env = new LinkedHashMap<>(shared);
                 env.putAll(map(in));
-                workers.add(new WorkerSpec(rank, argv, env, workdir));
+                workers.add(new WorkerStart(rank, argv, env, workdir));
             }
             return new StartRequest(workers, grace, heartbeat);
         } catch (IOException e) {

@@ -1,4 +1,4 @@
-package org.runjob.agent;
+package org.runjob.protocol;
 
 /** Linux signal names by number (x86-64 and arm64 agree on 1-31). */
 final class SignalNames {

@@ -5,37 +5,47 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.ScheduledFuture;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.runjob.agent.NodeJvm;
+import org.runjob.agent.ProcessTree;
 import org.runjob.node.NodeAccess;
 import org.runjob.node.NodeException;
 import org.runjob.node.NodeProcess;
 
 /**
- * A node agent on a remote node, started by the {@link Bootstrap} as one program on the node (an
- * SSH exec channel of the node's session, a Slurm step): its stdin and stdout first carry the bootstrap's lines (and the agent jar when the
- * node lacks it), then the agent's frames, the same as a local agent's. If the link drops, the
- * session's keepalive ends the channel here (the node is lost) and the agent there sees its stdin
- * close, or misses the coordinator's heartbeats, and stops its workers.
+ * A node's agent, started by the {@link Bootstrap} as one program on the node (a local child
+ * process, an SSH exec channel of the node's session, a Slurm step): its stdin and stdout first
+ * carry the bootstrap's lines (and the agent jar when the node's cache lacks it), then the agent's
+ * frames. If the link drops, the session's keepalive ends the channel here (the node is lost) and
+ * the agent there sees its stdin close, or misses the coordinator's heartbeats, and stops its
+ * workers. If runjob dies, even by SIGKILL, the agent's stdin closes and it stops its workers; if
+ * the agent dies instead, its {@link org.runjob.agent.Watchdog} stops every process it recorded.
  */
-final class RemoteAgentChannel extends StreamAgentChannel {
+final class NodeAgentChannel extends StreamAgentChannel {
 
-    private static final Logger LOG = LogManager.getLogger(RemoteAgentChannel.class);
+    private static final Logger LOG = LogManager.getLogger(NodeAgentChannel.class);
 
     private final NodeProcess channel;
 
-    private RemoteAgentChannel(String node, NodeProcess channel) {
+    private final FramePump pump;
+    /** True when the node's processes are this machine's: the worker trees the agent reported can be killed from here. */
+    private final boolean onThisMachine;
+
+    private NodeAgentChannel(String node, NodeProcess channel, FramePump pump, boolean onThisMachine) {
         super(node, channel.stdin());
         this.channel = channel;
+        this.pump = pump;
+        this.onThisMachine = onThisMachine;
     }
 
     /**
      * Runs the bootstrap on the node, sends the jar if asked, and starts reading frames into
      * {@code pump}; the whole start must end within {@code timeoutMs}.
      */
-    static RemoteAgentChannel start(String node, NodeAccess access, AgentJar jar, NodeJvm.Jit jit, List<String> agentArgs, FramePump pump, int timeoutMs,
+    static NodeAgentChannel start(String node, NodeAccess access, AgentJar jar, NodeJvm.Jit jit, List<String> agentArgs, FramePump pump, int timeoutMs,
                                     java.util.Map<String, String> env) throws IOException {
         NodeProcess ch;
         StderrLog stderr = new StderrLog(node);
@@ -44,13 +54,13 @@ final class RemoteAgentChannel extends StreamAgentChannel {
         } catch (NodeException e) {
             throw new IOException(e.getMessage(), e);
         }
-        java.util.concurrent.ScheduledFuture<?> deadline = Deadlines.after(timeoutMs, ch::close);
+        ScheduledFuture<?> deadline = Deadlines.after(timeoutMs, ch::kill);
         try {
             boolean sent = Bootstrap.converse(node, ch.stdout(), ch.stdin(), jar.path(), (arch, libc) -> NodeRuntime.forNode(node, arch, libc, env));
             stderr.started();
             LOG.debug("node {}: bootstrap done{}", node, sent ? ", agent jar sent" : ", agent jar cached");
         } catch (IOException e) {
-            ch.close();
+            ch.kill();
             if (deadline.isDone() && !(e instanceof Bootstrap.Failure)) {
                 throw new IOException("the node's agent did not start within " + timeoutMs / 1000 + " s", e);
             }
@@ -58,14 +68,26 @@ final class RemoteAgentChannel extends StreamAgentChannel {
         } finally {
             deadline.cancel(false);
         }
-        RemoteAgentChannel channel = new RemoteAgentChannel(node, ch);
+        NodeAgentChannel channel = new NodeAgentChannel(node, ch, pump, access.onThisMachine());
         pump.start(ch.stdout());
         return channel;
     }
 
+    /**
+     * Ends the channel now. On this machine it also kills every worker tree the agent reported
+     * (pid and token: {@link ProcessTree}), for workers an agent that died left behind.
+     */
     @Override
     public void forceClose() {
-        channel.close();
+        channel.kill();
+        if (onThisMachine) {
+            pump.workerTokens().forEach((pid, token) -> new ProcessTree(pid, token).kill());
+        }
+    }
+
+    @Override
+    public boolean silentFor(long nanos) {
+        return pump.silentFor(nanos);
     }
 
     @Override

@@ -1,16 +1,23 @@
-package org.runjob.agent;
+package org.runjob.protocol;
 
 import java.util.List;
 import java.util.Optional;
 
 /**
- * The agent's command line: {@code agent [--workdir DIR] [--program NAME] [--run ID --job NAME]}.
+ * The agent's command line: {@code agent [--jar SHA256] [--workdir DIR] [--program NAME] [--run ID --job NAME]}.
  * With a workdir the agent checks its node and reports the facts in HELLO; with a run id it also
  * holds the workdir's run lock for its lifetime. Without options it only runs workers.
+ * {@code --jar} is the SHA-256 the bootstrap verified the agent's jar by; HELLO reports it.
  */
-public record AgentOptions(Optional<String> workdir, Optional<String> program, Optional<String> runId, Optional<String> job) {
+public record AgentOptions(Optional<String> workdir, Optional<String> program, Optional<String> runId, Optional<String> job,
+                           Optional<String> jar) {
 
-    public static final AgentOptions NONE = new AgentOptions(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty());
+    public static final AgentOptions NONE = new AgentOptions(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
+            Optional.empty());
+
+    public AgentOptions(Optional<String> workdir, Optional<String> program, Optional<String> runId, Optional<String> job) {
+        this(workdir, program, runId, job, Optional.empty());
+    }
 
     /** @throws IllegalArgumentException for an unknown option or a missing value */
     public static AgentOptions parse(List<String> args) {
@@ -18,6 +25,7 @@ public record AgentOptions(Optional<String> workdir, Optional<String> program, O
         String program = null;
         String run = null;
         String job = null;
+        String jar = null;
         for (int i = 0; i < args.size(); i += 2) {
             if (i + 1 >= args.size()) {
                 throw new IllegalArgumentException("agent option " + args.get(i) + " needs a value");
@@ -28,11 +36,12 @@ public record AgentOptions(Optional<String> workdir, Optional<String> program, O
                 case "--program" -> program = v;
                 case "--run" -> run = v;
                 case "--job" -> job = v;
+                case "--jar" -> jar = v;
                 default -> throw new IllegalArgumentException("unknown agent option " + args.get(i));
             }
         }
         return new AgentOptions(Optional.ofNullable(workdir), Optional.ofNullable(program), Optional.ofNullable(run),
-                Optional.ofNullable(job));
+                Optional.ofNullable(job), Optional.ofNullable(jar));
     }
 
     /** The options as arguments after {@code agent}. */
@@ -42,6 +51,7 @@ public record AgentOptions(Optional<String> workdir, Optional<String> program, O
         program.ifPresent(p -> out.addAll(List.of("--program", p)));
         runId.ifPresent(r -> out.addAll(List.of("--run", r)));
         job.ifPresent(j -> out.addAll(List.of("--job", j)));
+        jar.ifPresent(j -> out.addAll(List.of("--jar", j)));
         return out;
     }
 }

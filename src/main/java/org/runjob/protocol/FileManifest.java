@@ -1,4 +1,4 @@
-package org.runjob.agent;
+package org.runjob.protocol;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

@@ -1,4 +1,4 @@
-package org.runjob.agent;
+package org.runjob.protocol;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -18,7 +18,16 @@ import java.util.Optional;
  */
 public record NodeFacts(Map<String, String> values) {
 
+    /** The protocol version the agent speaks ({@link Handshake#VERSION}). */
+    public static final String PROTOCOL = "protocol";
+    /** The SHA-256 of the agent's jar, as the bootstrap verified it (absent for an agent started without it). */
+    public static final String JAR = "jar";
     public static final String JAVA = "java";
+    /**
+     * Which machine the agent runs on, as far as its GPUs go: the kernel's boot id and the
+     * agent's network namespace. Agents that report the same one see the same GPUs.
+     */
+    public static final String MACHINE = "machine";
     public static final String PID = "pid";
     public static final String HOST = "host";
     public static final String USER = "user";

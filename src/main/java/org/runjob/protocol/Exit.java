@@ -1,4 +1,4 @@
-package org.runjob.agent;
+package org.runjob.protocol;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

@@ -1,0 +1,185 @@
+package org.runjob.agent;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.function.Consumer;
+
+import org.runjob.protocol.AgentOptions;
+import org.runjob.protocol.Frame;
+import org.runjob.protocol.ProtocolException;
+
+/**
+ * The requests an agent answers before START, one at a time, each with one REPLY: FILES and
+ * FILE_DATA ({@link FileReceiver}); SERVE, FETCH and UNSERVE (relay between agents,
+ * {@link FileRelay}; a FETCH runs on its own thread, so STOP or the channel's end can break it
+ * off); LISTEN, CONNECT and UNLISTEN (the rendezvous checks, {@link Probe}); PROBE_GPUS (a child
+ * JVM runs the probe); LEASE ({@link GpuLeases}). A payload that is not what its type says is a
+ * {@link ProtocolException}.
+ */
+final class AgentRequests {
+
+    private final Map<String, String> env;
+    private final AgentOptions options;
+    private final GpuLeases leases;
+    private final Consumer<String> reply;
+    private FileReceiver receiver;
+    private FileRelay relay;
+    private Thread fetching;
+    private ServerSocket listener;
+
+    /** @param reply sends one REPLY */
+    AgentRequests(Map<String, String> env, AgentOptions options, GpuLeases leases, Consumer<String> reply) {
+        this.env = env;
+        this.options = options;
+        this.leases = leases;
+        this.reply = reply;
+    }
+
+    /** Answers {@code f} when it is a request; false when it is not one. */
+    boolean handle(Frame f) throws ProtocolException {
+        switch (f.type()) {
+            case FILES -> reply.accept(receiver().manifest(f.payload()));
+            case FILE_DATA -> {
+                String answer = receiver().data(f.rank(), f.payload());
+                if (answer != null) {
+                    reply.accept(answer);
+                }
+            }
+            case SERVE -> reply.accept(relay().serve(text(f.payload())));
+            case FETCH -> {
+                String[] a = words(f, "HOST PORT KEY");
+                fetch(a[0], number(f, a[1]), a[2]);
+            }
+            case UNSERVE -> {
+                relay().closeServer();
+                reply.accept("ok");
+            }
+            case LISTEN -> {
+                String[] a = words(f, "ADDR PORT");
+                reply.accept(listen(a[0], number(f, a[1])));
+            }
+            case CONNECT -> {
+                String[] a = words(f, "ADDR PORT TIMEOUT_MS");
+                reply.accept(Probe.connect(a[0], number(f, a[1]), number(f, a[2])));
+            }
+            case UNLISTEN -> {
+                closeListener();
+                reply.accept("ok");
+            }
+            case PROBE_GPUS -> reply.accept(GpuProbeChild.run(env, workdir().resolve(".runjob")));
+            case LEASE -> reply.accept(leases.handle(text(f.payload())));
+            default -> {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** START came: this node no longer serves its files to peers. */
+    void stopServing() {
+        if (relay != null) {
+            relay.closeServer();
+        }
+    }
+
+    /**
+     * The channel ended: the rendezvous listener closes, every relay connection breaks, a fetch
+     * under way ends, and the partial file of a transfer under way goes, whoever was sending it.
+     */
+    void channelEnded() {
+        closeListener();
+        if (relay != null) {
+            relay.close();
+        }
+        if (fetching != null) {
+            try {
+                fetching.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (receiver != null) {
+            receiver.abort("the channel ended");
+        }
+    }
+
+    private static String text(byte[] payload) {
+        return new String(payload, StandardCharsets.UTF_8);
+    }
+
+    /** The payload's words, as many as {@code grammar} names. */
+    private static String[] words(Frame f, String grammar) throws ProtocolException {
+        String[] a = text(f.payload()).split(" ");
+        if (a.length != grammar.split(" ").length) {
+            throw new ProtocolException("a " + f.type() + " payload is " + grammar + ", not '" + text(f.payload()) + "'");
+        }
+        return a;
+    }
+
+    private static int number(Frame f, String word) throws ProtocolException {
+        try {
+            return Integer.parseInt(word);
+        } catch (NumberFormatException e) {
+            throw new ProtocolException("a " + f.type() + " payload has '" + word + "' where a number goes");
+        }
+    }
+
+    private Path workdir() {
+        return Workdirs.resolve(options.workdir().orElse("~"), env);
+    }
+
+    private FileReceiver receiver() {
+        if (receiver == null) {
+            receiver = new FileReceiver(workdir());
+        }
+        return receiver;
+    }
+
+    private FileRelay relay() {
+        if (relay == null) {
+            relay = new FileRelay(receiver());
+        }
+        return relay;
+    }
+
+    /** FETCH: on its own thread; one REPLY when done. */
+    private void fetch(String host, int port, String key) {
+        FileRelay r = relay();
+        fetching = new Thread(() -> {
+            String answer;
+            try {
+                answer = r.fetch(host, port, key);
+            } catch (RuntimeException e) {
+                answer = "error relay failed: " + e;
+            }
+            reply.accept(answer);
+        }, "relay-fetch");
+        fetching.setDaemon(true);
+        fetching.start();
+    }
+
+    /** LISTEN: binds as rank 0's store will and accepts until UNLISTEN; "listening PORT IFACE" or "failed ...". */
+    private String listen(String addr, int port) {
+        closeListener();
+        try {
+            listener = Probe.listen(port);
+            return "listening " + listener.getLocalPort() + " " + Probe.interfaceHolding(addr);
+        } catch (IOException e) {
+            return "failed port " + port + " cannot be bound: " + e.getMessage();
+        }
+    }
+
+    private void closeListener() {
+        if (listener != null) {
+            try {
+                listener.close();
+            } catch (IOException e) {
+                // closed
+            }
+            listener = null;
+        }
+    }
+}

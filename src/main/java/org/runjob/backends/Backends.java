@@ -1,0 +1,35 @@
+package org.runjob.backends;
+
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import org.runjob.node.Backend;
+import org.runjob.slurm.SlurmBackend;
+import org.runjob.spec.JobSpec;
+import org.runjob.transport.SshBackend;
+
+/**
+ * The one registry of backends, by the job file's {@code backend:} name; the only code that
+ * imports a backend's package. A new backend is one line here.
+ */
+public final class Backends {
+
+    private static final Map<String, Backend> BY_NAME = List.<Backend>of(
+            new SshBackend(),
+            new SlurmBackend()
+    ).stream().collect(Collectors.toUnmodifiableMap(Backend::name, Function.identity()));
+
+    private Backends() {
+    }
+
+    /** The backend {@code spec} names (validation has checked the name). */
+    public static Backend of(JobSpec spec) {
+        Backend b = BY_NAME.get(spec.backend());
+        if (b == null) {
+            throw new IllegalArgumentException("no backend named " + spec.backend());
+        }
+        return b;
+    }
+}

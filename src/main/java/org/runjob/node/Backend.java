@@ -1,0 +1,66 @@
+package org.runjob.node;
+
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+import org.runjob.spec.GpuAuthority;
+import org.runjob.spec.JobSpec;
+
+/**
+ * One way of running a job's agents (SSH logins, a Slurm allocation), chosen by the job file's
+ * {@code backend:} through the one registry ({@code backends.Backends}). Code outside a backend asks
+ * it; it never asks which backend it is. A new backend is one package with one of these, one line
+ * in the registry and its block in the job schema.
+ *
+ * <ol>
+ *   <li>{@link #notes} before a run: what the job file asks that this backend treats otherwise.</li>
+ *   <li>{@link #dryRun}: the commands it would run, for {@code --dry-run} (text and plan JSON).</li>
+ *   <li>{@link #open}: the job's {@link Cluster}; nothing is contacted until a node is reached.</li>
+ *   <li>{@link #gpus}: who picks each node's GPUs.</li>
+ *   <li>The run handle ({@link Cluster#handle}) goes into {@code summary.json}.</li>
+ * </ol>
+ */
+public interface Backend {
+
+    /** The job file's {@code backend:} value: "ssh", "slurm". */
+    String name();
+
+    /**
+     * The job's nodes, reached the way this backend does.
+     *
+     * @param progress    gets a line now and then while the backend waits (a queued allocation)
+     * @param interrupted true once runjob is asked to stop (Ctrl-C): a waiting start is withdrawn
+     */
+    Cluster open(JobSpec spec, Map<String, String> env, Consumer<String> progress, BooleanSupplier interrupted);
+
+    /** What this backend treats otherwise than the job file reads (settings it ignores, lists it takes as counts). */
+    List<String> notes(JobSpec spec);
+
+    /** The commands a run of {@code spec} would run; empty for a backend that reaches its nodes directly. */
+    DryRun dryRun(JobSpec spec);
+
+    /** Who decides which GPUs a node's workers use. */
+    GpuAuthority gpus();
+
+    /**
+     * What a dry run shows of a backend's own commands.
+     *
+     * @param summary  one line that says how the nodes are started
+     * @param commands the commands, shell-quoted, in the order a run issues them
+     */
+    record DryRun(String summary, List<String> commands) {
+        public DryRun {
+            commands = List.copyOf(commands);
+        }
+
+        public static DryRun none() {
+            return new DryRun("", List.of());
+        }
+
+        public boolean isEmpty() {
+            return commands.isEmpty();
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package org.runjob.node;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.runjob.spec.NodeAddress;
+import org.runjob.spec.NodeSpec;
+
+/**
+ * A job whose nodes are reached in more than one way (local and SSH nodes): each node goes to the
+ * cluster of its address's kind. Closing it closes them all; its run handle is the first one's
+ * that has one.
+ */
+public final class MixedCluster implements Cluster {
+
+    private final Map<Class<? extends NodeAddress>, Cluster> byKind;
+
+    public MixedCluster(Map<Class<? extends NodeAddress>, Cluster> byKind) {
+        this.byKind = Map.copyOf(byKind);
+    }
+
+    @Override
+    public NodeAccess node(NodeSpec node) {
+        Cluster c = byKind.get(node.address().getClass());
+        if (c == null) {
+            throw new IllegalArgumentException("node " + node.name() + ": no way to reach " + node.address().describe());
+        }
+        return c.node(node);
+    }
+
+    @Override
+    public Optional<RunHandle> handle() {
+        return byKind.values().stream().map(Cluster::handle).flatMap(Optional::stream).findFirst();
+    }
+
+    @Override
+    public void close() {
+        List<Cluster> all = List.copyOf(byKind.values());
+        RuntimeException first = null;
+        for (Cluster c : all) {
+            try {
+                c.close();
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}

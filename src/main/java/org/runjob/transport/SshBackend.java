@@ -1,0 +1,46 @@
+package org.runjob.transport;
+
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+import org.runjob.node.Backend;
+import org.runjob.node.Cluster;
+import org.runjob.node.LocalCluster;
+import org.runjob.node.MixedCluster;
+import org.runjob.spec.GpuAuthority;
+import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeAddress;
+
+/**
+ * {@code backend: ssh} (the default): each node is an SSH login with the job's {@code ssh:}
+ * settings, or this machine for {@code local: true} nodes; runjob's agents probe and lease GPUs.
+ */
+public final class SshBackend implements Backend {
+
+    @Override
+    public String name() {
+        return "ssh";
+    }
+
+    @Override
+    public Cluster open(JobSpec spec, Map<String, String> env, Consumer<String> progress, BooleanSupplier interrupted) {
+        return new MixedCluster(Map.of(NodeAddress.Local.class, new LocalCluster(env), NodeAddress.Ssh.class, new SshCluster(spec.ssh(), env)));
+    }
+
+    @Override
+    public List<String> notes(JobSpec spec) {
+        return List.of();
+    }
+
+    @Override
+    public DryRun dryRun(JobSpec spec) {
+        return DryRun.none();
+    }
+
+    @Override
+    public GpuAuthority gpus() {
+        return GpuAuthority.PROBED_AND_LEASED;
+    }
+}
