@@ -12,7 +12,8 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code runjob stop RUN [--now]}: what Ctrl-C does to a run in the foreground, to a run anywhere
- * on this machine: SIGTERM to its runjob (found by pid and start time), which stops every worker
+ * on this machine: SIGTERM to its runjob (found by pid and start time, and checked to be runjob
+ * holding that run's log open: {@link Coordinator#notRunOf}), which stops every worker
  * (SIGTERM, grace, SIGKILL), reports and exits 130; {@code --now} kills at once, as a second
  * Ctrl-C does. Waits for the run's summary.json and prints how it ended.
  */
@@ -57,6 +58,12 @@ final class StopCommand implements Callable<Integer> {
         if (handle == null || !c.alive()) {
             io.err().println("runjob: run " + r.runId() + " is not running (its runjob is gone)");
             return ExitCode.OK;
+        }
+        var notOurs = c.notRunOf(r.folder());
+        if (notOurs.isPresent()) {
+            io.err().println("runjob: run " + r.runId() + ": its status.json names pid " + c.pid() + ", which is not this run's runjob ("
+                    + notOurs.get() + "): nothing was signalled");
+            return ExitCode.INVALID;
         }
         handle.destroy();
         if (now) {

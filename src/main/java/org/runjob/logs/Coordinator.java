@@ -1,6 +1,14 @@
 package org.runjob.logs;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.Arrays;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 import org.runjob.agent.ProcInfo;
 
@@ -19,6 +27,46 @@ public record Coordinator(long pid, long startTicks, String host) {
 
     public boolean alive() {
         return host.equals(ProcInfo.hostname()) && startTicks >= 0 && startTicks(pid).map(t -> t == startTicks).orElse(false);
+    }
+
+    /**
+     * Whether this process is runjob's coordinator of the run in {@code folder}, as far as this
+     * machine can tell, before anything signals it: it is {@link #alive}, its command line runs
+     * runjob ({@code org.runjob.cli.Main}, or a runjob jar), and it holds that run's
+     * {@code runjob.log} (a regular file, not a link) open. A status.json someone edited to name
+     * another process fails this.
+     *
+     * @return empty when it is; else why not
+     */
+    public Optional<String> notRunOf(Path folder) {
+        if (!alive()) {
+            return Optional.of("it is not running");
+        }
+        Path proc = Path.of("/proc", Long.toString(pid));
+        try {
+            String[] argv = new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8).split("\0");
+            boolean runjob = Arrays.stream(argv).anyMatch(a -> a.equals("org.runjob.cli.Main") || a.endsWith(".jar") && a.contains("runjob"));
+            if (!runjob) {
+                return Optional.of("its command line is not runjob's");
+            }
+            Path log = folder.resolve("runjob.log");
+            if (!Files.isRegularFile(log, LinkOption.NOFOLLOW_LINKS)) {
+                return Optional.of(log + " is not a regular file");
+            }
+            Object key = Files.readAttributes(log, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
+            try (Stream<Path> fds = Files.list(proc.resolve("fd"))) {
+                boolean holds = fds.anyMatch(fd -> {
+                    try {
+                        return key != null && key.equals(Files.readAttributes(fd, BasicFileAttributes.class).fileKey());
+                    } catch (IOException e) {
+                        return false;
+                    }
+                });
+                return holds ? Optional.empty() : Optional.of("it does not hold the run's runjob.log open");
+            }
+        } catch (IOException e) {
+            return Optional.of("cannot read " + proc + ": " + e.getMessage());
+        }
     }
 
     /** Field 22 of /proc/PID/stat, when the process exists and is no zombie. */

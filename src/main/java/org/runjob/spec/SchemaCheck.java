@@ -60,10 +60,28 @@ public final class SchemaCheck {
 
     public List<Problem> check(LocatedJson doc) {
         List<Problem> problems = new ArrayList<>();
+        outOfRange(doc.json(), "", doc, problems);
+        if (!problems.isEmpty()) {
+            // the validator cannot compare such a number with an integer bound: it throws
+            return problems;
+        }
         for (Error e : schema.validate(doc.json())) {
             problems.add(toProblem(e, doc));
         }
         return problems;
+    }
+
+    /** Every number no field could hold (past a 64-bit integer, or not finite), as a problem at its place. */
+    private static void outOfRange(JsonNode node, String at, LocatedJson doc, List<Problem> problems) {
+        if (node.isObject()) {
+            node.properties().forEach(e -> outOfRange(e.getValue(), LocatedJson.child(at, e.getKey()), doc, problems));
+        } else if (node.isArray()) {
+            for (int i = 0; i < node.size(); i++) {
+                outOfRange(node.get(i), LocatedJson.child(at, i), doc, problems);
+            }
+        } else if (node.isNumber() && !node.canConvertToLong() && !(node.isFloatingPointNumber() && Math.abs(node.doubleValue()) < 0x1p63)) {
+            problems.add(new Problem(doc.valueAt(at), at, "the number " + node.numberValue() + " is out of range: no field takes a number this large"));
+        }
     }
 
     private Problem toProblem(Error e, LocatedJson doc) {

@@ -14,6 +14,7 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 import org.yaml.snakeyaml.DumperOptions;
@@ -54,6 +55,8 @@ public final class YamlReader {
     static final int MAX_ALIASES = 10_000;
     static final int MAX_VALUES = 100_000;
     static final int MAX_CODE_POINTS = 4 * 1024 * 1024;
+    /** The longest line read (in UTF-16 units): far above any real value, far below where reading slows. */
+    static final int MAX_LINE_CHARS = 256 * 1024;
     static final int MAX_DEPTH = 64;
 
     private static final Set<Tag> SCALAR_TAGS = Set.of(Tag.STR, Tag.INT, Tag.FLOAT, Tag.BOOL, Tag.NULL, Tag.TIMESTAMP);
@@ -76,7 +79,8 @@ public final class YamlReader {
                         : "is not a regular file (a device, FIFO or socket): a job file must be a file");
             }
             if (attrs.size() > MAX_FILE_BYTES) {
-                return failed(start, "is " + (attrs.size() >> 20) + " MiB; a job file may have at most " + (MAX_FILE_BYTES >> 20) + " MiB");
+                return failed(start, "is " + attrs.size() + " bytes; a job file may have at most " + MAX_FILE_BYTES + " bytes ("
+                        + (MAX_FILE_BYTES >> 20) + " MiB)");
             }
             byte[] bytes = readAtMost(file, MAX_FILE_BYTES);
             text = StandardCharsets.UTF_8.newDecoder()
@@ -107,6 +111,26 @@ public final class YamlReader {
         }
     }
 
+    /**
+     * The first line longer than {@link #MAX_LINE_CHARS}, if any: the YAML reader's time grows with
+     * the square of a token's length (a 3 MiB line took 19-28 s), so such a line is refused
+     * before it is read.
+     */
+    private static Optional<Location> longLine(String text, String display, Path path, int columnOffset) {
+        int lineStart = 0;
+        int line = 1;
+        for (int i = 0; i <= text.length(); i++) {
+            if (i == text.length() || text.charAt(i) == '\n') {
+                if (i - lineStart > MAX_LINE_CHARS) {
+                    return Optional.of(new Location(display, path, line, 1 + columnOffset));
+                }
+                lineStart = i + 1;
+                line++;
+            }
+        }
+        return Optional.empty();
+    }
+
     /** Reads YAML text; {@code path} may be null for text that is not a file (a --set value). */
     public Result readText(String text, String display, Path path) {
         return readText(text, display, path, 0);
@@ -117,6 +141,11 @@ public final class YamlReader {
         Location start = new Location(display, path, 1, 1 + columnOffset);
         if (text.codePointCount(0, text.length()) > MAX_CODE_POINTS) {
             return failed(start, "file is larger than " + MAX_CODE_POINTS + " characters");
+        }
+        Optional<Location> longLine = longLine(text, display, path, columnOffset);
+        if (longLine.isPresent()) {
+            return failed(longLine.get(), "this line is longer than " + MAX_LINE_CHARS
+                    + " characters; split a long value over several lines (a YAML block scalar or a list)");
         }
         Node node;
         try (Reader reader = new StringReader(text)) {

@@ -8,10 +8,15 @@ import java.net.Socket;
 
 import com.jcraft.jsch.SocketFactory;
 
-/** TCP sockets for SSH with TCP_NODELAY (no delayed-ACK stalls on small frames) and a connect timeout. */
+/**
+ * TCP sockets for SSH with TCP_NODELAY (no delayed-ACK stalls on small frames) and a connect
+ * timeout; it remembers whether a connection was made, so a slow SSH handshake (the host answers,
+ * under load) is told apart from a host that does not answer at all.
+ */
 final class NoDelaySocketFactory implements SocketFactory {
 
     private final int timeoutMs;
+    private volatile boolean connected;
 
     NoDelaySocketFactory(int timeoutMs) {
         this.timeoutMs = timeoutMs;
@@ -22,7 +27,13 @@ final class NoDelaySocketFactory implements SocketFactory {
         Socket s = new Socket();
         s.setTcpNoDelay(true);
         s.connect(new InetSocketAddress(host, port), timeoutMs);
+        connected = true;
         return s;
+    }
+
+    /** True once a TCP connection was made: the host answers. */
+    boolean connected() {
+        return connected;
     }
 
     @Override

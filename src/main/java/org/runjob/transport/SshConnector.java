@@ -52,6 +52,8 @@ public final class SshConnector {
     static final int KEEPALIVE_MS = 1000;
     static final int KEEPALIVE_COUNT = 5;
     static final int MAX_CONCURRENT_CONNECTS = 8;
+    /** Times a host that answered but was slow to finish the handshake is tried again (after 10 s: 20 s, then 40 s). */
+    static final int SLOW_RETRIES = 2;
     private static final Logger LOG = LogManager.getLogger(SshConnector.class);
     private static final Semaphore CONNECTS = new Semaphore(MAX_CONCURRENT_CONNECTS);
 
@@ -125,8 +127,10 @@ public final class SshConnector {
         } catch (JSchException | IOException e) {
             throw new SshException("node " + target.node() + ": cannot set up SSH: " + e.getMessage(), e);
         }
+        int slowRetries = 0;
         for (int attempt = 0; ; attempt++) {
             Session session = null;
+            NoDelaySocketFactory sockets = null;
             try {
                 session = target.user().isPresent()
                         ? jsch.getSession(target.user().get(), target.host())
@@ -144,13 +148,15 @@ public final class SshConnector {
                 if (via != null) {
                     session.setProxy(new JumpProxy(via));
                 } else {
-                    session.setSocketFactory(new NoDelaySocketFactory(ssh.connectTimeoutSeconds() * 1000));
+                    sockets = new NoDelaySocketFactory(ssh.connectTimeoutSeconds() * 1000);
+                    session.setSocketFactory(sockets);
                 }
                 session.setServerAliveInterval(KEEPALIVE_MS);
                 session.setServerAliveCountMax(KEEPALIVE_COUNT);
                 CONNECTS.acquireUninterruptibly();
                 try {
-                    session.connect(ssh.connectTimeoutSeconds() * 1000);
+                    // a host that answered but is slow to finish the handshake (loaded) gets twice as long each retry
+                    session.connect((ssh.connectTimeoutSeconds() * 1000) << slowRetries);
                 } finally {
                     CONNECTS.release();
                 }
@@ -163,6 +169,13 @@ public final class SshConnector {
                 if (isReset(e) && attempt < 3) {
                     LOG.debug("node {}: connection reset during set-up, retrying", target.node());
                     backoff(attempt);
+                    continue;
+                }
+                if (sockets != null && sockets.connected() && isTimeout(e) && slowRetries < SLOW_RETRIES) {
+                    slowRetries++;
+                    LOG.info("node {}: the host answered but did not finish the SSH handshake within {} s (loaded?); trying again,"
+                            + " waiting {} s", target.node(), (ssh.connectTimeoutSeconds() << (slowRetries - 1)),
+                            ssh.connectTimeoutSeconds() << slowRetries);
                     continue;
                 }
                 throw new SshException(describe(target, e, keys.refusal()), e);
@@ -225,6 +238,11 @@ public final class SshConnector {
     private static boolean hasIdentityFile(ConfigRepository.Config c) {
         String[] files = c.getValues("IdentityFile");
         return files != null && files.length > 0;
+    }
+
+    private static boolean isTimeout(JSchException e) {
+        String m = String.valueOf(e.getMessage());
+        return e.getCause() instanceof SocketTimeoutException || m.contains("timeout") || m.contains("timed out");
     }
 
     private static boolean isReset(JSchException e) {

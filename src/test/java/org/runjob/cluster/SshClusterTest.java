@@ -16,6 +16,7 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
@@ -31,6 +32,7 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /** Jobs on real sshd hosts in network namespaces: DDP, unequal counts, ports, host keys, preflight, faults. */
+@Tag("testbed")
 class SshClusterTest {
 
     @TempDir
@@ -213,6 +215,60 @@ class SshClusterTest {
         try (var pidFiles = Files.list(jobs.pids)) {
             assertThat(pidFiles).as("no worker started on the reachable node").isEmpty();
         }
+    }
+
+    @Test
+    void aHostThatAnswersButIsSlowToHandshakeIsTriedAgainNotFailed() throws Exception {
+        // h2's sshd behind a loopback proxy whose first connection answers TCP but never speaks SSH, as a host
+        // too loaded to finish the handshake within the connect timeout does
+        SshTestbed.Host h2 = jobs.bed.host(2);
+        java.util.concurrent.atomic.AtomicInteger connections = new java.util.concurrent.atomic.AtomicInteger();
+        List<java.net.Socket> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (java.net.ServerSocket proxy = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            Thread acceptor = new Thread(() -> {
+                while (!proxy.isClosed()) {
+                    try {
+                        java.net.Socket in = proxy.accept();
+                        if (connections.incrementAndGet() == 1) {
+                            held.add(in); // silent
+                            continue;
+                        }
+                        java.net.Socket out = new java.net.Socket(h2.address(), 22);
+                        held.add(in);
+                        held.add(out);
+                        pipe(in, out);
+                        pipe(out, in);
+                    } catch (java.io.IOException e) {
+                        return;
+                    }
+                }
+            });
+            acceptor.setDaemon(true);
+            acceptor.start();
+            Path known = Files.writeString(tmp.resolve("known_hosts_slow"), "");
+            Path job = jobs.job("slow", jobs.node("h2", "127.0.0.1", proxy.getLocalPort(), 1), jobs.worker("flaky.py"),
+                    List.of("python3", "flaky.py"), "", Map.of());
+            Cli r = jobs.run(job, "--set", "ssh.known_hosts=" + known, "--set", "ssh.host_key_policy=accept-new");
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(r.out()).contains("[h2/0] rank 0 attempt 0 restarts 0\n");
+            assertThat(connections.get()).as("the silent connection, then the one that logged in").isGreaterThanOrEqualTo(2);
+        } finally {
+            for (java.net.Socket s : held) {
+                s.close();
+            }
+        }
+    }
+
+    private static void pipe(java.net.Socket from, java.net.Socket to) {
+        Thread t = new Thread(() -> {
+            try {
+                from.getInputStream().transferTo(to.getOutputStream());
+            } catch (java.io.IOException e) {
+                // closed
+            }
+        });
+        t.setDaemon(true);
+        t.start();
     }
 
     @Test
