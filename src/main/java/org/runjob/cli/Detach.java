@@ -2,6 +2,7 @@ package org.runjob.cli;
 
 import java.io.File;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,6 +11,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import org.runjob.distribute.AgentBundle;
+import org.runjob.launch.AgentJar;
 import org.runjob.plan.RunId;
 import org.runjob.spec.SpecLoader;
 
@@ -50,8 +53,9 @@ final class Detach {
         if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
             cmd.add("/usr/bin/setsid");
         }
-        cmd.addAll(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"),
-                Main.class.getName(), "--run-id", runId));
+        cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        cmd.addAll(jvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
+        cmd.addAll(List.of("-cp", classPath(), Main.class.getName(), "--run-id", runId));
         cmd.addAll(childArgs(originalArgs));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(new File("/dev/null"))
                 .redirectOutput(console.toFile()).redirectErrorStream(true);
@@ -82,6 +86,25 @@ final class Detach {
                 return ExitCode.INTERRUPTED;
             }
         }
+    }
+
+    /**
+     * The launcher's JVM flags, for the detached runjob that lives for hours: the collector, heap
+     * and class-data flags {@code bin/runjob} chose (and RUNJOB_JAVA_OPTS), less those that only
+     * make sense once (writing a class-data archive) or attach a tool.
+     */
+    static List<String> jvmFlags(List<String> launcher) {
+        return launcher.stream().filter(f -> !f.startsWith("-XX:ArchiveClassesAtExit") && !f.startsWith("-javaagent")
+                && !f.startsWith("-agentlib") && !f.startsWith("-agentpath") && !f.startsWith("-Xrunjdwp")).toList();
+    }
+
+    /**
+     * The detached runjob's class path: the content-pinned copy of the jar this process runs from
+     * ({@link AgentJar}), so a rebuild of {@code target/runjob.jar} does not change the runjob a
+     * run lives in; this process's class path when it runs from class directories (tests).
+     */
+    private static String classPath() throws IOException {
+        return AgentBundle.runsFromJar() ? AgentJar.current().path().toString() : System.getProperty("java.class.path");
     }
 
     /** The detached runjob's arguments: the same command, without --detach (and without the word run). */

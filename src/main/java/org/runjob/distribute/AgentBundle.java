@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashSet;
+import java.util.Optional;
 import java.util.Set;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
@@ -28,18 +29,31 @@ public final class AgentBundle {
     }
 
     public static synchronized Path jar() throws IOException {
-        try {
-            Path self = Path.of(AgentBundle.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            if (Files.isRegularFile(self) && self.toString().endsWith(".jar")) {
-                return self;
-            }
-        } catch (URISyntaxException | SecurityException e) {
-            // fall through to building one
+        Optional<Path> self = self();
+        if (self.isPresent()) {
+            return self.get();
         }
         if (built == null) {
             built = merge(System.getProperty("java.class.path"));
         }
         return built;
+    }
+
+    /** True when this process runs from runjob's jar (not from class directories). */
+    public static boolean runsFromJar() {
+        return self().isPresent();
+    }
+
+    private static Optional<Path> self() {
+        try {
+            Path self = Path.of(AgentBundle.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            if (Files.isRegularFile(self) && self.toString().endsWith(".jar")) {
+                return Optional.of(self);
+            }
+        } catch (URISyntaxException | SecurityException e) {
+            // not from a jar
+        }
+        return Optional.empty();
     }
 
     private static Path merge(String classPath) throws IOException {

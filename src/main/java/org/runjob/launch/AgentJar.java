@@ -1,23 +1,86 @@
 package org.runjob.launch;
 
 import java.io.IOException;
+import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
 
 import org.runjob.distribute.AgentBundle;
 import org.runjob.distribute.Sha256;
 
-/** The jar remote agents run, with the SHA-256 nodes cache it under and verify it by. */
+/**
+ * The jar agents run, pinned by content on this side too: the first use copies this process's jar
+ * ({@link AgentBundle}) into this user's cache as {@code SHA256.jar} (the cache the local nodes'
+ * bootstrap uses: {@code ${XDG_CACHE_HOME:-~/.cache}/runjob/agents}), and everything after (jar
+ * transfers, local agents, restarts, a detached runjob) uses that copy. A rebuild that replaces
+ * {@code target/runjob.jar} under a running run changes nothing the run starts.
+ *
+ * <p>The copy is hashed after it was made, so the name always matches the bytes. When the cache
+ * cannot be used (not this user's, writable by others), a private temporary directory holds it.
+ */
 public record AgentJar(Path path, String sha256, long size) {
 
     private static AgentJar current;
 
-    /** This process's agent jar ({@link AgentBundle}), hashed once. */
+    /** This process's agent jar, copied and hashed once. */
     public static synchronized AgentJar current() throws IOException {
         if (current == null) {
-            Path jar = AgentBundle.jar();
-            current = new AgentJar(jar, Sha256.ofSource(jar), Files.size(jar));
+            current = pin(AgentBundle.jar(), cacheDir(System.getenv()));
         }
         return current;
+    }
+
+    /** Copies {@code jar} into {@code dir} (or a private temporary directory when {@code dir} is unsafe) as SHA256.jar. */
+    static AgentJar pin(Path jar, Path dir) throws IOException {
+        Path into = safe(dir) ? dir : Files.createTempDirectory("runjob-agents-");
+        Path tmp = Files.createTempFile(into, ".agent-", ".jar", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        try {
+            Files.copy(jar, tmp, StandardCopyOption.REPLACE_EXISTING);
+            String sha = Sha256.of(tmp);
+            Path named = into.resolve(sha + ".jar");
+            try {
+                Files.move(tmp, named, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(tmp, named, StandardCopyOption.REPLACE_EXISTING);
+            }
+            return new AgentJar(named, sha, Files.size(named));
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    /** The bootstrap's cache of agent jars for this user: {@code ${XDG_CACHE_HOME:-~/.cache}/runjob/agents}. */
+    static Path cacheDir(Map<String, String> env) {
+        String cache = env.getOrDefault("XDG_CACHE_HOME", "");
+        Path base = cache.isEmpty() ? Path.of(env.getOrDefault("HOME", System.getProperty("user.home")), ".cache") : Path.of(cache);
+        return base.resolve("runjob").resolve("agents");
+    }
+
+    /**
+     * Creates {@code dir} (mode 700) when missing; true when it and its parent ({@code runjob}) are
+     * directories of this user's, not links, that nobody else can write: the bootstrap's own rule.
+     */
+    private static boolean safe(Path dir) {
+        try {
+            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            for (Path p : new Path[] {dir.getParent(), dir}) {
+                if (!Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                    return false;
+                }
+                int mode = ((Number) Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS)).intValue();
+                int uid = ((Number) Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS)).intValue();
+                int me = ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue();
+                if (uid != me || (mode & 022) != 0) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
     }
 }
