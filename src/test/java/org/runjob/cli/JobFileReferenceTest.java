@@ -15,18 +15,18 @@ import org.runjob.spec.SchemaCheck;
 
 import tools.jackson.databind.JsonNode;
 
-/** README's job-file reference and the schema list the same fields, in the same order. */
-class ReadmeReferenceTest {
+/** docs/job-file.md's reference and the schema list the same fields, in the same order. */
+class JobFileReferenceTest {
 
     private static final Pattern ROW = Pattern.compile("^\\| `([^`]+)` \\|");
 
     @Test
-    void readmeReferenceListsExactlyTheSchemaFields() throws IOException {
+    void theReferenceListsExactlyTheSchemaFields() throws IOException {
         List<String> documented = new ArrayList<>();
         boolean inSection = false;
-        for (String line : Files.readAllLines(Path.of("README.md"))) {
+        for (String line : Files.readAllLines(Path.of("docs/job-file.md"))) {
             if (line.startsWith("#")) {
-                inSection = line.equals("### Job file reference");
+                inSection = line.equals("## Job file reference");
                 continue;
             }
             Matcher m = ROW.matcher(line);
