@@ -1,5 +1,6 @@
 package org.runjob.distribute;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -9,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
@@ -24,6 +26,8 @@ import java.util.jar.JarOutputStream;
 public final class AgentBundle {
 
     private static Path built;
+    /** Every merged entry's time: 1980-01-01, the first a zip entry can hold. */
+    private static final long FIXED_TIME = 315_532_800_000L;
 
     private AgentBundle() {
     }
@@ -61,7 +65,7 @@ public final class AgentBundle {
         out.toFile().deleteOnExit();
         Set<String> seen = new HashSet<>();
         try (JarOutputStream jar = new JarOutputStream(Files.newOutputStream(out))) {
-            for (String entry : classPath.split(java.io.File.pathSeparator)) {
+            for (String entry : classPath.split(File.pathSeparator)) {
                 Path p = Path.of(entry);
                 if (Files.isDirectory(p)) {
                     Files.walkFileTree(p, new SimpleFileVisitor<>() {
@@ -76,7 +80,7 @@ public final class AgentBundle {
                     });
                 } else if (Files.isRegularFile(p) && entry.endsWith(".jar") && !p.getFileName().toString().contains("junit")) {
                     try (JarFile in = new JarFile(p.toFile())) {
-                        for (JarEntry e : java.util.Collections.list(in.entries())) {
+                        for (JarEntry e : Collections.list(in.entries())) {
                             if (!e.isDirectory() && !e.getName().startsWith("META-INF/") && !e.getName().equals("module-info.class")
                                     && !e.getName().matches("lib/libJ(NvPTXCompiler|Nvrtc|CudaRuntime)-.*")) {
                                 try (InputStream s = in.getInputStream(e)) {
@@ -95,7 +99,9 @@ public final class AgentBundle {
         if (!seen.add(name)) {
             return;
         }
-        jar.putNextEntry(new JarEntry(name));
+        JarEntry entry = new JarEntry(name);
+        entry.setTime(FIXED_TIME); // the same classes make the same jar, so the same SHA-256: caches keep one copy
+        jar.putNextEntry(entry);
         in.transferTo((OutputStream) jar);
         jar.closeEntry();
     }

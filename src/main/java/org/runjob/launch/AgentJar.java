@@ -2,12 +2,14 @@ package org.runjob.launch;
 
 import java.io.IOException;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import org.runjob.distribute.AgentBundle;
 import org.runjob.distribute.Sha256;
@@ -25,6 +27,8 @@ import org.runjob.distribute.Sha256;
 public record AgentJar(Path path, String sha256, long size) {
 
     private static AgentJar current;
+    /** How long an agent jar nothing pinned again stays in this user's cache. */
+    static final int KEEP_DAYS = 14;
 
     /** This process's agent jar, copied and hashed once. */
     public static synchronized AgentJar current() throws IOException {
@@ -47,9 +51,26 @@ public record AgentJar(Path path, String sha256, long size) {
             } catch (AtomicMoveNotSupportedException e) {
                 Files.move(tmp, named, StandardCopyOption.REPLACE_EXISTING);
             }
+            prune(into, named);
             return new AgentJar(named, sha, Files.size(named));
         } finally {
             Files.deleteIfExists(tmp);
+        }
+    }
+
+    /** Jars older than {@link #KEEP_DAYS} days (and their class-data archives) go: every build adds one. */
+    private static void prune(Path dir, Path current) {
+        long before = System.currentTimeMillis() - TimeUnit.DAYS.toMillis(KEEP_DAYS);
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.{jar,jsa}")) {
+            for (Path f : files) {
+                if (!f.getFileName().toString().startsWith(current.getFileName().toString().replace(".jar", ""))
+                        && Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)
+                        && Files.getLastModifiedTime(f, LinkOption.NOFOLLOW_LINKS).toMillis() < before) {
+                    Files.deleteIfExists(f);
+                }
+            }
+        } catch (IOException e) {
+            // the next pin tries again
         }
     }
 

@@ -1,0 +1,64 @@
+package org.runjob.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.distribute.Sha256;
+
+/** The coordinator's jar pinned by content: a copy named by its SHA-256, never the file a rebuild replaces. */
+class AgentJarTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aCopyNamedByItsSha256OutlivesAChangeToTheOriginal() throws Exception {
+        Path jar = Files.writeString(tmp.resolve("runjob.jar"), "version one");
+        Path cache = tmp.resolve("cache/runjob/agents");
+        AgentJar pinned = AgentJar.pin(jar, cache);
+        String sha = Sha256.of(jar);
+        assertThat(pinned.path()).isEqualTo(cache.resolve(sha + ".jar"));
+        assertThat(pinned.sha256()).isEqualTo(sha);
+        assertThat(pinned.size()).isEqualTo(11);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pinned.path()))).isEqualTo("rw-------");
+        Files.writeString(jar, "version two, rebuilt");
+        assertThat(Files.readString(pinned.path())).isEqualTo("version one");
+        assertThat(Sha256.of(pinned.path())).isEqualTo(pinned.sha256());
+    }
+
+    @Test
+    void aCacheOthersCanWriteIsNotUsed() throws Exception {
+        Path jar = Files.writeString(tmp.resolve("runjob.jar"), "bytes");
+        Path open = Files.createDirectories(tmp.resolve("open/runjob/agents"));
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+        AgentJar pinned = AgentJar.pin(jar, open);
+        assertThat(pinned.path().getParent()).isNotEqualTo(open);
+        assertThat(Files.readString(pinned.path())).isEqualTo("bytes");
+        try (var left = Files.list(open)) {
+            assertThat(left).isEmpty();
+        }
+    }
+
+    @Test
+    void jarsNothingPinnedForTwoWeeksGoAndTheCurrentOneStays() throws Exception {
+        Path cache = Files.createDirectories(tmp.resolve("cache/runjob/agents"));
+        Path old = Files.writeString(cache.resolve("a".repeat(64) + ".jar"), "old");
+        Path oldArchive = Files.writeString(cache.resolve("a".repeat(64) + ".jsa"), "old");
+        Path recent = Files.writeString(cache.resolve("b".repeat(64) + ".jar"), "recent");
+        FileTime longAgo = FileTime.fromMillis(System.currentTimeMillis() - TimeUnit.DAYS.toMillis(AgentJar.KEEP_DAYS + 1));
+        Files.setLastModifiedTime(old, longAgo);
+        Files.setLastModifiedTime(oldArchive, longAgo);
+        AgentJar pinned = AgentJar.pin(Files.writeString(tmp.resolve("runjob.jar"), "now"), cache);
+        assertThat(old).doesNotExist();
+        assertThat(oldArchive).doesNotExist();
+        assertThat(recent).exists();
+        assertThat(pinned.path()).exists();
+    }
+}
