@@ -9,6 +9,7 @@ import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+
 import org.runjob.protocol.AgentOptions;
 import org.runjob.protocol.Exit;
 import org.runjob.protocol.Frame;
@@ -147,7 +149,7 @@ public final class Agent {
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
-            return len == 0 ? 0 : channel.read(java.nio.ByteBuffer.wrap(b, off, len));
+            return len == 0 ? 0 : channel.read(ByteBuffer.wrap(b, off, len));
         }
 
         @Override

@@ -8,6 +8,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
 import java.nio.file.StandardOpenOption;
@@ -25,6 +26,8 @@ import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
 import org.runjob.protocol.FileManifest;
 
 /**
@@ -199,7 +202,7 @@ final class FileReceiver {
             if (d == null) {
                 throw new NoSuchFileException(e.dest());
             }
-            return d.newByteChannel(Path.of(name(e.dest())), Set.<java.nio.file.OpenOption>of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS));
+            return d.newByteChannel(Path.of(name(e.dest())), Set.<OpenOption>of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS));
         }
     }
 
@@ -208,7 +211,7 @@ final class FileReceiver {
         current = index;
         dir = walk(e.dest(), true);
         tmp = Path.of(name(e.dest()) + tag);
-        out = dir.newByteChannel(tmp, Set.<java.nio.file.OpenOption>of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+        out = dir.newByteChannel(tmp, Set.<OpenOption>of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         received = 0;
         try {
@@ -276,10 +279,10 @@ final class FileReceiver {
             if (a.size() != e.size()) {
                 return false;
             }
-            if (a.lastModifiedTime().to(java.util.concurrent.TimeUnit.SECONDS) == e.mtimeSeconds()) {
+            if (a.lastModifiedTime().to(TimeUnit.SECONDS) == e.mtimeSeconds()) {
                 return true;
             }
-            try (SeekableByteChannel in = d.newByteChannel(name, Set.<java.nio.file.OpenOption>of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS))) {
+            try (SeekableByteChannel in = d.newByteChannel(name, Set.<OpenOption>of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS))) {
                 MessageDigest md = MessageDigest.getInstance("SHA-256");
                 ByteBuffer buf = ByteBuffer.allocate(1 << 16);
                 while (in.read(buf) > 0) {

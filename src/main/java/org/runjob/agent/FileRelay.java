@@ -21,9 +21,9 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
-
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
+
 import org.runjob.protocol.FileManifest;
 
 /**

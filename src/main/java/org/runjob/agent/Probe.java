@@ -9,6 +9,8 @@ import java.net.NetworkInterface;
 import java.net.ServerSocket;
 import java.net.Socket;
 
+import org.runjob.agent.gpu.JCudaProbe;
+
 /**
  * The node-side checks: {@code probe gpus} (a child JVM of the agent: the node's
  * {@link org.runjob.agent.gpu.GpuInventory} as one line of JSON), and, inside the agent, the
@@ -24,7 +26,7 @@ public final class Probe {
 
     public static int main(String[] args, InputStream stdin, PrintStream out) {
         if (args.length == 1 && args[0].equals("gpus")) {
-            out.println(new org.runjob.agent.gpu.JCudaProbe().probe().toJson());
+            out.println(new JCudaProbe().probe().toJson());
             out.flush();
             return 0;
         }

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -55,7 +56,7 @@ final class Registry {
             }
         }
         Set<Long> living = tree.values().stream().filter(p -> p.state() != 'Z').map(ProcInfo.Stat::pid)
-                .collect(Collectors.toCollection(java.util.LinkedHashSet::new));
+                .collect(Collectors.toCollection(LinkedHashSet::new));
         String lines = tree.values().stream().filter(p -> p.state() != 'Z')
                 .map(p -> p.pid() + " " + p.startTicks() + "\n").collect(Collectors.joining());
         if (!lines.equals(written)) {

@@ -2,9 +2,11 @@ package org.runjob.agent;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
+
 import org.runjob.protocol.Frame;
 
 /**
@@ -49,7 +51,7 @@ final class Spool implements AutoCloseable {
             }
             // one write per frame, header and payload together (no stream, no buffer to fill and throw away)
             byte[] bytes = new byte[HEADER + frame.payload().length];
-            java.nio.ByteBuffer.wrap(bytes).put((byte) frame.type().code()).putInt(frame.rank()).putInt(frame.payload().length)
+            ByteBuffer.wrap(bytes).put((byte) frame.type().code()).putInt(frame.rank()).putInt(frame.payload().length)
                     .put(frame.payload());
             spill.seek(spill.length());
             spill.write(bytes);
@@ -81,7 +83,7 @@ final class Spool implements AutoCloseable {
         spill.seek(readPos);
         byte[] header = new byte[HEADER];
         spill.readFully(header);
-        java.nio.ByteBuffer h = java.nio.ByteBuffer.wrap(header);
+        ByteBuffer h = ByteBuffer.wrap(header);
         Frame.Type type = Frame.Type.of(h.get() & 0xff);
         int rank = h.getInt();
         byte[] payload = new byte[h.getInt()];

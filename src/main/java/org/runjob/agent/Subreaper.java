@@ -1,5 +1,6 @@
 package org.runjob.agent;
 
+import java.util.Map;
 import java.util.Optional;
 
 import com.sun.jna.Library;
@@ -37,7 +38,7 @@ final class Subreaper {
      * Makes this process a subreaper unless {@code env} says it is one already; empty on success,
      * else why not (the agent then tracks by tree and token alone).
      */
-    static Optional<String> become(java.util.Map<String, String> env) {
+    static Optional<String> become(Map<String, String> env) {
         if ("1".equals(env.get(VARIABLE))) {
             active = true;
             return Optional.empty();

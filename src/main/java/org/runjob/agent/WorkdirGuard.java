@@ -1,12 +1,17 @@
 package org.runjob.agent;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -16,6 +21,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+
 import org.runjob.protocol.AgentOptions;
 import org.runjob.protocol.Handshake;
 import org.runjob.protocol.NodeFacts;
@@ -188,11 +194,11 @@ final class WorkdirGuard {
                 String text = "run=" + run + "\njob=" + options.job().orElse("?") + "\nuser=" + f.get(NodeFacts.USER)
                         + "\nhost=" + f.get(NodeFacts.HOST) + "\npid=" + f.get(NodeFacts.PID) + "\nsince=" + Instant.now() + "\n";
                 ch.truncate(0);
-                ch.write(java.nio.ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)), 0);
+                ch.write(ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)), 0);
             } else {
                 ch.close(); // a sibling agent of this run holds it: the workdir is shared
             }
-            try (java.nio.file.DirectoryStream<Path> locks = Files.newDirectoryStream(meta, "run-*.lock")) {
+            try (DirectoryStream<Path> locks = Files.newDirectoryStream(meta, "run-*.lock")) {
                 for (Path other : locks) {
                     if (other.equals(mine)) {
                         continue;
@@ -203,7 +209,7 @@ final class WorkdirGuard {
                             Files.deleteIfExists(other); // left over: its run is over
                             continue;
                         }
-                    } catch (java.nio.file.NoSuchFileException e) {
+                    } catch (NoSuchFileException e) {
                         continue;
                     }
                     Map<String, String> o = owner(other);
@@ -251,10 +257,10 @@ final class WorkdirGuard {
 
     static String reason(IOException e) {
         String m = e.getMessage();
-        if (e instanceof java.nio.file.AccessDeniedException) {
+        if (e instanceof AccessDeniedException) {
             return "permission denied";
         }
-        if (e instanceof java.nio.file.FileSystemException fse && fse.getReason() != null) {
+        if (e instanceof FileSystemException fse && fse.getReason() != null) {
             return fse.getReason();
         }
         return m == null ? e.getClass().getSimpleName() : m;

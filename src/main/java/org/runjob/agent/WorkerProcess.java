@@ -3,13 +3,18 @@ package org.runjob.agent;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import org.apache.commons.exec.CommandLine;
 import org.apache.commons.exec.launcher.CommandLauncher;
@@ -94,7 +99,7 @@ final class WorkerProcess {
             // already closed
         }
         tree = new ProcessTree(process.pid(), token);
-        byte[] tokenBytes = token.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] tokenBytes = token.getBytes(StandardCharsets.UTF_8);
         send(new Frame(Frame.Type.STARTED, spec.rank(),
                 ByteBuffer.allocate(8 + tokenBytes.length).putLong(process.pid()).put(tokenBytes).array()));
         Thread out = drain(process.getInputStream(), Frame.Type.STDOUT, "out");
@@ -125,9 +130,9 @@ final class WorkerProcess {
 
     /** Marks the worker as being stopped by the agent (its exit is then expected) and sends SIGTERM to its tree. */
     /** @return the pids that were sent SIGTERM */
-    java.util.Set<Long> terminate() {
+    Set<Long> terminate() {
         stopRequested = true;
-        return tree == null ? java.util.Set.of() : tree.terminate();
+        return tree == null ? Set.of() : tree.terminate();
     }
 
     void kill() {
@@ -143,7 +148,7 @@ final class WorkerProcess {
     }
 
     /** True when every one of {@code workers} is gone, judged on one reading of /proc. */
-    static boolean allGone(java.util.Collection<WorkerProcess> workers) {
+    static boolean allGone(Collection<WorkerProcess> workers) {
         ProcTable table = ProcTable.read();
         return workers.stream().allMatch(w -> w.gone(table));
     }
@@ -176,7 +181,7 @@ final class WorkerProcess {
     /** A failed worker's error file, when it wrote one: sent (before its exit) and removed. */
     private void sendErrorFile() {
         try {
-            if (errorFile != null && Files.isRegularFile(errorFile, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            if (errorFile != null && Files.isRegularFile(errorFile, LinkOption.NOFOLLOW_LINKS)) {
                 byte[] bytes;
                 try (InputStream in = Files.newInputStream(errorFile)) {
                     bytes = in.readNBytes(MAX_ERROR_FILE);
@@ -229,7 +234,7 @@ final class WorkerProcess {
     }
 
 
-    static boolean waitUntil(java.util.function.BooleanSupplier done, long timeoutMs) {
+    static boolean waitUntil(BooleanSupplier done, long timeoutMs) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (!done.getAsBoolean()) {
             if (System.nanoTime() > deadline) {

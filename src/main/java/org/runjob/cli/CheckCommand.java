@@ -1,17 +1,16 @@
 package org.runjob.cli;
 
-import java.util.concurrent.Callable;
-
 import java.util.Optional;
+import java.util.concurrent.Callable;
 
 import org.runjob.backends.Backends;
 import org.runjob.launch.NodeStarter;
 import org.runjob.node.Backend;
+import org.runjob.node.Cluster;
 import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.report.PreflightText;
 import org.runjob.spec.SpecLoader;
-import org.runjob.node.Cluster;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -1,9 +1,10 @@
 package org.runjob.cli;
 
+import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.backends.Backends;
@@ -84,7 +85,7 @@ final class GpusCommand implements Callable<Integer> {
                 GpuInventory inv = session.gpus();
                 return new Probed(inv, inv.gpus().isEmpty() ? Map.of() : held(session.lease(GpuPick.request("query", inv.gpus()))));
             }
-        } catch (NodeException | java.io.IOException e) {
+        } catch (NodeException | IOException e) {
             return new Probed(GpuInventory.none("unreachable: " + e.getMessage()), Map.of());
         }
     }

@@ -1,8 +1,8 @@
 package org.runjob.cli;
 
 import java.io.PrintStream;
-import java.util.List;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 import org.runjob.launch.NodeStarter;

@@ -1,15 +1,17 @@
 package org.runjob.cli;
 
+import java.io.BufferedOutputStream;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
+import java.util.Arrays;
 
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
-
 import org.runjob.agent.Agent;
 import org.runjob.agent.Probe;
 import org.runjob.launch.Interrupts;
@@ -34,13 +36,13 @@ public final class Main {
     public static void main(String[] args) {
         if (args.length > 0 && args[0].equals(AGENT)) {
             // the node agent: no picocli, no Log4j start-up; it speaks frames on stdin/stdout
-            System.exit(Agent.main(java.util.Arrays.asList(args).subList(1, args.length), System.in, System.out, System.getenv()));
+            System.exit(Agent.main(Arrays.asList(args).subList(1, args.length), System.in, System.out, System.getenv()));
         }
         if (args.length > 0 && args[0].equals(PROBE)) {
-            System.exit(Probe.main(java.util.Arrays.copyOfRange(args, 1, args.length), System.in, System.out));
+            System.exit(Probe.main(Arrays.copyOfRange(args, 1, args.length), System.in, System.out));
         }
         // buffered: worker output is flushed whenever the supervisor has nothing queued, not per line
-        PrintStream out = new PrintStream(new java.io.BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16),
+        PrintStream out = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16),
                 false, StandardCharsets.UTF_8);
         PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
         SecureRandom random = new SecureRandom();
@@ -68,8 +70,8 @@ public final class Main {
         cl.addSubcommand("help", new CommandLine.HelpCommand());
         // bash (and zsh through bashcompinit) completion, generated from the command model
         cl.addSubcommand("completion", new picocli.AutoComplete.GenerateCompletion());
-        cl.setOut(new java.io.PrintWriter(io.out(), true));
-        cl.setErr(new java.io.PrintWriter(io.err(), true));
+        cl.setOut(new PrintWriter(io.out(), true));
+        cl.setErr(new PrintWriter(io.err(), true));
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setExecutionStrategy(parseResult -> {
             boolean verbose = parseResult.asCommandLineList().stream()

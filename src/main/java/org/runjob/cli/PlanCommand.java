@@ -4,9 +4,9 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 
+import org.runjob.backends.Backends;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.PlanningException;
-import org.runjob.backends.Backends;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PlanText;
 
@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.JsonNodeFactory;
 
 /** {@code runjob plan FILE}: the same plan as {@code runjob --dry-run FILE}. */
 @Command(name = "plan", mixinStandardHelpOptions = true,
@@ -44,8 +45,8 @@ final class PlanCommand implements Callable<Integer> {
         } catch (PlanningException e) {
             // a valid job whose ranks depend on what launch finds (gpus: all without workers): say so, not an error
             if (options.output == JobOptions.Output.json) {
-                io.out().println("{\"job_file\": " + tools.jackson.databind.node.JsonNodeFactory.instance.stringNode(file)
-                        + ", \"planned\": false, \"reason\": " + tools.jackson.databind.node.JsonNodeFactory.instance.stringNode(e.getMessage()) + "}");
+                io.out().println("{\"job_file\": " + JsonNodeFactory.instance.stringNode(file)
+                        + ", \"planned\": false, \"reason\": " + JsonNodeFactory.instance.stringNode(e.getMessage()) + "}");
             } else {
                 io.out().println("dry run of " + file + ": " + e.getMessage()
                         + "; `runjob gpus " + file + "` shows the GPUs each node has.");

@@ -1,8 +1,15 @@
 package org.runjob.cli;
 
 import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -11,31 +18,34 @@ import org.runjob.backends.Backends;
 import org.runjob.distribute.Shipped;
 import org.runjob.launch.Launcher;
 import org.runjob.launch.NodeStarter;
-import org.runjob.preflight.Preflight;
 import org.runjob.launch.RunResult;
 import org.runjob.logs.Console;
 import org.runjob.logs.Diagnostics;
 import org.runjob.logs.GitInfo;
 import org.runjob.logs.OutputRouter;
 import org.runjob.logs.RunFolder;
+import org.runjob.node.Backend;
+import org.runjob.node.Cluster;
+import org.runjob.node.RunHandle;
 import org.runjob.plan.Inventory;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.Planner;
 import org.runjob.plan.PlanningException;
 import org.runjob.plan.RunId;
+import org.runjob.preflight.GpuPick;
+import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.report.GpuTable;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
 import org.runjob.report.RunReport;
 import org.runjob.report.SummaryJson;
+import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
-import org.runjob.node.Backend;
-import org.runjob.node.Cluster;
-import org.runjob.node.RunHandle;
-import org.runjob.spec.GpuAuthority;
 
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -59,7 +69,7 @@ final class RunJob {
      * @param waitForGpus how long preflight may wait for a node's {@code gpus: {count: N}} to be free
      */
     static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine,
-                   Optional<String> givenRunId, Optional<java.time.Duration> waitForGpus) throws IOException {
+                   Optional<String> givenRunId, Optional<Duration> waitForGpus) throws IOException {
         SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args);
         if (loaded == null) {
             return ExitCode.INVALID;
@@ -68,7 +78,7 @@ final class RunJob {
         String runId = givenRunId.orElseGet(() -> RunId.of(io.clock().instant(), io.random().getAsInt()));
         Path logFile = Path.of(spec.logsDir()).resolve(spec.name()).resolve(runId).resolve("runjob.log");
         try {
-            java.nio.file.Files.createDirectories(logFile.getParent());
+            Files.createDirectories(logFile.getParent());
         } catch (IOException e) {
             io.err().println("runjob: cannot create the run folder " + logFile.getParent() + " (logs.dir " + spec.logsDir() + "): "
                     + why(e));
@@ -163,13 +173,13 @@ final class RunJob {
             for (var rank : attempt.ranks()) {
                 if (rank.errorFile().isPresent()) {
                     String name = "error-rank-" + rank.rank() + (attempt.attempt() == 0 ? "" : ".attempt-" + attempt.attempt()) + ".json";
-                    java.nio.file.Files.writeString(folder.dir().resolve(name), rank.errorFile().get());
+                    Files.writeString(folder.dir().resolve(name), rank.errorFile().get());
                 }
             }
         }
         RunReport.print(result, io.err());
         if (json) {
-            io.out().println(tools.jackson.databind.json.JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(summary));
+            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(summary));
             io.out().flush();
         }
         return code;
@@ -177,15 +187,15 @@ final class RunJob {
 
     /** For each node with GPUs: the lease request of the GPUs its workers use. */
     private static Map<String, String> leaseRequests(LaunchPlan plan, PreflightReport report) {
-        Map<String, String> requests = new java.util.LinkedHashMap<>();
+        Map<String, String> requests = new LinkedHashMap<>();
         for (var node : plan.nodes()) {
             var inv = report.gpus().get(node.name());
             if (inv == null || node.visibleDevices().isEmpty()) {
                 continue;
             }
-            List<Integer> visible = java.util.Arrays.stream(node.visibleDevices().split(",")).map(String::trim).map(Integer::valueOf).toList();
-            requests.put(node.name(), org.runjob.preflight.GpuPick.hold(plan.job(), plan.runId(),
-                    org.runjob.preflight.GpuPick.only(inv, visible).gpus()));
+            List<Integer> visible = Arrays.stream(node.visibleDevices().split(",")).map(String::trim).map(Integer::valueOf).toList();
+            requests.put(node.name(), GpuPick.hold(plan.job(), plan.runId(),
+                    GpuPick.only(inv, visible).gpus()));
         }
         return requests;
     }
@@ -194,8 +204,8 @@ final class RunJob {
      * The job as it ran, re-runnable from the run folder: {@code files} name their sources by
      * absolute path (they were relative to the job file, which is elsewhere).
      */
-    private static tools.jackson.databind.JsonNode rebased(SpecLoader.Loaded loaded) {
-        tools.jackson.databind.JsonNode json = loaded.document().json();
+    private static JsonNode rebased(SpecLoader.Loaded loaded) {
+        JsonNode json = loaded.document().json();
         if (!(json instanceof ObjectNode o) || !o.has("files")) {
             return json;
         }
@@ -207,13 +217,13 @@ final class RunJob {
 
     /** An IO failure as a user reads it: what failed where, no exception class names. */
     static String why(IOException e) {
-        if (e instanceof java.nio.file.NoSuchFileException n) {
+        if (e instanceof NoSuchFileException n) {
             return "cannot create " + n.getFile() + " there";
         }
-        if (e instanceof java.nio.file.AccessDeniedException a) {
+        if (e instanceof AccessDeniedException a) {
             return "permission denied for " + a.getFile();
         }
-        if (e instanceof java.nio.file.FileSystemException f && f.getReason() != null) {
+        if (e instanceof FileSystemException f && f.getReason() != null) {
             return f.getReason() + (f.getFile() == null ? "" : " (" + f.getFile() + ")");
         }
         return String.valueOf(e.getMessage());

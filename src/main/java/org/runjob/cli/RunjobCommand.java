@@ -1,15 +1,17 @@
 package org.runjob.cli;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code runjob [--dry-run] FILE}: run a job, or with --dry-run print the plan that would run. */
 @Command(name = "runjob", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
@@ -73,7 +75,7 @@ final class RunjobCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         RankSelection selection = parsed.get();
-        java.util.Optional<java.time.Duration> wait = java.util.Optional.empty();
+        Optional<Duration> wait = Optional.empty();
         if (waitForGpus != null) {
             wait = Durations.parse(waitForGpus);
             if (wait.isEmpty()) {
@@ -92,6 +94,6 @@ final class RunjobCommand implements Callable<Integer> {
         if (runId != null) {
             recorded.removeAll(List.of("--run-id", runId));
         }
-        return RunJob.run(io, file, options, selection, args, RunJob.command(recorded), java.util.Optional.ofNullable(runId), wait);
+        return RunJob.run(io, file, options, selection, args, RunJob.command(recorded), Optional.ofNullable(runId), wait);
     }
 }

@@ -1,6 +1,8 @@
 package org.runjob.cli;
 
+import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Optional;
 
 import picocli.CommandLine.Option;
 
@@ -15,12 +17,12 @@ final class RunsOptions {
     JobOptions.Output output = JobOptions.Output.text;
 
     /** The run {@code ref} names ({@link RunRecords#resolve}), or empty after saying why not on stderr. */
-    java.util.Optional<RunRecords.Run> resolve(Io io, String ref) throws java.io.IOException {
+    Optional<RunRecords.Run> resolve(Io io, String ref) throws IOException {
         try {
-            return java.util.Optional.of(RunRecords.resolve(logsDir, ref));
+            return Optional.of(RunRecords.resolve(logsDir, ref));
         } catch (IllegalArgumentException e) {
             io.err().println("runjob: " + e.getMessage());
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
     }
 }

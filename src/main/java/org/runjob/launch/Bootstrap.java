@@ -9,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.BiFunction;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -144,7 +146,7 @@ final class Bootstrap {
      * @return true when the jar was sent
      */
     static boolean converse(String node, InputStream in, OutputStream out, Path jar,
-                            java.util.function.BiFunction<String, String, java.util.Optional<NodeRuntime>> runtimes) throws IOException {
+                            BiFunction<String, String, Optional<NodeRuntime>> runtimes) throws IOException {
         boolean booted = false;
         boolean sent = false;
         while (true) {
@@ -170,7 +172,7 @@ final class Bootstrap {
                 sent = true;
             } else if (line.startsWith("RUNJOB-NEED runtime ")) {
                 String[] w = line.split(" ");
-                java.util.Optional<NodeRuntime> rt = w.length == 4 ? runtimes.apply(w[2], w[3]) : java.util.Optional.empty();
+                Optional<NodeRuntime> rt = w.length == 4 ? runtimes.apply(w[2], w[3]) : Optional.empty();
                 if (rt.isEmpty()) {
                     out.write("none 0\n".getBytes(StandardCharsets.US_ASCII));
                 } else {

@@ -5,6 +5,8 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -42,7 +44,7 @@ public final class Launcher {
         this.status = status;
         this.interrupts = interrupts;
         this.clock = clock;
-        this.started = new java.util.concurrent.ConcurrentHashMap<>(started);
+        this.started = new ConcurrentHashMap<>(started);
         this.starter = starter;
     }
 
@@ -77,7 +79,7 @@ public final class Launcher {
     }
 
     /** The node's agent from preflight for the first attempt; a fresh one for a restart. */
-    private AgentChannel startAgent(LaunchPlan plan, NodePlan node, java.util.concurrent.BlockingQueue<Event> events) throws IOException {
+    private AgentChannel startAgent(LaunchPlan plan, NodePlan node, BlockingQueue<Event> events) throws IOException {
         NodeSession session = started.remove(node.name());
         if (session == null) {
             NodeSpec spec = plan.spec().nodes().stream().filter(n -> n.name().equals(node.name())).findFirst().orElseThrow();

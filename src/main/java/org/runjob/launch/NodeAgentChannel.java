@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 
 import org.apache.logging.log4j.LogManager;
@@ -46,7 +47,7 @@ final class NodeAgentChannel extends StreamAgentChannel {
      * {@code pump}; the whole start must end within {@code timeoutMs}.
      */
     static NodeAgentChannel start(String node, NodeAccess access, AgentJar jar, NodeJvm.Jit jit, List<String> agentArgs, FramePump pump, int timeoutMs,
-                                    java.util.Map<String, String> env) throws IOException {
+                                    Map<String, String> env) throws IOException {
         NodeProcess ch;
         StderrLog stderr = new StderrLog(node);
         try {

@@ -1,6 +1,7 @@
 package org.runjob.launch;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -98,7 +99,7 @@ public record NodeRuntime(Path archive, String sha256, long size) {
 
     private static void run(List<String> argv) throws IOException {
         Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         try {
             if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0) {
                 throw new IOException(argv.get(0) + " failed: " + out.strip());

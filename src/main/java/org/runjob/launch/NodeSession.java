@@ -2,6 +2,7 @@ package org.runjob.launch;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -15,17 +16,17 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
-import org.runjob.protocol.AgentOptions;
-import org.runjob.protocol.FileManifest;
-import org.runjob.protocol.Frame;
-import org.runjob.protocol.Handshake;
-import org.runjob.protocol.NodeFacts;
 import org.runjob.agent.NodeJvm;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.Sha256;
 import org.runjob.distribute.Shipped;
 import org.runjob.node.NodeAccess;
+import org.runjob.protocol.AgentOptions;
+import org.runjob.protocol.FileManifest;
+import org.runjob.protocol.Frame;
+import org.runjob.protocol.Handshake;
+import org.runjob.protocol.NodeFacts;
 
 /**
  * One node's agent over its one channel, from its start through preflight to supervision: the
@@ -80,8 +81,8 @@ public final class NodeSession implements AutoCloseable {
     }
 
     /** Why a remote start failed, when the node's script said so: {@code java}, {@code cache} or {@code jar}; else empty. */
-    public static java.util.Optional<String> failedCheck(IOException e) {
-        return e instanceof Bootstrap.Failure f ? java.util.Optional.of(f.what) : java.util.Optional.empty();
+    public static Optional<String> failedCheck(IOException e) {
+        return e instanceof Bootstrap.Failure f ? Optional.of(f.what) : Optional.empty();
     }
 
     public String node() {
@@ -332,7 +333,7 @@ public final class NodeSession implements AutoCloseable {
     }
 
     private static byte[] text(String s) {
-        return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return s.getBytes(StandardCharsets.UTF_8);
     }
 
     private static int mode(Path file) throws IOException {

@@ -4,10 +4,10 @@ import java.io.IOException;
 import java.util.Map;
 import java.util.Optional;
 
-import org.runjob.protocol.AgentOptions;
 import org.runjob.agent.NodeJvm;
 import org.runjob.node.Cluster;
 import org.runjob.node.NodeException;
+import org.runjob.protocol.AgentOptions;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;

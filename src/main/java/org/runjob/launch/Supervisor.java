@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -72,7 +73,7 @@ final class Supervisor {
     private final Map<Integer, Worker> workers = new LinkedHashMap<>();
     private final Map<String, AgentChannel> agents = new LinkedHashMap<>();
     /** Why an agent stopped its workers on its own, by node. */
-    private final Map<String, String> agentStops = new java.util.HashMap<>();
+    private final Map<String, String> agentStops = new HashMap<>();
     /** Events that arrived while agents were still starting, for the main loop. */
     private final List<Event> early = new ArrayList<>();
     private Worker rootCause;

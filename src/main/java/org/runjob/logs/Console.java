@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -21,7 +22,7 @@ public final class Console {
     private final boolean colour;
     private final Set<Integer> ranks;
     private final Map<String, String> colours = new HashMap<>();
-    private final Map<byte[], byte[]> coloured = new java.util.IdentityHashMap<>();
+    private final Map<byte[], byte[]> coloured = new IdentityHashMap<>();
 
     /** @param ranks the ranks to show; empty shows every rank */
     public Console(OutputStream out, boolean colour, Set<Integer> ranks) {

@@ -3,6 +3,7 @@ package org.runjob.logs;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -21,7 +22,7 @@ public record GitInfo(String commit, boolean dirty) {
     }
 
     private static Optional<String> git(Path dir, String... args) {
-        List<String> cmd = new java.util.ArrayList<>(List.of("git", "-C", dir.toString()));
+        List<String> cmd = new ArrayList<>(List.of("git", "-C", dir.toString()));
         cmd.addAll(List.of(args));
         try {
             Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();

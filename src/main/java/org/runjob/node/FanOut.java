@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The one way runjob works on many nodes at once: a bounded pool of daemon threads (at most
@@ -41,7 +42,7 @@ public final class FanOut implements AutoCloseable {
         return out;
     }
 
-    private <T> CompletableFuture<T> async(java.util.function.Supplier<T> work) {
+    private <T> CompletableFuture<T> async(Supplier<T> work) {
         return CompletableFuture.supplyAsync(work, pool);
     }
 

@@ -1,5 +1,6 @@
 package org.runjob.node;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -62,7 +63,7 @@ public final class LocalCluster implements Cluster {
     }
 
     private static void letGo(Process p) {
-        for (java.io.Closeable c : List.<java.io.Closeable>of(p.getOutputStream(), p.getInputStream())) {
+        for (Closeable c : List.<Closeable>of(p.getOutputStream(), p.getInputStream())) {
             try {
                 c.close();
             } catch (IOException e) {

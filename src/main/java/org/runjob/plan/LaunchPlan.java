@@ -2,6 +2,7 @@ package org.runjob.plan;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.OptionalInt;
 
 import org.runjob.spec.JobSpec;
 
@@ -20,7 +21,7 @@ public record LaunchPlan(
         int worldSize,
         String masterNode,
         String masterAddr,
-        java.util.OptionalInt masterPort,
+        OptionalInt masterPort,
         List<NodePlan> nodes,
         JobSpec spec) {
 

@@ -2,6 +2,7 @@ package org.runjob.plan;
 
 import java.util.List;
 import java.util.Objects;
+
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
 

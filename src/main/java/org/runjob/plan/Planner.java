@@ -10,7 +10,6 @@ import java.util.stream.Collectors;
 
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
-import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 
 /**

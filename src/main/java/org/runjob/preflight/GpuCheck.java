@@ -1,14 +1,15 @@
 package org.runjob.preflight;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
-import org.runjob.protocol.NodeFacts;
 import org.runjob.agent.gpu.Gpu;
 import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.protocol.NodeFacts;
 import org.runjob.spec.NodeSpec;
 
 /**
@@ -85,7 +86,7 @@ final class GpuCheck {
     public static GpuInventory givenBySlurm(NodeFacts facts) {
         String visible = facts.get(NodeFacts.SLURM_VISIBLE_DEVICES).orElse("");
         String[] physical = facts.get(NodeFacts.SLURM_STEP_GPUS).orElse("").split(",");
-        List<Gpu> gpus = new java.util.ArrayList<>();
+        List<Gpu> gpus = new ArrayList<>();
         String[] indices = visible.isBlank() ? new String[0] : visible.split(",");
         for (int i = 0; i < indices.length; i++) {
             if (!indices[i].trim().matches("\\d+")) {
@@ -94,7 +95,7 @@ final class GpuCheck {
             String phys = i < physical.length && !physical[i].isBlank() ? physical[i].trim() : "?";
             gpus.add(new Gpu(Integer.parseInt(indices[i].trim()), "GPU given by Slurm (physical " + phys + ")", -1, -1, 0, 0, "slurm:" + phys));
         }
-        return new GpuInventory(gpus, 0, java.util.Optional.empty());
+        return new GpuInventory(gpus, 0, Optional.empty());
     }
 
     /** "CUDA_VISIBLE_DEVICES=0,1 (SLURM_STEP_GPUS=2,3)". */

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 import org.runjob.agent.gpu.Gpu;
 import org.runjob.agent.gpu.GpuInventory;
@@ -86,7 +87,7 @@ public final class GpuPick {
 
     /** Why the node has fewer than {@code count} free GPUs: each GPU and its reason, in index order. */
     static String shortage(int count, GpuInventory inventory, Candidates candidates, Answer answer) {
-        Map<Integer, String> why = new java.util.TreeMap<>(candidates.notFree());
+        Map<Integer, String> why = new TreeMap<>(candidates.notFree());
         answer.held().forEach((i, h) -> why.put(i, "held by " + h));
         int free = inventory.gpus().size() - why.size();
         StringBuilder b = new StringBuilder("needs " + count + " free GPU" + (count == 1 ? "" : "s") + ", " + free + " of "

@@ -9,12 +9,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
-import org.runjob.protocol.NodeFacts;
+import org.runjob.agent.gpu.Gpu;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.launch.NodeSession;
-import org.runjob.spec.JobSpec;
+import org.runjob.protocol.NodeFacts;
 import org.runjob.spec.GpuAuthority;
+import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 
 /**
@@ -129,7 +131,7 @@ final class GpuSurvey {
             if (picked.size() >= count.count()) {
                 List<Integer> sorted = picked.stream().sorted().toList();
                 String models = inventory.gpus().stream().filter(g -> sorted.contains(g.index())).map(g -> g.name()).distinct()
-                        .collect(java.util.stream.Collectors.joining(" + "));
+                        .collect(Collectors.joining(" + "));
                 row.put(Check.GPUS, Cell.ok((runId.isPresent() ? "picked GPUs " : "would pick GPUs ")
                         + String.join(", ", picked.stream().map(String::valueOf).toList()) + " of " + inventory.gpus().size() + " " + models));
                 return Optional.of(GpuPick.only(inventory, sorted));
@@ -159,7 +161,7 @@ final class GpuSurvey {
     /** Listed GPUs and {@code all}: the run's agent leases each; one another run holds is noted for the GPU check. */
     private void hold(NodeSpec node, NodeSession session, GpuInventory inventory) {
         List<Integer> wanted = node.gpus() instanceof NodeSpec.GpuRequest.Listed l ? l.indices() : inventory.indices();
-        List<org.runjob.agent.gpu.Gpu> gpus = inventory.gpus().stream().filter(g -> wanted.contains(g.index())).toList();
+        List<Gpu> gpus = inventory.gpus().stream().filter(g -> wanted.contains(g.index())).toList();
         try {
             GpuPick.Answer answer = GpuPick.parse(session.lease(GpuPick.hold(spec.name(), runId.orElseThrow(), gpus)));
             if (answer.error().isPresent()) {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,7 +14,6 @@ import java.util.OptionalInt;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
-import org.runjob.protocol.NodeFacts;
 import org.runjob.agent.NodeJvm;
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.FileList;
@@ -23,6 +23,7 @@ import org.runjob.launch.NodeStarter;
 import org.runjob.node.Backend;
 import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
+import org.runjob.protocol.NodeFacts;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
@@ -92,7 +93,7 @@ public final class Preflight {
         Map<String, NodeSession> sessions = new ConcurrentHashMap<>();
         Map<String, Map<Check, Cell>> cells = new LinkedHashMap<>();
         for (NodeSpec node : spec.nodes()) {
-            cells.put(node.name(), java.util.Collections.synchronizedMap(new EnumMap<>(Check.class)));
+            cells.put(node.name(), Collections.synchronizedMap(new EnumMap<>(Check.class)));
         }
         List<FileList.Entry> entries;
         long bytes = 0;

@@ -3,6 +3,7 @@ package org.runjob.preflight;
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,11 +13,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
-import org.runjob.protocol.NodeFacts;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.RelayPlan;
 import org.runjob.distribute.Shipped;
 import org.runjob.launch.NodeSession;
+import org.runjob.protocol.NodeFacts;
 import org.runjob.spec.NodeSpec;
 import org.runjob.spec.Relay;
 
@@ -194,7 +195,7 @@ final class Shipping {
                 if (group.size() < 2) {
                     continue;
                 }
-                List<String> sorted = group.stream().sorted(java.util.Comparator.comparingInt(order::indexOf)).toList();
+                List<String> sorted = group.stream().sorted(Comparator.comparingInt(order::indexOf)).toList();
                 String note = "workdir shared by " + String.join(", ", sorted) + (entries.isEmpty() ? "" : ": shipped once");
                 String sender = group.stream().filter(done::containsKey).findFirst().orElse("");
                 for (String node : group) {

@@ -1,5 +1,6 @@
 package org.runjob.protocol;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -46,7 +47,7 @@ public record AgentOptions(Optional<String> workdir, Optional<String> program, O
 
     /** The options as arguments after {@code agent}. */
     public List<String> args() {
-        List<String> out = new java.util.ArrayList<>();
+        List<String> out = new ArrayList<>();
         workdir.ifPresent(w -> out.addAll(List.of("--workdir", w)));
         program.ifPresent(p -> out.addAll(List.of("--program", p)));
         runId.ifPresent(r -> out.addAll(List.of("--run", r)));

@@ -2,17 +2,18 @@ package org.runjob.report;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.runjob.node.Backend;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.plan.ShellWords;
 import org.runjob.plan.WorkerLaunch;
-import org.runjob.node.Backend;
-import org.runjob.spec.NodeAddress;
 import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeAddress;
 
 /**
  * The plan as a person reads it: a header with the world size and rendezvous, then one block per
@@ -94,7 +95,7 @@ public final class PlanText {
 
     /** Breaks text at spaces into lines of at most {@code width} characters (longer words stay whole). */
     static List<String> wrap(String text, int width) {
-        List<String> lines = new java.util.ArrayList<>();
+        List<String> lines = new ArrayList<>();
         StringBuilder line = new StringBuilder();
         for (String word : text.split(" ")) {
             if (line.length() > 0 && line.length() + 1 + word.length() > width) {

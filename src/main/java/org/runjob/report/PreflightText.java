@@ -2,7 +2,10 @@ package org.runjob.report;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 
 import org.runjob.preflight.Cell;
 import org.runjob.preflight.Check;
@@ -70,7 +73,7 @@ public final class PreflightText {
                 w[i] = Math.max(w[i], row.get(i).length());
             }
         }
-        while (java.util.Arrays.stream(w).sum() + 2 * (w.length - 1) > MAX_WIDTH) {
+        while (Arrays.stream(w).sum() + 2 * (w.length - 1) > MAX_WIDTH) {
             int widest = 1;
             for (int i = 1; i < w.length; i++) {
                 widest = w[i] > w[widest] ? i : widest;
@@ -144,10 +147,10 @@ public final class PreflightText {
             ObjectNode checks = node.putObject("checks");
             for (Check c : Check.values()) {
                 Cell cell = n.cells().get(c);
-                checks.putObject(report.label(c)).put("status", cell.status().name().toLowerCase(java.util.Locale.ROOT)).put("detail", cell.text());
+                checks.putObject(report.label(c)).put("status", cell.status().name().toLowerCase(Locale.ROOT)).put("detail", cell.text());
             }
         }
-        root.set("gpus", GpuTable.json(report.gpus(), java.util.Map.of()).get("nodes"));
+        root.set("gpus", GpuTable.json(report.gpus(), Map.of()).get("nodes"));
         return root;
     }
 }

@@ -5,11 +5,14 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -49,7 +52,7 @@ final class Allocation implements AutoCloseable {
      * @throws NodeException with salloc's own error lines when it fails
      */
     static Allocation make(List<String> salloc, Map<String, String> env, Spawner spawner, Consumer<String> progress,
-                           java.util.function.BooleanSupplier interrupted) throws NodeException {
+                           BooleanSupplier interrupted) throws NodeException {
         Process p;
         try {
             p = spawner.start(salloc, env, "TERM");
@@ -114,7 +117,7 @@ final class Allocation implements AutoCloseable {
         volatile String queued;
         volatile boolean withdrawn;
 
-        Waiting(Process salloc, java.util.function.BooleanSupplier interrupted, Consumer<String> progress) {
+        Waiting(Process salloc, BooleanSupplier interrupted, Consumer<String> progress) {
             Thread t = new Thread(() -> {
                 long seen = 0;
                 boolean said = false;
@@ -148,7 +151,7 @@ final class Allocation implements AutoCloseable {
 
     private static Process guard(String jobId, Map<String, String> env) throws IOException {
         List<String> cmd = new ArrayList<>();
-        if (java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/setsid"))) {
+        if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
             cmd.add("/usr/bin/setsid");
         }
         cmd.addAll(List.of("sh", "-c", GUARD, "sh", jobId));

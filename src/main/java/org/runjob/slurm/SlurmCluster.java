@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import org.apache.logging.log4j.LogManager;
@@ -39,7 +42,7 @@ public final class SlurmCluster implements Cluster {
     private final Map<String, String> env;
     private final String jobName;
     private final Consumer<String> progress;
-    private final java.util.function.BooleanSupplier interrupted;
+    private final BooleanSupplier interrupted;
     private final Spawner spawner = new Spawner();
     private final List<Process> steps = new CopyOnWriteArrayList<>();
     private Map<String, SlurmNodeInfo> infos;
@@ -53,7 +56,7 @@ public final class SlurmCluster implements Cluster {
      * @param interrupted true once runjob is asked to stop (Ctrl-C): a waiting allocation is then withdrawn
      */
     public SlurmCluster(JobSpec spec, Map<String, String> env, Consumer<String> progress,
-                        java.util.function.BooleanSupplier interrupted) {
+                        BooleanSupplier interrupted) {
         this.interrupted = interrupted;
         this.spec = spec;
         this.env = SlurmEnv.of(env);
@@ -114,10 +117,10 @@ public final class SlurmCluster implements Cluster {
         if (hosts.isEmpty()) {
             return Allocation.make(commands.salloc(jobName), env, spawner, progress, interrupted);
         }
-        java.nio.file.Path file = null;
+        Path file = null;
         try {
-            file = java.nio.file.Files.createTempFile("runjob-hosts-", ".txt");
-            java.nio.file.Files.write(file, hosts.get());
+            file = Files.createTempFile("runjob-hosts-", ".txt");
+            Files.write(file, hosts.get());
             Map<String, String> withHosts = new LinkedHashMap<>(env);
             withHosts.put("SLURM_HOSTFILE", file.toString());
             return Allocation.make(commands.salloc(jobName), withHosts, spawner, progress, interrupted);
@@ -126,7 +129,7 @@ public final class SlurmCluster implements Cluster {
         } finally {
             if (file != null) {
                 try {
-                    java.nio.file.Files.deleteIfExists(file);
+                    Files.deleteIfExists(file);
                 } catch (IOException e) {
                     LOG.debug("cannot remove {}: {}", file, e.getMessage());
                 }

@@ -1,6 +1,7 @@
 package org.runjob.slurm;
 
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -40,7 +41,7 @@ record SlurmNodeInfo(String name, String address, int gpus, String state) {
 
     /** Down, drained or failing: Slurm would not give it to a job. */
     boolean unusable() {
-        String s = state.toLowerCase(java.util.Locale.ROOT);
+        String s = state.toLowerCase(Locale.ROOT);
         return s.startsWith("down") || s.startsWith("drain") || s.startsWith("fail") || s.startsWith("inval") || s.startsWith("unk");
     }
 }

@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -26,7 +27,7 @@ final class Spawner implements AutoCloseable {
     });
 
     /** @param deathSignal KILL for steps (srun's shepherd then ends the step), TERM for salloc (it withdraws a pending request) */
-    Process start(List<String> argv, java.util.Map<String, String> env, String deathSignal) throws IOException {
+    Process start(List<String> argv, Map<String, String> env, String deathSignal) throws IOException {
         List<String> cmd = new ArrayList<>();
         if (Files.isExecutable(SETPRIV)) {
             cmd.addAll(List.of(SETPRIV.toString(), "--pdeathsig", deathSignal));

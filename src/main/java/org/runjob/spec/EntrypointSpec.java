@@ -1,5 +1,6 @@
 package org.runjob.spec;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -15,12 +16,12 @@ public sealed interface EntrypointSpec {
             return this;
         }
         if (this instanceof Command c) {
-            List<String> argv = new java.util.ArrayList<>(c.argv());
+            List<String> argv = new ArrayList<>(c.argv());
             argv.addAll(more);
             return new Command(argv, c.localRankArg());
         }
         Jar j = (Jar) this;
-        List<String> args = new java.util.ArrayList<>(j.args());
+        List<String> args = new ArrayList<>(j.args());
         args.addAll(more);
         return new Jar(j.jarInWorkdir(), j.main(), args, j.jvmArgs(), j.localRankArg());
     }

@@ -1,6 +1,7 @@
 package org.runjob.spec;
 
 import java.nio.file.Path;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,7 +52,7 @@ public record JobSpec(
         Objects.requireNonNull(entrypoint, "entrypoint");
         Objects.requireNonNull(workdir, "workdir");
         files = List.copyOf(files);
-        env = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(env));
+        env = Collections.unmodifiableMap(new LinkedHashMap<>(env));
         Objects.requireNonNull(ssh, "ssh");
         Objects.requireNonNull(failure, "failure");
         Objects.requireNonNull(logsDir, "logsDir");

@@ -1,5 +1,6 @@
 package org.runjob.spec;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,7 @@ public record NodeSpec(
         Objects.requireNonNull(gpus, "gpus");
         Objects.requireNonNull(workers, "workers");
         Objects.requireNonNull(workdir, "workdir");
-        env = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(env));
+        env = Collections.unmodifiableMap(new LinkedHashMap<>(env));
         if (workers.isPresent() && workers.getAsInt() < 1) {
             throw new IllegalArgumentException("node " + name + ": workers must be >= 1");
         }

@@ -3,9 +3,11 @@ package org.runjob.spec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.regex.Pattern;
 
 import com.networknt.schema.Error;
 import com.networknt.schema.InputFormat;
@@ -31,8 +33,8 @@ public final class SchemaCheck {
     /** Where the schema lives inside the jar. */
     public static final String RESOURCE = "/schemas/job.schema.json";
 
-    private static final java.util.regex.Pattern SECRET_KEY =
-            java.util.regex.Pattern.compile("(?i)pass(word|wd)?$|secret|token|passphrase");
+    private static final Pattern SECRET_KEY =
+            Pattern.compile("(?i)pass(word|wd)?$|secret|token|passphrase");
 
     private final JsonNode schemaJson;
     private final Schema schema;
@@ -42,7 +44,7 @@ public final class SchemaCheck {
             if (in == null) {
                 throw new IllegalStateException("schema " + RESOURCE + " is not on the classpath");
             }
-            String text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
             this.schemaJson = JsonMapper.builder().build().readTree(text);
             SchemaRegistryConfig config = SchemaRegistryConfig.builder().errorMessageKeyword("errorMessage").build();
             SchemaRegistry registry = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12,

@@ -1,11 +1,14 @@
 package org.runjob.spec;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import tools.jackson.databind.JsonNode;
 
@@ -119,7 +122,7 @@ final class SemanticCheck {
             if (index < 0 && !nodeNames.isEmpty()) {
                 String hint = Suggestions.closest(master.stringValue(), nodeNames)
                         .map(s -> "; did you mean '" + s + "'?")
-                        .orElse("; nodes are: " + String.join(", ", new java.util.LinkedHashSet<>(nodeNames)));
+                        .orElse("; nodes are: " + String.join(", ", new LinkedHashSet<>(nodeNames)));
                 problem("/rendezvous/master", "no node is named '" + master.stringValue() + "'" + hint);
             } else if (index >= 0) {
                 masterNode = findNode(nodes, master.stringValue());
@@ -232,8 +235,8 @@ final class SemanticCheck {
             ReservedEnv.why(name).ifPresent(why ->
                     keyProblem(LocatedJson.child(pointer, name), name + " is set by runjob for each worker (" + why + ")"));
             JsonNode value = env.get(name);
-            int bytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 1
-                    + (value.isString() ? value.stringValue() : value.toString()).getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            int bytes = name.getBytes(StandardCharsets.UTF_8).length + 1
+                    + (value.isString() ? value.stringValue() : value.toString()).getBytes(StandardCharsets.UTF_8).length;
             if (bytes > MAX_ENV_ENTRY_BYTES) {
                 problem(LocatedJson.child(pointer, name), name + "=... is " + bytes + " bytes; Linux passes at most "
                         + MAX_ENV_ENTRY_BYTES + " bytes per variable to a program (MAX_ARG_STRLEN): ship large values as a file");
@@ -245,9 +248,9 @@ final class SemanticCheck {
     static final int MAX_ENV_ENTRY_BYTES = 131_071;
 
     /** Directories a workdir cannot be meant to be: files land in it and workers start there. */
-    private static final java.util.Set<String> SYSTEM_DIRS = java.util.Set.of("/", "/bin", "/boot", "/dev", "/etc", "/home",
+    private static final Set<String> SYSTEM_DIRS = Set.of("/", "/bin", "/boot", "/dev", "/etc", "/home",
             "/lib", "/lib32", "/lib64", "/proc", "/run", "/sbin", "/sys", "/tmp", "/usr", "/var", "/var/tmp");
-    private static final java.util.Set<String> NEVER_UNDER = java.util.Set.of("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32",
+    private static final Set<String> NEVER_UNDER = Set.of("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32",
             "/lib64", "/proc", "/sbin", "/sys", "/usr");
 
     /** A workdir that is a system directory, under one, or a home directory itself. */
@@ -256,7 +259,7 @@ final class SemanticCheck {
             return;
         }
         String w = value.stringValue();
-        String norm = w.startsWith("/") ? java.nio.file.Path.of(w).normalize().toString() : w.replaceAll("/+$", "");
+        String norm = w.startsWith("/") ? Path.of(w).normalize().toString() : w.replaceAll("/+$", "");
         String why = null;
         if (norm.equals("~") || norm.equals("$HOME") || norm.equals("${HOME}") || norm.isEmpty() || norm.equals(".")) {
             why = "is a home directory itself";

@@ -4,11 +4,13 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.JsonNodeFactory;
 
 /**
  * Turns a document that passed the schema and the semantic checks into a {@link JobSpec}, filling
@@ -73,7 +75,7 @@ final class SpecBinder {
                 files, env(root.get("env")), sshSpec, failureSpec,
                 text(object(root, "logs"), "dir").orElse("runs"), slurm ? Optional.of(slurm(object(root, "slurm"))) : Optional.empty(),
                 text(root, "gpu_leases").orElse("warn").equals("strict"),
-                Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(java.util.Locale.ROOT)), source);
+                Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source);
     }
 
     private static JobSpec.SlurmSpec slurm(JsonNode s) {
@@ -131,7 +133,7 @@ final class SpecBinder {
 
     private static JsonNode object(JsonNode parent, String key) {
         JsonNode v = parent.get(key);
-        return v == null ? tools.jackson.databind.node.JsonNodeFactory.instance.objectNode() : v;
+        return v == null ? JsonNodeFactory.instance.objectNode() : v;
     }
 
     private static Optional<String> text(JsonNode parent, String key) {

@@ -1,15 +1,19 @@
 package org.runjob.spec;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.Reader;
 import java.io.StringReader;
+import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -73,7 +77,7 @@ public final class YamlReader {
         Location start = new Location(display, file, 1, 1);
         String text;
         try {
-            java.nio.file.attribute.BasicFileAttributes attrs = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class);
+            BasicFileAttributes attrs = Files.readAttributes(file, BasicFileAttributes.class);
             if (!attrs.isRegularFile()) {
                 return failed(start, attrs.isDirectory() ? "is a directory, not a job file"
                         : "is not a regular file (a device, FIFO or socket): a job file must be a file");
@@ -86,7 +90,7 @@ public final class YamlReader {
             text = StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+                    .decode(ByteBuffer.wrap(bytes)).toString();
         } catch (NoSuchFileException e) {
             return failed(start, "no such file");
         } catch (CharacterCodingException e) {
@@ -102,7 +106,7 @@ public final class YamlReader {
 
     /** A file's bytes, refusing one that grows past {@code max} while it is read. */
     private static byte[] readAtMost(Path file, long max) throws IOException {
-        try (java.io.InputStream in = Files.newInputStream(file)) {
+        try (InputStream in = Files.newInputStream(file)) {
             byte[] bytes = in.readNBytes((int) max + 1);
             if (bytes.length > max) {
                 throw new IOException("larger than " + (max >> 20) + " MiB");
@@ -205,7 +209,7 @@ public final class YamlReader {
         private final Path path;
         private final int columnOffset;
         private final List<Problem> problems = new ArrayList<>();
-        private final Set<Node> inProgress = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+        private final Set<Node> inProgress = Collections.newSetFromMap(new IdentityHashMap<>());
         private final ScalarConstructor scalars = new ScalarConstructor();
         private int values;
         private boolean tooBig;

@@ -9,7 +9,6 @@ import com.jcraft.jsch.HostKeyRepository;
 import com.jcraft.jsch.JSch;
 import com.jcraft.jsch.JSchException;
 import com.jcraft.jsch.UserInfo;
-
 import org.runjob.spec.JobSpec;
 
 /**

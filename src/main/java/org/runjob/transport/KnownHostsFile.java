@@ -10,7 +10,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
-
+import java.util.Locale;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -118,8 +118,8 @@ final class KnownHostsFile {
         for (String p : patterns) {
             boolean negated = p.startsWith("!");
             String pattern = negated ? p.substring(1) : p;
-            boolean hit = pattern.startsWith("|1|") ? hashedMatch(pattern, host) : wildcard(pattern.toLowerCase(java.util.Locale.ROOT),
-                    host.toLowerCase(java.util.Locale.ROOT));
+            boolean hit = pattern.startsWith("|1|") ? hashedMatch(pattern, host) : wildcard(pattern.toLowerCase(Locale.ROOT),
+                    host.toLowerCase(Locale.ROOT));
             if (hit && negated) {
                 return false;
             }

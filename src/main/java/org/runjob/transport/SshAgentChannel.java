@@ -8,7 +8,6 @@ import java.util.List;
 import com.jcraft.jsch.ChannelExec;
 import com.jcraft.jsch.JSchException;
 import com.jcraft.jsch.Session;
-
 import org.runjob.plan.ShellWords;
 
 /**

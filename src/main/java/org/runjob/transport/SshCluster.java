@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.Optional;
 
 import com.jcraft.jsch.Session;
-
 import org.runjob.node.Cluster;
 import org.runjob.node.NodeAccess;
 import org.runjob.node.NodeException;

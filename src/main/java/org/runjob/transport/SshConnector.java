@@ -7,6 +7,7 @@ import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -22,7 +23,6 @@ import com.jcraft.jsch.OpenSSHConfig;
 import com.jcraft.jsch.SSHAgentConnector;
 import com.jcraft.jsch.Session;
 import com.jcraft.jsch.UnixDomainSocketFactory;
-
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.runjob.spec.JobSpec;
@@ -200,8 +200,8 @@ public final class SshConnector {
     private void identities(JSch jsch, ConfigRepository config, String host) throws JSchException {
         if (ssh.identity().isPresent()) {
             Path key = expand(ssh.identity().get());
-            if (!java.nio.file.Files.isReadable(key)) {
-                throw new JSchException("ssh.identity " + ssh.identity().get() + (java.nio.file.Files.exists(key)
+            if (!Files.isReadable(key)) {
+                throw new JSchException("ssh.identity " + ssh.identity().get() + (Files.exists(key)
                         ? " cannot be read" : " does not exist") + " (" + key + "): name a private key file, or leave ssh.identity out"
                         + " to use ssh-agent and ~/.ssh");
             }
@@ -230,7 +230,7 @@ public final class SshConnector {
 
     /** The key exchanges JSch offers, curve25519 first (the cheapest here), each once. */
     static String curve25519First(String kex) {
-        java.util.LinkedHashSet<String> order = new java.util.LinkedHashSet<>(List.of("curve25519-sha256", "curve25519-sha256@libssh.org"));
+        LinkedHashSet<String> order = new LinkedHashSet<>(List.of("curve25519-sha256", "curve25519-sha256@libssh.org"));
         order.addAll(List.of(kex.split(",")));
         return String.join(",", order);
     }

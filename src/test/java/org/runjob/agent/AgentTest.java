@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PipedInputStream;
 import java.io.PipedOutputStream;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -112,7 +115,7 @@ class AgentTest {
         long pid = -1;
         for (Frame f = Frame.readFrom(in); f != null && f.type() != Frame.Type.DONE; f = Frame.readFrom(in)) {
             if (f.type() == Frame.Type.STARTED) {
-                pid = java.nio.ByteBuffer.wrap(f.payload()).getLong();
+                pid = ByteBuffer.wrap(f.payload()).getLong();
             }
         }
         assertThat(pid).isPositive();
@@ -129,15 +132,15 @@ class AgentTest {
         while (pid < 0) {
             Frame f = Frame.readFrom(in);
             if (f.type() == Frame.Type.STARTED) {
-                pid = java.nio.ByteBuffer.wrap(f.payload()).getLong();
+                pid = ByteBuffer.wrap(f.payload()).getLong();
             }
         }
         assertThat(ProcessHandle.of(pid)).isPresent();
         h.toAgent.close();
         CompletableFuture.runAsync(() -> {
             try {
-                in.transferTo(java.io.OutputStream.nullOutputStream());
-            } catch (java.io.IOException e) {
+                in.transferTo(OutputStream.nullOutputStream());
+            } catch (IOException e) {
                 // closed
             }
         });

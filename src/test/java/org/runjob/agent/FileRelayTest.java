@@ -2,11 +2,15 @@ package org.runjob.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -15,8 +19,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.distribute.Sha256;
-import org.runjob.testbed.Poll;
 import org.runjob.protocol.FileManifest;
+import org.runjob.testbed.Poll;
 
 /** One workdir serves the run's files to another over a real socket; what the receiver keeps, and what it refuses. */
 class FileRelayTest {
@@ -86,13 +90,13 @@ class FileRelayTest {
 
     @Test
     void manyIdleConnectionsCostAtMostMaxPeersThreadsAndLeaveTheRelayServing() throws Exception {
-        List<java.net.Socket> idle = new java.util.ArrayList<>();
+        List<Socket> idle = new ArrayList<>();
         try {
             for (int i = 0; i < 2 * FileRelay.MAX_PEERS; i++) {
-                java.net.Socket s = new java.net.Socket();
+                Socket s = new Socket();
                 try {
-                    s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 200);
-                } catch (java.io.IOException e) {
+                    s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+                } catch (IOException e) {
                     // the backlog is full: that connection waits or is dropped, as it should
                 }
                 idle.add(s);
@@ -100,7 +104,7 @@ class FileRelayTest {
             Poll.until(() -> peerThreads() == FileRelay.MAX_PEERS, Duration.ofSeconds(10), "every peer slot taken by an idle connection");
             assertThat(peerThreads()).isEqualTo(FileRelay.MAX_PEERS);
         } finally {
-            for (java.net.Socket s : idle) {
+            for (Socket s : idle) {
                 s.close();
             }
         }

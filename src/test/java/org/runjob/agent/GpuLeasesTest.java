@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -24,7 +25,7 @@ class GpuLeasesTest {
         assertThat(leases.handle("pick 2 job run-1\n3 0000:04:00\n0 0000:01:00\n2 0000:03:00\n")).isEqualTo("leased 3\nleased 0\n");
         assertThat((Integer) Files.getAttribute(dir, "unix:mode", LinkOption.NOFOLLOW_LINKS) & 07777).isEqualTo(01777);
         assertThat(Files.readString(dir.resolve("0000-04-00.lease"))).startsWith("run run-1 of job job (user ");
-        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("0000-01-00.lease"))))
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("0000-01-00.lease"))))
                 .isEqualTo("rw-rw-rw-");
         // the same process asking again holds them already; a query from it sees them free (its own)
         assertThat(leases.handle("hold job run-1\n0 0000:01:00\n")).isEqualTo("leased 0\n");

@@ -3,6 +3,7 @@ package org.runjob.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,7 @@ class StartRequestTest {
     @Test
     void aLargeSharedValueTravelsOnceForTwoHundredWorkers() {
         String big = "v".repeat(1 << 20);
-        List<WorkerStart> workers = new java.util.ArrayList<>();
+        List<WorkerStart> workers = new ArrayList<>();
         for (int r = 0; r < 200; r++) {
             workers.add(new WorkerStart(r, List.of("python3", "t.py"), Map.of("BIG", big, "RANK", Integer.toString(r)), "/w"));
         }

@@ -3,10 +3,14 @@ package org.runjob.cli;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.Arrays;
 import java.util.Map;
+
+import org.runjob.launch.Interrupts;
 
 /** Runs the CLI in-process with captured streams, a fixed clock and a fixed run-id salt. */
 public record Cli(int code, String out, String err) {
@@ -18,14 +22,14 @@ public record Cli(int code, String out, String err) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         Io io = new Io(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                env, Clock.fixed(NOW, ZoneOffset.UTC), () -> 0xab12, false, org.runjob.launch.Interrupts.none());
+                env, Clock.fixed(NOW, ZoneOffset.UTC), () -> 0xab12, false, Interrupts.none());
         int code = Main.run(io, args);
         return new Cli(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
     /** {@code runjob OPTIONS... JOB} with this JVM's environment. */
-    public static Cli job(java.nio.file.Path job, String... options) {
-        String[] args = java.util.Arrays.copyOf(options, options.length + 1);
+    public static Cli job(Path job, String... options) {
+        String[] args = Arrays.copyOf(options, options.length + 1);
         args[options.length] = job.toString();
         return run(System.getenv(), args);
     }

@@ -197,10 +197,10 @@ class CliTest {
 
     @Test
     void rankSelectionsTakeRangesAndRefuseWhatIsNoRank() {
-        assertThat(RankSelection.parse(java.util.List.of("0-2", "7")).ranks()).containsExactlyInAnyOrder(0, 1, 2, 7);
-        assertThat(RankSelection.parse(java.util.List.of("0-3", "7")).outside(4)).contains(
+        assertThat(RankSelection.parse(List.of("0-2", "7")).ranks()).containsExactlyInAnyOrder(0, 1, 2, 7);
+        assertThat(RankSelection.parse(List.of("0-3", "7")).outside(4)).contains(
                 "--ranks: rank 7 is not in this job (world size 4: ranks 0-3)");
-        assertThat(RankSelection.parse(java.util.List.of("1-2")).outside(4)).isEmpty();
+        assertThat(RankSelection.parse(List.of("1-2")).outside(4)).isEmpty();
         Cli bad = Cli.run("--ranks", "0,x", "jobs/local.yaml");
         assertThat(bad.code()).isEqualTo(ExitCode.INVALID);
         assertThat(bad.err()).isEqualTo("runjob: --ranks: 'x' is no rank or range (e.g. --ranks 0-3,7)\n");

@@ -2,12 +2,15 @@ package org.runjob.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
@@ -34,7 +37,7 @@ class GpuLeaseTest {
     @TempDir
     Path tmp;
 
-    final List<Process> running = new java.util.ArrayList<>();
+    final List<Process> running = new ArrayList<>();
 
     @AfterEach
     void stop() {
@@ -180,14 +183,14 @@ class GpuLeaseTest {
     private String stderr(String name) {
         try {
             return RunjobProcess.stderrOf(tmp, tmp.resolve(name + ".yaml"));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return "";
         }
     }
 
     /** RUN-RANK to that worker's CUDA_VISIBLE_DEVICES. */
     private Map<String, String> marks() {
-        Map<String, String> out = new java.util.TreeMap<>();
+        Map<String, String> out = new TreeMap<>();
         try (var files = Files.list(tmp.resolve("marks"))) {
             for (Path f : files.toList()) {
                 String v = Files.readString(f).strip();
@@ -195,14 +198,14 @@ class GpuLeaseTest {
                     out.put(f.getFileName().toString(), v);
                 }
             }
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             // none yet
         }
         return out;
     }
 
     /** The id of the (one) run of job {@code job}. */
-    private String runId(String job) throws java.io.IOException {
+    private String runId(String job) throws IOException {
         try (var runs = Files.list(tmp.resolve("runs").resolve(job))) {
             return runs.findFirst().orElseThrow().getFileName().toString();
         }

@@ -17,9 +17,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.testbed.Pids;
-import org.runjob.testbed.SshTestbed;
-
 import org.runjob.testbed.Poll;
+import org.runjob.testbed.SshTestbed;
 
 /** The node side on real sshd hosts: what a dead agent leaves behind, commands that hang, host keys. */
 @Tag("testbed")

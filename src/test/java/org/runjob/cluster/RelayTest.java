@@ -2,6 +2,7 @@ package org.runjob.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -70,7 +71,7 @@ class RelayTest {
     String stderrOf(Path job) {
         try {
             return jobs.stderrOf(job);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return "";
         }
     }

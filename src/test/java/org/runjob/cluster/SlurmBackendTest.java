@@ -2,9 +2,13 @@ package org.runjob.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,7 +45,7 @@ class SlurmBackendTest {
     SlurmTestbed slurm;
     ClusterJobs jobs;
     /** runjob processes a test started: killed after it, so a failed test does not hold the cluster. */
-    final List<Process> running = new java.util.ArrayList<>();
+    final List<Process> running = new ArrayList<>();
     Map<String, String> env;
 
     @org.junit.jupiter.api.AfterEach
@@ -87,7 +91,7 @@ class SlurmBackendTest {
     }
 
     private Cli run(Path job, String... options) {
-        String[] args = java.util.Arrays.copyOf(options, options.length + 1);
+        String[] args = Arrays.copyOf(options, options.length + 1);
         args[options.length] = job.toString();
         return Cli.run(env, args);
     }
@@ -178,7 +182,7 @@ class SlurmBackendTest {
 
     /** Another user's job: {@code salloc --no-shell ARGS}, granted. */
     private void allocate(String... args) throws Exception {
-        List<String> cmd = new java.util.ArrayList<>(List.of("salloc", "--no-shell"));
+        List<String> cmd = new ArrayList<>(List.of("salloc", "--no-shell"));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().putAll(slurm.env());
@@ -304,8 +308,8 @@ class SlurmBackendTest {
     private static String read(Path p) {
         try {
             return Files.readString(p).trim();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 }

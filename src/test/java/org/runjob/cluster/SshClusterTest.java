@@ -2,15 +2,23 @@ package org.runjob.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -20,6 +28,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.distribute.Sha256;
 import org.runjob.launch.AgentJar;
 import org.runjob.testbed.FakeCuda;
 import org.runjob.testbed.Pids;
@@ -181,7 +190,7 @@ class SshClusterTest {
         Cli r = jobs.run(job);
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out().lines().sorted()).containsExactly("[h1/0] 0 0,1", "[h1/1] 1 0,1", "[h2/2] 2 0");
-        String summary = java.nio.file.Files.readString(java.nio.file.Files.list(jobs.logs.resolve("picked")).findFirst().orElseThrow()
+        String summary = Files.readString(Files.list(jobs.logs.resolve("picked")).findFirst().orElseThrow()
                 .resolve("summary.json"));
         assertThat(summary).contains("00000000:3B:00.0").contains("00000000:86:00.0").contains("00000000:17:00.0");
 
@@ -189,7 +198,7 @@ class SshClusterTest {
         Process holding = RunjobProcess.start(jobs.dir, jobs.job("holding", jobs.gpuNode(h2).replace("gpus: all", "gpus: {count: 1}").replace("work-h2", "work-holding"),
                 List.of(), List.of("python3", "-c", show), "", Map.of("HOLD_S", "600")));
         try {
-            org.runjob.testbed.Poll.until(() -> Cli.run(System.getenv(), "gpus", job.toString()).out().contains("of job holding"),
+            Poll.until(() -> Cli.run(System.getenv(), "gpus", job.toString()).out().contains("of job holding"),
                     Duration.ofSeconds(60), "h2's GPU leased by the holding run");
             Cli busy = jobs.run(job);
             assertThat(busy.code()).isEqualTo(3);
@@ -197,7 +206,7 @@ class SshClusterTest {
                     + "\\(user root, since ");
         } finally {
             holding.destroy();
-            holding.waitFor(30, java.util.concurrent.TimeUnit.SECONDS);
+            holding.waitFor(30, TimeUnit.SECONDS);
         }
     }
 
@@ -222,23 +231,23 @@ class SshClusterTest {
         // h2's sshd behind a loopback proxy whose first connection answers TCP but never speaks SSH, as a host
         // too loaded to finish the handshake within the connect timeout does
         SshTestbed.Host h2 = jobs.bed.host(2);
-        java.util.concurrent.atomic.AtomicInteger connections = new java.util.concurrent.atomic.AtomicInteger();
-        List<java.net.Socket> held = new java.util.concurrent.CopyOnWriteArrayList<>();
-        try (java.net.ServerSocket proxy = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+        AtomicInteger connections = new AtomicInteger();
+        List<Socket> held = new CopyOnWriteArrayList<>();
+        try (ServerSocket proxy = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             Thread acceptor = new Thread(() -> {
                 while (!proxy.isClosed()) {
                     try {
-                        java.net.Socket in = proxy.accept();
+                        Socket in = proxy.accept();
                         if (connections.incrementAndGet() == 1) {
                             held.add(in); // silent
                             continue;
                         }
-                        java.net.Socket out = new java.net.Socket(h2.address(), 22);
+                        Socket out = new Socket(h2.address(), 22);
                         held.add(in);
                         held.add(out);
                         pipe(in, out);
                         pipe(out, in);
-                    } catch (java.io.IOException e) {
+                    } catch (IOException e) {
                         return;
                     }
                 }
@@ -253,17 +262,17 @@ class SshClusterTest {
             assertThat(r.out()).contains("[h2/0] rank 0 attempt 0 restarts 0\n");
             assertThat(connections.get()).as("the silent connection, then the one that logged in").isGreaterThanOrEqualTo(2);
         } finally {
-            for (java.net.Socket s : held) {
+            for (Socket s : held) {
                 s.close();
             }
         }
     }
 
-    private static void pipe(java.net.Socket from, java.net.Socket to) {
+    private static void pipe(Socket from, Socket to) {
         Thread t = new Thread(() -> {
             try {
                 from.getInputStream().transferTo(to.getOutputStream());
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 // closed
             }
         });
@@ -383,8 +392,8 @@ class SshClusterTest {
         assertThat(tmp.resolve("work-h2/.runjob/runjob.jar")).doesNotExist();
         AgentJar jar = AgentJar.current();
         Path cached = jobs.bed.cache().resolve("runjob/agents/" + jar.sha256() + ".jar");
-        assertThat(org.runjob.distribute.Sha256.of(cached)).isEqualTo(jar.sha256());
-        assertThat(Files.getPosixFilePermissions(cached)).isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        assertThat(Sha256.of(cached)).isEqualTo(jar.sha256());
+        assertThat(Files.getPosixFilePermissions(cached)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
     }
 
     /** An environment whose HOME holds an ssh config with these lines. */
@@ -492,10 +501,10 @@ class SshClusterTest {
         Path shipped = tmp.resolve("work-h2/flaky.py");
         assertThat(Files.readString(shipped)).isEqualTo(Files.readString(source));
         // shipped files carry the source's modification time (to the second)...
-        long sourceTime = Files.getLastModifiedTime(source).to(java.util.concurrent.TimeUnit.SECONDS);
-        assertThat(Files.getLastModifiedTime(shipped).to(java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(sourceTime);
+        long sourceTime = Files.getLastModifiedTime(source).to(TimeUnit.SECONDS);
+        assertThat(Files.getLastModifiedTime(shipped).to(TimeUnit.SECONDS)).isEqualTo(sourceTime);
         // ...so a file only touched on the node is hashed, found equal, and kept
-        Files.setLastModifiedTime(shipped, java.nio.file.attribute.FileTime.fromMillis((sourceTime + 100) * 1000));
+        Files.setLastModifiedTime(shipped, FileTime.fromMillis((sourceTime + 100) * 1000));
         Cli touched = jobs.run(job, "--set", "logs.dir=" + tmp.resolve("runs3"));
         assertThat(detail(tmp.resolve("runs3"), "resend", "h2", "workdir")).isEqualTo("0 sent (0 B), 2 kept");
         // and one whose size and time match the source's is not read at all (rsync's quick check):

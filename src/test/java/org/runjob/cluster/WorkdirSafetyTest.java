@@ -2,6 +2,7 @@ package org.runjob.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -23,7 +24,6 @@ import org.runjob.launch.AgentJar;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
-
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -86,7 +86,7 @@ class WorkdirSafetyTest {
             assertThat(r.err()).as("an rc file's stderr noise is no error").doesNotContain("rm: cannot remove");
             JsonNode checks = runFile(jobs.logs, "shared" + round, "preflight.json").get("nodes");
             // whichever node is ready first sends; the others find the files there
-            List<String> details = new java.util.ArrayList<>();
+            List<String> details = new ArrayList<>();
             checks.forEach(n -> details.add(n.get("checks").get("workdir").get("detail").stringValue()));
             assertThat(details).filteredOn(d -> d.matches("3 sent \\(\\d+ B\\), 0 kept; workdir shared by h1, h2, h3: shipped once")).hasSize(1);
             assertThat(details).filteredOn(d -> d.equals("workdir shared by h1, h2, h3: shipped once")).hasSize(2);
@@ -228,7 +228,7 @@ class WorkdirSafetyTest {
         Testbed.require(jobs.bed.inMounts(h2, "mount", "-t", "tmpfs", "-o", "size=70m", "tmpfs", small.toString()).isEmpty(), "mount (tmpfs)");
         try {
             Path big = Files.createDirectories(tmp.resolve("src-big")).resolve("data.txt");
-            try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(big.toFile(), "rw")) {
+            try (RandomAccessFile f = new RandomAccessFile(big.toFile(), "rw")) {
                 f.setLength(80L << 20);
             }
             Path job = jobs.job("full", node(h2, small.resolve("w")), files(big), List.of("python3", "show.py"), "", Map.of());

@@ -13,17 +13,19 @@ import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.runjob.protocol.Frame;
 import org.runjob.logs.Console;
 import org.runjob.logs.OutputRouter;
 import org.runjob.plan.Inventory;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.plan.Planner;
+import org.runjob.protocol.Frame;
 import org.runjob.spec.SpecLoader;
 
 /**
@@ -107,12 +109,12 @@ class AgentStartTest {
     @Test
     void agentsStartTogetherNotOneAfterAnother() throws Exception {
         // each start blocks until all three have begun: one after another, this would never finish
-        java.util.concurrent.CountDownLatch all = new java.util.concurrent.CountDownLatch(3);
+        CountDownLatch all = new CountDownLatch(3);
         Map<String, Recording> channels = new ConcurrentHashMap<>();
         AgentStarter starter = (NodePlan node, BlockingQueue<Event> events) -> {
             all.countDown();
             try {
-                if (!all.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                if (!all.await(10, TimeUnit.SECONDS)) {
                     throw new IOException("started one at a time");
                 }
             } catch (InterruptedException e) {

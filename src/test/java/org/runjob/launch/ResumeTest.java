@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -52,7 +53,7 @@ class ResumeTest {
     }
 
     private static String[] args(List<String> common, String... more) {
-        java.util.List<String> all = new java.util.ArrayList<>(common);
+        List<String> all = new ArrayList<>(common);
         all.addAll(List.of(more));
         return all.toArray(String[]::new);
     }

@@ -2,6 +2,7 @@ package org.runjob.launch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -155,7 +156,7 @@ class SupervisionTest {
         Poll.until(() -> {
             try {
                 return jobs.stderrOf(job).contains("interrupted: stopping every worker");
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 return false;
             }
         }, Duration.ofSeconds(10), "the first interrupt to be seen");

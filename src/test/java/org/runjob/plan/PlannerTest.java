@@ -4,18 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
+import org.runjob.spec.Relay;
 
 /** The planner at argv and env level: exact values per rank. */
 class PlannerTest {
@@ -37,7 +40,7 @@ class PlannerTest {
         return new JobSpec("job", nodes, new JobSpec.RendezvousSpec(nodes.get(0).name(), Optional.empty(), port),
                 entrypoint, "~/.runjob/job", List.of(), env,
                 new JobSpec.SshSpec(Optional.empty(), "~/.ssh/known_hosts", JobSpec.HostKeyPolicy.STRICT, 10, Optional.empty()),
-                new JobSpec.FailureSpec(10, 0), "runs", Optional.empty(), false, org.runjob.spec.Relay.AUTO, Path.of("job.yaml"));
+                new JobSpec.FailureSpec(10, 0), "runs", Optional.empty(), false, Relay.AUTO, Path.of("job.yaml"));
     }
 
     static final EntrypointSpec PY = new EntrypointSpec.Command(List.of("python3", "train.py"), false);
@@ -94,7 +97,7 @@ class PlannerTest {
                 Inventory.unprobed(), RUN, OptionalInt.empty());
         assertThat(plan.worldSize()).isEqualTo(20);
         assertThat(plan.workers()).extracting(WorkerLaunch::rank).containsExactlyElementsOf(
-                java.util.stream.IntStream.range(0, 20).boxed().toList());
+                IntStream.range(0, 20).boxed().toList());
         WorkerLaunch last = plan.workers().get(19);
         assertThat(last.env()).containsEntry("RANK", "19").containsEntry("LOCAL_RANK", "3").containsEntry("NODE_RANK", "4")
                 .containsEntry("WORLD_SIZE", "20").containsEntry("LOCAL_WORLD_SIZE", "4").containsEntry("GROUP_WORLD_SIZE", "5")
@@ -227,7 +230,7 @@ class PlannerTest {
 
     @Test
     void runIdsSortByTimeAndCarryFourHexDigits() {
-        assertThat(RunId.of(java.time.Instant.parse("2026-12-01T07:35:01Z"), 0x1a2b)).isEqualTo("20261201-073501-1a2b");
-        assertThat(RunId.of(java.time.Instant.parse("2026-12-01T07:35:01Z"), -1)).isEqualTo("20261201-073501-ffff");
+        assertThat(RunId.of(Instant.parse("2026-12-01T07:35:01Z"), 0x1a2b)).isEqualTo("20261201-073501-1a2b");
+        assertThat(RunId.of(Instant.parse("2026-12-01T07:35:01Z"), -1)).isEqualTo("20261201-073501-ffff");
     }
 }

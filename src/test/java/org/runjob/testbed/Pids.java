@@ -47,7 +47,7 @@ public final class Pids {
         for (long pid : living(pids)) {
             try {
                 b.append("[").append(Files.readString(Path.of("/proc", Long.toString(pid), "stat")).strip()).append("] ");
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 b.append("[").append(pid).append(" gone] ");
             }
         }
@@ -73,7 +73,7 @@ public final class Pids {
     public static List<Long> recorded(Path registry) {
         try {
             return Files.readAllLines(registry).stream().map(l -> Long.parseLong(l.split(" ")[0])).toList();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return List.of();
         }
     }

@@ -3,7 +3,9 @@ package org.runjob.testbed;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** runjob as its own JVM (this test JVM's class path), so tests can signal and kill it for real. */
 public final class RunjobProcess {
@@ -13,12 +15,12 @@ public final class RunjobProcess {
 
     /** Starts {@code runjob JOB} in {@code dir}; its stdout and stderr go to JOB-NAME.out / .err there. */
     public static Process start(Path dir, Path job) throws IOException {
-        return start(dir, job, java.util.Map.of());
+        return start(dir, job, Map.of());
     }
 
     /** As {@link #start(Path, Path)}: {@code runjob OPTIONS... JOB} with {@code env} added to this JVM's environment. */
-    public static Process start(Path dir, Path job, java.util.Map<String, String> env, String... options) throws IOException {
-        List<String> cmd = new java.util.ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
+    public static Process start(Path dir, Path job, Map<String, String> env, String... options) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
                 System.getProperty("java.class.path"), "org.runjob.cli.Main"));
         cmd.addAll(List.of(options));
         cmd.add(job.toString());

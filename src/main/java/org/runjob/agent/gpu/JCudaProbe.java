@@ -1,6 +1,7 @@
 package org.runjob.agent.gpu;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -161,6 +162,6 @@ public final class JCudaProbe implements GpuProbe {
         while (n < bytes.length && bytes[n] != 0) {
             n++;
         }
-        return new String(bytes, 0, n, java.nio.charset.StandardCharsets.UTF_8);
+        return new String(bytes, 0, n, StandardCharsets.UTF_8);
     }
 }
