@@ -27,8 +27,10 @@ public final class Main {
     /** The first argument that makes this process a node agent. */
     public static final String AGENT = "agent";
 
-    /** The first argument of the node-side rendezvous checks. */
+    /** The first argument of the node-side GPU probe ({@code probe gpus}), a child JVM of the agent. */
     public static final String PROBE = "probe";
+
+    private static final String SLF4J_PROVIDER = "slf4j.provider";
 
     private Main() {
     }
@@ -56,6 +58,12 @@ public final class Main {
 
     /** Runs runjob with {@code args}; never throws, never exits. */
     public static int run(Io io, String... args) {
+        if (!Arrays.asList(args).contains("--verbose") && System.getProperty(SLF4J_PROVIDER) == null) {
+            // the schema library logs through SLF4J, whose Log4j binding would start Log4j (about 0.4 CPU-s) on
+            // every validate and dry run; its messages are shown with --verbose only
+            System.setProperty(SLF4J_PROVIDER, "org.slf4j.helpers.NOP_FallbackServiceProvider");
+            System.setProperty("slf4j.internal.verbosity", "WARN"); // else SLF4J says which provider it loads
+        }
         CommandLine cl = new CommandLine(new RunjobCommand(io));
         cl.addSubcommand("validate", new ValidateCommand(io));
         cl.addSubcommand("plan", new PlanCommand(io));
@@ -76,7 +84,10 @@ public final class Main {
         cl.setExecutionStrategy(parseResult -> {
             boolean verbose = parseResult.asCommandLineList().stream()
                     .anyMatch(c -> c.getParseResult().hasMatchedOption("--verbose"));
-            Configurator.setRootLevel(verbose ? Level.DEBUG : Level.WARN);
+            if (verbose) {
+                // only then: Log4j's start-up (about 0.4 CPU-s) is paid by the commands that log, when they log
+                Configurator.setRootLevel(Level.DEBUG);
+            }
             return new CommandLine.RunLast().execute(parseResult);
         });
         cl.setExecutionExceptionHandler((ex, cmd, parseResult) -> {

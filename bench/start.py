@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Start-up benchmark: what one runjob command and one agent cost, beside a bare JVM, interleaved.
+
+Each round runs, one after the other: `java -version` (the floor every JVM pays), runjob's
+`validate`, `--dry-run`, `runs` and `status` on jobs/local.yaml's kind of job (through bin/runjob,
+with its class-data archive), and one agent start and exit as a node runs it (the bootstrap's JVM
+flags and class-data archive, empty stdin: HELLO, then DONE). R rounds; every exit code is checked.
+Reported per command: median (min-max) of wall seconds and CPU-seconds (wait4 rusage of the whole
+tree), and the ratio of the median wall time to `java -version`'s. Compare two builds by running
+the script of each (it measures the tree it lives in). No timing is asserted anywhere.
+Usage: bench/start.py [--runs 9] [--json OUT]
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUNJOB = os.path.join(ROOT, "bin", "runjob")
+AGENT_FLAGS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+DisplayVMOutputToStderr", "-Xlog:disable",
+               "-Xlog:all=warning,cds*=off:stderr"]
+
+
+def timed(cmd, cwd, stdin=subprocess.DEVNULL):
+    """(exit code, wall s, CPU-s of the tree)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, cwd=cwd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    return os.waitstatus_to_exitcode(status), time.monotonic() - t0, usage.ru_utime + usage.ru_stime
+
+
+def newest_copy():
+    """The jar bin/runjob runs (its per-build copy, else target/runjob.jar)."""
+    copies = sorted(glob.glob(os.path.join(ROOT, "target", "run", "runjob-*.jar")), key=os.path.getmtime)
+    return copies[-1] if copies else os.path.join(ROOT, "target", "runjob.jar")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="runjob-start-")
+    job = os.path.join(tmp, "job.yaml")
+    with open(job, "w") as f:
+        f.write("name: start\nnodes:\n  - {name: n1, local: true, workers: 2}\n  - {name: n2, local: true, workers: 2}\n"
+                f"entrypoint: {{command: [true]}}\nlogs: {{dir: {tmp}/runs}}\nworkdir: {tmp}/work\n")
+    if subprocess.run([RUNJOB, job], cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+        sys.exit("runjob could not run the job once (to have a run for status)")
+    jar = newest_copy()
+    jsa = os.path.join(tmp, "agent.jsa")
+    subprocess.run(["java", *AGENT_FLAGS, f"-XX:ArchiveClassesAtExit={jsa}", "-cp", jar, "org.runjob.cli.Main", "agent"],
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    commands = {
+        "java -version": ["java", "-version"],
+        "validate": [RUNJOB, "validate", job],
+        "--dry-run": [RUNJOB, "--dry-run", job],
+        "runs": [RUNJOB, "runs", "--logs-dir", f"{tmp}/runs"],
+        "status": [RUNJOB, "status", "last", "--logs-dir", f"{tmp}/runs"],
+        "agent start+exit": ["java", *AGENT_FLAGS, f"-XX:SharedArchiveFile={jsa}", "-cp", jar, "org.runjob.cli.Main", "agent"],
+    }
+    results = {k: [] for k in commands}
+    for _ in range(a.runs):
+        for name, cmd in commands.items():
+            code, wall, cpu = timed(cmd, tmp)
+            if code != 0:
+                sys.exit(f"{name}: exit {code}")
+            results[name].append((wall, cpu))
+    base = statistics.median(w for w, _ in results["java -version"])
+    rows = []
+    print(f"{'command':18} {'wall s median (min-max)':28} {'CPU-s median (min-max)':28} {'x java -version':>15}")
+    for name, rs in results.items():
+        walls = [w for w, _ in rs]
+        cpus = [c for _, c in rs]
+        row = {"command": name, "wall_median": statistics.median(walls), "wall_min": min(walls), "wall_max": max(walls),
+               "cpu_median": statistics.median(cpus), "cpu_min": min(cpus), "cpu_max": max(cpus),
+               "ratio_to_java_version": statistics.median(walls) / base}
+        rows.append(row)
+        print(f"{name:18} {row['wall_median']:.3f} ({row['wall_min']:.3f}-{row['wall_max']:.3f}){'':8} "
+              f"{row['cpu_median']:.3f} ({row['cpu_min']:.3f}-{row['cpu_max']:.3f}){'':8} {row['ratio_to_java_version']:>14.1f}x")
+    if a.json:
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        with open(a.json, "w") as f:
+            json.dump({"bench": "start", "runs": a.runs, "commit": commit, "date": time.strftime("%Y-%m-%d"),
+                       "machine": f"{os.cpu_count()} cores", "rows": rows}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
