@@ -25,10 +25,6 @@ public final class ProcessTree {
         this.token = token;
     }
 
-    public long leader() {
-        return leader;
-    }
-
     /** Live members now, read from a fresh {@link ProcTable}. */
     public Set<ProcessHandle> members() {
         return members(ProcTable.read());

@@ -128,8 +128,11 @@ final class WorkerProcess {
         }
     }
 
-    /** Marks the worker as being stopped by the agent (its exit is then expected) and sends SIGTERM to its tree. */
-    /** @return the pids that were sent SIGTERM */
+    /**
+     * Marks the worker as being stopped by the agent (its exit is then expected) and sends SIGTERM to its tree.
+     *
+     * @return the pids that were sent SIGTERM
+     */
     Set<Long> terminate() {
         stopRequested = true;
         return tree == null ? Set.of() : tree.terminate();

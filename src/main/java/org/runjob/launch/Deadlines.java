@@ -5,7 +5,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
-/** One daemon timer for the deadlines of node starts and requests: an action that ends what overran. */
+/** One daemon timer for the deadlines of agent starts: an action that ends what overran. */
 final class Deadlines {
 
     private static final ScheduledExecutorService TIMER = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -10,7 +10,7 @@ sealed interface Event {
         return "";
     }
 
-    /** The agent's JVM runs and reads frames: the only proof that a node is ready for START. */
+    /** The agent's JVM runs and reads frames: a node is ready for START (preflight waited for the first one). */
     record Hello(String node) implements Event {
     }
 

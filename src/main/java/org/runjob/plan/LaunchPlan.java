@@ -8,7 +8,9 @@ import org.runjob.spec.JobSpec;
 
 /**
  * What will run (the instance of a {@link JobSpec}): every node with its node rank, and every worker
- * with its rank, argv and environment. A dry run prints this object; a real run executes it.
+ * with its rank, argv and environment. A dry run prints this object; a real run plans again with
+ * what preflight found (the GPUs, the port, the interfaces) and runs that plan, adding each
+ * attempt's variables.
  *
  * <p>Invariants: nodes are in node-rank order 0..n-1; ranks are 0..worldSize-1, contiguous in node
  * order.

@@ -144,10 +144,6 @@ public record JobSpec(
             this.yaml = yaml;
         }
 
-        public String yaml() {
-            return yaml;
-        }
-
         static HostKeyPolicy of(String yaml) {
             for (HostKeyPolicy p : values()) {
                 if (p.yaml.equals(yaml)) {

@@ -6,7 +6,8 @@ import java.util.OptionalInt;
 
 /**
  * How a node is reached: this machine, an SSH host, or a node of a Slurm cluster. Each backend
- * reaches its own kind; nothing else in runjob asks which kind a node is, except to show it.
+ * reaches its own kind; elsewhere runjob asks which kind a node is only to show it (plans, JSON)
+ * and for where MASTER_ADDR defaults to.
  */
 public sealed interface NodeAddress {
 

@@ -55,10 +55,6 @@ public final class SshAgentChannel implements AutoCloseable {
         return out;
     }
 
-    public boolean sessionConnected() {
-        return session.isConnected();
-    }
-
     /** Ends the channel (the agent sees its stdin close); the session stays for others to use. */
     @Override
     public void close() {

@@ -21,7 +21,7 @@ import org.runjob.testbed.Poll;
 /**
  * Nothing the job started outlives the agent, on local nodes: a daemon that clears its environment
  * and leaves its session is still stopped, and a SIGKILLed agent's workers are stopped by its
- * watchdog within the grace period plus 2 s; a SIGKILLed watchdog leaves the run undisturbed.
+ * watchdog within the grace period plus 3 s; a SIGKILLed watchdog leaves the run undisturbed.
  */
 class DeadAgentTest {
 

@@ -32,9 +32,8 @@ import jcuda.driver.JCudaDriver;
  * directory of its own (created with a random name, mode 700, under the given temporary
  * directory) while JCuda loads, and removes it afterwards.
  */
-public final class JCudaProbe implements GpuProbe {
+public final class JCudaProbe {
 
-    @Override
     public GpuInventory probe() {
         Path dir;
         try {
