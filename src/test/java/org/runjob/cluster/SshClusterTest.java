@@ -26,11 +26,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.distribute.Sha256;
 import org.runjob.launch.AgentJar;
 import org.runjob.testbed.FakeCuda;
+import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.RunjobProcess;
@@ -48,7 +50,8 @@ class SshClusterTest {
     Path tmp;
 
     ClusterJobs jobs;
-    final List<Long> toClean = new ArrayList<>();
+    @RegisterExtension
+    final Leftovers toClean = new Leftovers();
 
     @BeforeEach
     void setUp() throws Exception {
@@ -57,7 +60,6 @@ class SshClusterTest {
 
     @AfterEach
     void cleanUp() throws Exception {
-        toClean.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
         for (SshTestbed.Host h : jobs.bed.hosts()) {
             jobs.bed.link(h, true);
         }

@@ -13,15 +13,15 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.distribute.Sha256;
 import org.runjob.launch.AgentJar;
-import org.runjob.testbed.Pids;
+import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
 
@@ -39,17 +39,14 @@ class WorkdirSafetyTest {
     Path tmp;
 
     ClusterJobs jobs;
-    final List<Long> toClean = new ArrayList<>();
+    @RegisterExtension
+    final Leftovers toClean = new Leftovers();
 
     @BeforeEach
     void setUp() throws Exception {
         jobs = new ClusterJobs(tmp);
     }
 
-    @AfterEach
-    void cleanUp() {
-        Pids.killAll(toClean);
-    }
 
     /** A node line with an explicit workdir (several nodes given one path share it: the testbed has one file system). */
     String node(SshTestbed.Host h, Path workdir) {

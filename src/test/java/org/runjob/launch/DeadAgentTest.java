@@ -10,11 +10,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 
@@ -29,17 +30,14 @@ class DeadAgentTest {
     Path tmp;
 
     LocalJobs jobs;
-    final List<Long> toClean = new ArrayList<>();
+    @RegisterExtension
+    final Leftovers toClean = new Leftovers();
 
     @BeforeEach
     void setUp() throws Exception {
         jobs = new LocalJobs(tmp);
     }
 
-    @AfterEach
-    void cleanUp() {
-        Pids.killAll(toClean);
-    }
 
     @Test
     void aDaemonWithAClearedEnvironmentIsStoppedWhenTheJobEnds() throws Exception {

@@ -5,18 +5,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 
@@ -30,17 +30,14 @@ class DetachTest {
     Path tmp;
 
     LocalJobs jobs;
-    final List<Long> toClean = new ArrayList<>();
+    @RegisterExtension
+    final Leftovers toClean = new Leftovers();
 
     @BeforeEach
     void setUp() throws Exception {
         jobs = new LocalJobs(tmp);
     }
 
-    @AfterEach
-    void cleanUp() {
-        Pids.killAll(toClean);
-    }
 
     Cli cli(String... args) {
         return Cli.run(System.getenv(), args);
