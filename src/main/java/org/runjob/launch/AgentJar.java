@@ -1,6 +1,7 @@
 package org.runjob.launch;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -43,7 +44,9 @@ public record AgentJar(Path path, String sha256, long size) {
         Path into = safe(dir) ? dir : Files.createTempDirectory("runjob-agents-");
         Path tmp = Files.createTempFile(into, ".agent-", ".jar", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         try {
-            Files.copy(jar, tmp, StandardCopyOption.REPLACE_EXISTING);
+            try (OutputStream out = Files.newOutputStream(tmp)) { // into the file made mode 600 above
+                Files.copy(jar, out);
+            }
             String sha = Sha256.of(tmp);
             Path named = into.resolve(sha + ".jar");
             try {
