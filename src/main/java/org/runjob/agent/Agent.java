@@ -226,8 +226,7 @@ public final class Agent {
             // the channel may well be open (runjob paused, a laptop asleep): what the workers still print,
             // and why they stop, is sent if runjob reads again
             Heartbeat.watch(timeoutMs, () -> lastFrame, workers::stopping, () -> {
-                put(new Frame(Frame.Type.NOTICE, -1, ("no heartbeat from runjob for " + timeoutMs / 1000 + " s: stopping every worker")
-                        .getBytes(StandardCharsets.UTF_8)));
+                notice("no heartbeat from runjob for " + timeoutMs / 1000 + " s: stopping every worker");
                 workers.stopAll();
             });
         }
@@ -244,7 +243,12 @@ public final class Agent {
         if (trace != null) {
             trace.printStackTrace();
         }
-        put(new Frame(Frame.Type.NOTICE, -1, ("agent: " + why + ": stopping every worker").getBytes(StandardCharsets.UTF_8)));
+        notice("agent: " + why + ": stopping every worker");
+    }
+
+    /** Tells the coordinator, for the user, why the agent acts on its own. */
+    private void notice(String text) {
+        put(new Frame(Frame.Type.NOTICE, -1, text.getBytes(StandardCharsets.UTF_8)));
     }
 
     private void reply(String text) {

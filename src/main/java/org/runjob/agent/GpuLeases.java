@@ -49,14 +49,6 @@ public final class GpuLeases {
         this.dir = Path.of(env.getOrDefault(VARIABLE, DEFAULT_DIR));
     }
 
-    /** Who holds which of this machine's GPUs: a {@code query} request answered in this process (it leases nothing). */
-    public static String query(Map<String, String> env, String request) {
-        if (!request.startsWith("query")) {
-            throw new IllegalArgumentException("only a query is answered outside an agent");
-        }
-        return new GpuLeases(env).handle(request);
-    }
-
     /** Answers one request (see the class comment); "error WHY" when leases cannot be taken safely here. */
     synchronized String handle(String request) {
         List<String> lines = request.lines().toList();

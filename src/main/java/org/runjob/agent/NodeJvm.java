@@ -54,9 +54,4 @@ public final class NodeJvm {
         argv.addAll(List.of(args));
         return argv;
     }
-
-    /** The same, on this machine, with this process's java and class path. */
-    public static List<String> local(Jit jit, String... args) {
-        return argv(ProcessHandle.current().info().command().orElse("java"), jit.flag, List.of(), System.getProperty("java.class.path"), args);
-    }
 }

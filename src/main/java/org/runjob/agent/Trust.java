@@ -54,7 +54,7 @@ final class Trust {
                     return Optional.of(which + " is owned by uid " + uid + ", not by you or root: its owner could point it anywhere;"
                             + " use a workdir under a directory you own");
                 }
-                if (!link && (mode & (GROUP_WRITE | OTHER_WRITE)) != 0 && (mode & STICKY) == 0 && !p.equals(abs)) {
+                if (!link && (mode & (GROUP_WRITE | OTHER_WRITE)) != 0 && (mode & STICKY) == 0) {
                     return Optional.of(which + " is writable by others (mode " + octal(mode)
                             + ") without the sticky bit: they could replace the workdir; chmod go-w " + p);
                 }

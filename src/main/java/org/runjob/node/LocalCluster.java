@@ -119,12 +119,8 @@ public final class LocalCluster implements Cluster {
     }
 
     private static void copy(InputStream from, OutputStream to) {
-        byte[] buf = new byte[8192];
         try (from) {
-            int n;
-            while ((n = from.read(buf)) >= 0) {
-                to.write(buf, 0, n);
-            }
+            from.transferTo(to);
         } catch (IOException e) {
             // the program ended
         }

@@ -72,10 +72,6 @@ public final class Preflight {
     private final GpuSurvey gpuSurvey;
 
     /** For {@code check} and {@code gpus}: nothing is leased. */
-    public Preflight(JobSpec spec, Backend backend, NodeStarter starter) {
-        this(spec, backend, starter, Optional.empty(), Optional.empty());
-    }
-
     /**
      * @param runId       the run's id: its agents lease the GPUs it uses; empty for commands that start nothing
      * @param waitForGpus how long a node may wait for its {@code gpus: {count: N}} to be free (re-probing); empty: not at all

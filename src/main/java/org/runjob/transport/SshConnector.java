@@ -285,7 +285,7 @@ public final class SshConnector {
         if (cause instanceof UnknownHostException) {
             return where + ": unknown host name";
         }
-        if (cause instanceof SocketTimeoutException || m.contains("timeout") || m.contains("timed out")) {
+        if (isTimeout(e)) {
             return where + ": no answer within " + ssh.connectTimeoutSeconds() + " s";
         }
         if (cause instanceof ConnectException || cause instanceof NoRouteToHostException) {
