@@ -14,6 +14,7 @@ import org.runjob.node.Cluster;
 import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
 import org.runjob.preflight.GpuPick;
+import org.runjob.preflight.MachineGpus;
 import org.runjob.report.GpuTable;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
@@ -56,8 +57,9 @@ final class GpusCommand implements Callable<Integer> {
         Map<String, Map<Integer, String>> leases = new LinkedHashMap<>();
         try (Cluster cluster = Launch.open(Backends.of(spec), spec, io)) {
             NodeStarter starter = new NodeStarter(spec, cluster, io.env(), Optional.empty());
+            MachineGpus machineGpus = new MachineGpus();
             try (FanOut fanOut = new FanOut(spec.nodes().size())) {
-                fanOut.onEach(spec.nodes(), node -> probe(node, starter)).forEach((node, p) -> {
+                fanOut.onEach(spec.nodes(), node -> probe(node, starter, machineGpus)).forEach((node, p) -> {
                     found.put(node.name(), p.gpus());
                     leases.put(node.name(), p.leases());
                 });
@@ -77,12 +79,11 @@ final class GpusCommand implements Callable<Integer> {
     private record Probed(GpuInventory gpus, Map<Integer, String> leases) {
     }
 
-    private static Probed probe(NodeSpec node, NodeStarter starter) {
+    private static Probed probe(NodeSpec node, NodeStarter starter, MachineGpus machineGpus) {
         try {
             starter.reach(node);
             try (NodeSession session = starter.start(node)) {
-                session.hello(60_000);
-                GpuInventory inv = session.gpus();
+                GpuInventory inv = machineGpus.of(session, session.hello(60_000));
                 return new Probed(inv, inv.gpus().isEmpty() ? Map.of() : held(session.lease(GpuPick.request("query", inv.gpus()))));
             }
         } catch (NodeException | IOException e) {

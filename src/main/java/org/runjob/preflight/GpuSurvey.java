@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -34,8 +33,8 @@ final class GpuSurvey {
     private final GpuAuthority authority;
     private final Optional<String> runId;
     private final Optional<Duration> waitForGpus;
-    /** Per machine ({@link NodeFacts#MACHINE}): its GPUs, probed by the first of its nodes to ask. */
-    private final Map<String, CompletableFuture<GpuInventory>> byMachine = new ConcurrentHashMap<>();
+    /** Nodes on one machine share one probe. */
+    private final MachineGpus machineGpus = new MachineGpus();
     /** Per node: GPUs it lists that another run holds, as "GPU 1 is held by ...". */
     private final Map<String, String> leaseNotes = new ConcurrentHashMap<>();
 
@@ -66,7 +65,7 @@ final class GpuSurvey {
             row.put(Check.GPUS, Cell.ok("not used"));
             return Optional.empty();
         }
-        GpuInventory inventory = probed(session, facts);
+        GpuInventory inventory = machineGpus.of(session, facts);
         if (node.gpus() instanceof NodeSpec.GpuRequest.Count count) {
             return pick(node, count, session, inventory, row, progress);
         }
@@ -74,28 +73,6 @@ final class GpuSurvey {
             hold(node, session, inventory);
         }
         return Optional.of(inventory);
-    }
-
-    /**
-     * The node's GPUs as its agent probes them; nodes on one machine (local nodes, say) share one
-     * probe: each GPU's context is taken once, not once per node.
-     */
-    private GpuInventory probed(NodeSession session, NodeFacts facts) {
-        Optional<String> machine = facts.get(NodeFacts.MACHINE);
-        if (machine.isEmpty()) {
-            return session.gpus();
-        }
-        CompletableFuture<GpuInventory> mine = new CompletableFuture<>();
-        CompletableFuture<GpuInventory> first = byMachine.putIfAbsent(machine.get(), mine);
-        if (first != null) {
-            return first.join();
-        }
-        try {
-            mine.complete(session.gpus());
-        } catch (RuntimeException e) {
-            mine.completeExceptionally(e);
-        }
-        return mine.join();
     }
 
     /**

@@ -101,6 +101,11 @@ class StandInDriverTest {
         assertThat(Files.readAllLines(tmp.resolve("driver.log"))).filteredOn(l -> l.startsWith("retain")).hasSize(3);
         // a V100 node and an A30 node: noted, not refused
         assertThat(r.err()).startsWith("runjob: warn b gpus: 1 of 3 NVIDIA A30: model NVIDIA A30 differs from node a's Tesla V100-PCIE-16GB\n");
+        // runjob gpus too: one probe for both nodes
+        Files.delete(tmp.resolve("driver.log"));
+        Cli gpus = Cli.run(env(), "gpus", job.toString());
+        assertThat(gpus.code()).as(gpus.err()).isZero();
+        assertThat(Files.readAllLines(tmp.resolve("driver.log"))).filteredOn(l -> l.startsWith("retain")).hasSize(3);
     }
 
     @Test
