@@ -6,15 +6,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
+import org.runjob.node.FanOut;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.plan.WorkerLaunch;
@@ -23,7 +20,7 @@ import org.runjob.protocol.StartRequest;
 import org.runjob.protocol.WorkerStart;
 
 /**
- * An attempt's start: every node's agent at once (an SSH exec channel or a child process each: a
+ * An attempt's start: every node's agent at once through {@link FanOut} (an SSH exec channel or a child process each: a
  * round trip or a JVM start per node, which would otherwise add up), then, only when every agent
  * has said HELLO (its JVM runs), each its START. If any agent cannot start, no START goes
  * anywhere: the agents that did start see their channel close and exit, and no worker runs on any
@@ -70,30 +67,17 @@ final class AgentStartup {
 
     /** @param interruptsSeen the interrupts already seen when the attempt began */
     Result run(int interruptsSeen) {
-        ExecutorService pool = Executors.newFixedThreadPool(Math.min(Supervisor.STARTER_THREADS, plan.nodes().size()), r -> {
-            Thread t = new Thread(r, "agent-start");
-            t.setDaemon(true);
-            return t;
-        });
         Map<String, AgentChannel> agents = new LinkedHashMap<>();
         List<Event> early = new ArrayList<>();
         boolean interrupted = false;
-        try {
-            Map<NodePlan, Future<AgentChannel>> starting = new LinkedHashMap<>();
-            for (NodePlan node : plan.nodes()) {
-                starting.put(node, pool.submit(() -> starter.start(node, events)));
-            }
+        try (FanOut fanOut = new FanOut(plan.nodes().size())) {
             Map<NodePlan, AgentChannel> started = new LinkedHashMap<>();
             String failure = null;
-            for (Map.Entry<NodePlan, Future<AgentChannel>> e : starting.entrySet()) {
-                try {
-                    started.put(e.getKey(), e.getValue().get());
-                } catch (ExecutionException ex) {
-                    String why = ex.getCause() instanceof IOException io ? io.getMessage() : String.valueOf(ex.getCause());
-                    failure = failNode(e.getKey(), "cannot start the node's agent: " + why, failure);
-                } catch (InterruptedException ex) {
-                    Thread.currentThread().interrupt();
-                    failure = failure == null ? "runjob was interrupted" : failure;
+            for (Map.Entry<NodePlan, Start> e : fanOut.onEach(plan.nodes(), this::startAgent).entrySet()) {
+                if (e.getValue().why() == null) {
+                    started.put(e.getKey(), e.getValue().channel());
+                } else {
+                    failure = failNode(e.getKey(), "cannot start the node's agent: " + e.getValue().why(), failure);
                 }
             }
             if (failure == null) {
@@ -119,10 +103,22 @@ final class AgentStartup {
                 channel.close();
                 failures.notStarted(node, failure);
             }
-        } finally {
-            pool.shutdownNow();
         }
         return new Result(agents, early, interrupted);
+    }
+
+    /** A node's agent as it started: its channel, or why it did not. */
+    private record Start(AgentChannel channel, String why) {
+    }
+
+    private Start startAgent(NodePlan node) {
+        try {
+            return new Start(starter.start(node, events), null);
+        } catch (IOException e) {
+            return new Start(null, e.getMessage());
+        } catch (RuntimeException e) {
+            return new Start(null, String.valueOf(e));
+        }
     }
 
     /** A node's START: its workers, with the attempt's variables added to each one's environment. */

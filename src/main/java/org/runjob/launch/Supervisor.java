@@ -49,8 +49,6 @@ final class Supervisor {
     static final long IDLE_FLUSH_MS = 5;
     static final long PING_EVERY_MS = 2000;
     static final long HEARTBEAT_TIMEOUT_MS = 15_000;
-    /** Agents started at once (each is an SSH round trip or a child JVM start). */
-    static final int STARTER_THREADS = 32;
     static final long KILL_SLACK_MS = 5000;
     /** How long an agent may take from its start to HELLO (a JVM start on a loaded node). */
     static final long HELLO_TIMEOUT_MS = 60_000;

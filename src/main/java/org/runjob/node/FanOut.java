@@ -11,7 +11,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * How preflight and {@code runjob gpus} work on many nodes at once: a bounded pool of daemon threads (at most
+ * The one way runjob works on many nodes at once (preflight, agent starts, {@code runjob gpus}): a bounded pool of daemon threads (at most
  * {@link #MAX} nodes' blocking work at a time), results in node order. Close it when done.
  */
 public final class FanOut implements AutoCloseable {
