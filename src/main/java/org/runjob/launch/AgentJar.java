@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +23,9 @@ import org.runjob.distribute.Sha256;
  * transfers, local agents, restarts, a detached runjob) uses that copy. A rebuild that replaces
  * {@code target/runjob.jar} under a running run changes nothing the run starts.
  *
- * <p>The copy is hashed after it was made, so the name always matches the bytes. When the cache
+ * <p>A new copy is hashed after it was made, so the name always matches the bytes; a jar pinned
+ * before is used as it is (the user's own cache, which nobody else can write; nodes and the
+ * bootstrap check what they run by its SHA-256 anyway). When the cache
  * cannot be used (not this user's, writable by others), a private temporary directory holds it.
  */
 public record AgentJar(Path path, String sha256, long size) {
@@ -42,20 +45,28 @@ public record AgentJar(Path path, String sha256, long size) {
     /** Copies {@code jar} into {@code dir} (or a private temporary directory when {@code dir} is unsafe) as SHA256.jar. */
     static AgentJar pin(Path jar, Path dir) throws IOException {
         Path into = safe(dir) ? dir : Files.createTempDirectory("runjob-agents-");
+        // pinned before (every run of one build after the first): no second copy, only the date prune goes by
+        String sha = Sha256.ofSource(jar);
+        Path pinned = into.resolve(sha + ".jar");
+        if (Files.isRegularFile(pinned, LinkOption.NOFOLLOW_LINKS) && Files.size(pinned) == Files.size(jar)) {
+            Files.setLastModifiedTime(pinned, FileTime.fromMillis(System.currentTimeMillis()));
+            prune(into, pinned);
+            return new AgentJar(pinned, sha, Files.size(pinned));
+        }
         Path tmp = Files.createTempFile(into, ".agent-", ".jar", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         try {
             try (OutputStream out = Files.newOutputStream(tmp)) { // into the file made mode 600 above
                 Files.copy(jar, out);
             }
-            String sha = Sha256.of(tmp);
-            Path named = into.resolve(sha + ".jar");
+            String copied = Sha256.of(tmp); // the copy's own: the jar may have been rebuilt meanwhile
+            Path named = into.resolve(copied + ".jar");
             try {
                 Files.move(tmp, named, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
                 Files.move(tmp, named, StandardCopyOption.REPLACE_EXISTING);
             }
             prune(into, named);
-            return new AgentJar(named, sha, Files.size(named));
+            return new AgentJar(named, copied, Files.size(named));
         } finally {
             Files.deleteIfExists(tmp);
         }

@@ -31,6 +31,12 @@ class AgentJarTest {
         Files.writeString(jar, "version two, rebuilt");
         assertThat(Files.readString(pinned.path())).isEqualTo("version one");
         assertThat(Sha256.of(pinned.path())).isEqualTo(pinned.sha256());
+        // the rebuilt jar gets a copy of its own; pinning version one again finds the first copy
+        AgentJar two = AgentJar.pin(jar, cache);
+        assertThat(two.path()).isEqualTo(cache.resolve(Sha256.of(jar) + ".jar"));
+        assertThat(Files.readString(two.path())).isEqualTo("version two, rebuilt");
+        Path again = Files.writeString(tmp.resolve("again.jar"), "version one");
+        assertThat(AgentJar.pin(again, cache)).isEqualTo(pinned);
     }
 
     @Test
