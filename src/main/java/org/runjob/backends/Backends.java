@@ -5,7 +5,10 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
+import org.runjob.hosted.RelayCluster;
 import org.runjob.node.Backend;
+import org.runjob.node.Cluster;
+import org.runjob.protocol.HostedRun;
 import org.runjob.slurm.SlurmBackend;
 import org.runjob.spec.JobSpec;
 import org.runjob.transport.SshBackend;
@@ -22,6 +25,11 @@ public final class Backends {
     ).stream().collect(Collectors.toUnmodifiableMap(Backend::name, Function.identity()));
 
     private Backends() {
+    }
+
+    /** How a submitted run's coordinator reaches its nodes: through the node hosts {@code runjob submit} left there. */
+    public static Cluster hosted(HostedRun run) {
+        return new RelayCluster(run);
     }
 
     /** The backend {@code spec} names (validation has checked the name). */

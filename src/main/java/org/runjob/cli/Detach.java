@@ -67,7 +67,11 @@ final class Detach {
             boolean exited = child.waitFor(100, TimeUnit.MILLISECONDS);
             shown = show(io, console, shown);
             if (exited) {
-                return child.exitValue();
+                int code = child.exitValue();
+                if (code == ExitCode.INVALID) {
+                    RunJob.removeRefused(folder); // its output was shown here; a refused run leaves no run behind
+                }
+                return code;
             }
             String state = RunRecords.read(folder).status().map(s -> s.path("state").asString("")).orElse("");
             if (LAUNCHED.contains(state)) {

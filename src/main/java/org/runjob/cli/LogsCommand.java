@@ -19,14 +19,17 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code runjob logs RUN [-f] [--ranks R]}: a run's output ({@code all.log}, every line prefixed
- * {@code [node/rank]}); with {@code -f} it follows the file until the run has ended (its
- * summary.json is written, or its runjob is gone) and every line is out.
+ * {@code [node/rank]}; for a detached or submitted run its {@code console.log}, which also has
+ * runjob's own lines, shown unless {@code --ranks} picks ranks); with {@code -f} it follows the file until the run has ended (its
+ * summary.json is written, or its runjob is gone) and every line is out, then exits with the
+ * run's exit code (1 for a run whose runjob died).
  */
-@Command(name = "logs", mixinStandardHelpOptions = true, description = "Print a run's output; -f follows it until the run ends.")
+@Command(name = "logs", mixinStandardHelpOptions = true, description = "Print a run's output (with runjob's own lines for a detached or submitted run); -f follows it until the run ends and exits with its exit code.")
 final class LogsCommand implements Callable<Integer> {
 
     private static final Pattern PREFIX = Pattern.compile("^\\[[^/\\]]+/(\\d+)(?:#\\d+)?(?::err)?] ");
     static final long POLL_MS = 200;
+    static final String CONSOLE = "console.log";
 
     private final Io io;
 
@@ -53,12 +56,24 @@ final class LogsCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         RankSelection selection = parsed.get();
-        var found = options.resolve(io, run);
+        var found = options.find(io, run);
         if (found.isEmpty()) {
             return ExitCode.INVALID;
         }
-        RunRecords.Run r = found.get();
-        Path log = r.folder().resolve("all.log");
+        if (found.get() instanceof RunsOptions.Submitted s) {
+            List<String> remote = new ArrayList<>(List.of("logs", s.entry().runId()));
+            if (follow) {
+                remote.add("-f");
+            }
+            if (!ranks.isEmpty()) {
+                remote.addAll(List.of("--ranks", String.join(",", ranks)));
+            }
+            return Remote.call(io, s.entry(), remote);
+        }
+        RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
+        // a detached or submitted run's console has runjob's own lines (restarts, the root cause, the report) among the workers'
+        boolean console = Files.isRegularFile(r.folder().resolve(CONSOLE));
+        Path log = r.folder().resolve(console ? CONSOLE : "all.log");
         long at = 0;
         ByteArrayOutputStream partial = new ByteArrayOutputStream();
         while (true) {
@@ -74,7 +89,15 @@ final class LogsCommand implements Callable<Integer> {
             line(partial.toString(StandardCharsets.UTF_8), selection);
         }
         io.out().flush();
-        return ExitCode.OK;
+        if (!follow) {
+            return ExitCode.OK;
+        }
+        RunRecords.Run end = RunRecords.read(r.folder());
+        if (end.exitCode().isEmpty()) {
+            io.err().println("runjob: run " + r.runId() + " ended without a summary (" + end.state() + ": its runjob is gone)");
+            return ExitCode.WORKER_FAILED;
+        }
+        return end.exitCode().get();
     }
 
     /** Prints the whole lines that came after {@code from}; returns the new position. */

@@ -13,6 +13,7 @@ import java.util.Arrays;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
 import org.runjob.agent.Agent;
+import org.runjob.agent.NodeHost;
 import org.runjob.agent.Probe;
 import org.runjob.launch.Interrupts;
 
@@ -30,12 +31,38 @@ public final class Main {
     /** The first argument of the node-side GPU probe ({@code probe gpus}), a child JVM of the agent. */
     public static final String PROBE = "probe";
 
+    /** After {@code agent --jar SHA}: what follows is a runjob command, not an agent's options ({@code launch.NodeCommand}). */
+    public static final String THEN = "--then";
+    /** A node host's start-up over SSH, and the host itself ({@link NodeHost}). */
+    public static final String HOST_START = "host-start";
+    public static final String HOST = "host";
+    /** On a submitted run's master node: start its coordinator ({@link HostedStart}). */
+    public static final String COORDINATE = "coordinate";
+    /** On a submitted run's master node: a runjob command (status, logs, stop) about it. */
+    public static final String NODE_CLI = "cli";
+
     private static final String SLF4J_PROVIDER = "slf4j.provider";
 
     private Main() {
     }
 
     public static void main(String[] args) {
+        if (args.length >= 4 && args[0].equals(AGENT) && args[3].equals(THEN)) {
+            // a runjob command started on a node the way its agent is (agent --jar SHA --then ...): NodeCommand
+            args = Arrays.copyOfRange(args, 4, args.length);
+            if (args.length > 0 && args[0].equals(NODE_CLI)) {
+                System.exit(HostedStart.cli(Arrays.copyOfRange(args, 1, args.length)));
+            }
+            if (args.length > 0 && args[0].equals(COORDINATE)) {
+                System.exit(HostedStart.coordinate(Arrays.asList(args).subList(1, args.length), System.in, System.out));
+            }
+        }
+        if (args.length > 0 && args[0].equals(HOST_START)) {
+            System.exit(NodeHost.start(Arrays.asList(args).subList(1, args.length), System.in, System.out));
+        }
+        if (args.length > 0 && args[0].equals(HOST)) {
+            System.exit(NodeHost.main(Arrays.asList(args).subList(1, args.length), System.in, System.out));
+        }
         if (args.length > 0 && args[0].equals(AGENT)) {
             // the node agent: no picocli, no Log4j start-up; it speaks frames on stdin/stdout
             System.exit(Agent.main(Arrays.asList(args).subList(1, args.length), System.in, System.out, System.getenv()));
@@ -71,6 +98,7 @@ public final class Main {
         cl.addSubcommand("gpus", new GpusCommand(io));
         // `runjob run FILE` is `runjob FILE`; `runjob help CMD` is `runjob CMD --help`
         cl.addSubcommand("run", new RunjobCommand(io));
+        cl.addSubcommand("submit", new SubmitCommand(io));
         cl.addSubcommand("runs", new RunsCommand(io));
         cl.addSubcommand("status", new StatusCommand(io));
         cl.addSubcommand("logs", new LogsCommand(io));

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +36,7 @@ import org.runjob.plan.RunId;
 import org.runjob.preflight.GpuPick;
 import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
+import org.runjob.protocol.HostedRun;
 import org.runjob.report.GpuTable;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
@@ -61,15 +63,16 @@ final class RunJob {
 
     static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine)
             throws IOException {
-        return run(io, file, options, ranks, args, commandLine, Optional.empty(), Optional.empty());
+        return run(io, file, options, ranks, args, commandLine, Optional.empty(), Optional.empty(), Optional.empty());
     }
 
     /**
      * @param givenRunId  the run id a detaching parent chose (and waits on), else a new one
      * @param waitForGpus how long preflight may wait for a node's {@code gpus: {count: N}} to be free
+     * @param hosted      for a submitted run's coordinator: the node hosts that reach its nodes
      */
     static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine,
-                   Optional<String> givenRunId, Optional<Duration> waitForGpus) throws IOException {
+                   Optional<String> givenRunId, Optional<Duration> waitForGpus, Optional<HostedRun> hosted) throws IOException {
         SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args);
         if (loaded == null) {
             return ExitCode.INVALID;
@@ -89,7 +92,7 @@ final class RunJob {
         status.write("preflight");
         Backend backend = Backends.of(spec);
         backend.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
-        try (Cluster cluster = Launch.open(backend, spec, io);
+        try (Cluster cluster = hosted.isPresent() ? Backends.hosted(hosted.get()) : Launch.open(backend, spec, io);
              Preflight.Outcome checked = Launch.preflight(spec, backend, new NodeStarter(spec, cluster, io.env(), Optional.of(runId)),
                      Optional.of(runId), waitForGpus, io.err())) {
             PreflightReport report = checked.report();
@@ -113,11 +116,13 @@ final class RunJob {
                         runId, report.masterPort());
             } catch (PlanningException e) {
                 io.err().println("runjob: " + file + ": " + e.getMessage());
+                refused(logFile.getParent(), givenRunId);
                 return ExitCode.INVALID;
             }
             Optional<String> outside = ranks.outside(plan.worldSize());
             if (outside.isPresent()) {
                 io.err().println("runjob: " + outside.get());
+                refused(logFile.getParent(), givenRunId);
                 return ExitCode.INVALID;
             }
             NodeStarter restarts = new NodeStarter(spec, cluster, io.env(), Optional.of(runId));
@@ -135,6 +140,7 @@ final class RunJob {
                               RunStatus status, boolean json, Optional<RunHandle> handle) throws IOException {
         JobSpec spec = loaded.spec();
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
+        RunIndex.add(io, RunIndex.Entry.here(plan.runId(), spec.name(), io.clock().instant(), folder.dir()));
         folder.writeJob(rebased(loaded));
         folder.writeJson("plan.json", PlanJson.of(plan, backend));
         folder.writeJson("preflight.json", PreflightText.json(report));
@@ -213,6 +219,31 @@ final class RunJob {
         var files = copy.putArray("files");
         loaded.spec().files().forEach(f -> files.add(f.source().toAbsolutePath().toString()));
         return copy;
+    }
+
+    /**
+     * A run refused before anything started (an invalid plan, --ranks outside it) leaves no run
+     * behind: its folder goes, unless a detaching or submitting parent made it (that parent removes
+     * it). A failed preflight keeps its folder: its runjob.log says what each node answered, and
+     * {@code runjob runs} shows it as "preflight failed".
+     */
+    private static void refused(Path folder, Optional<String> givenRunId) {
+        if (givenRunId.isPresent()) {
+            return;
+        }
+        Diagnostics.reset();
+        removeRefused(folder);
+    }
+
+    /** Removes a refused run's folder. */
+    static void removeRefused(Path folder) {
+        try (var all = Files.walk(folder)) {
+            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            // left for runjob runs to show
+        }
     }
 
     /** An IO failure as a user reads it: what failed where, no exception class names. */

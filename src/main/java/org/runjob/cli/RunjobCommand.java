@@ -1,10 +1,15 @@
 package org.runjob.cli;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+
+import org.runjob.protocol.HostedRun;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -57,6 +62,10 @@ final class RunjobCommand implements Callable<Integer> {
     @Option(names = "--run-id", hidden = true)
     String runId;
 
+    /** A submitted run's coordinator: its node hosts and secret come on stdin ({@link HostedStart}). */
+    @Option(names = "--hosted", hidden = true)
+    boolean hosted;
+
     @Mixin
     JobOptions options;
 
@@ -94,6 +103,17 @@ final class RunjobCommand implements Callable<Integer> {
         if (runId != null) {
             recorded.removeAll(List.of("--run-id", runId));
         }
-        return RunJob.run(io, file, options, selection, args, RunJob.command(recorded), Optional.ofNullable(runId), wait);
+        Optional<HostedRun> hostedRun = Optional.empty();
+        if (hosted) {
+            recorded.remove("--hosted");
+            String line = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+            try {
+                hostedRun = Optional.of(HostedRun.parse(line == null ? "" : line));
+            } catch (IllegalArgumentException e) {
+                io.err().println("runjob: --hosted: " + e.getMessage());
+                return ExitCode.INVALID;
+            }
+        }
+        return RunJob.run(io, file, options, selection, args, RunJob.command(recorded), Optional.ofNullable(runId), wait, hostedRun);
     }
 }

@@ -1,8 +1,14 @@
 package org.runjob.cli;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Command;
@@ -12,7 +18,7 @@ import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 
 /** {@code runjob runs}: every run under the logs dir: id, job, state, start, duration, exit code, git commit. */
-@Command(name = "runs", mixinStandardHelpOptions = true, description = "List the runs in the logs dir, oldest first; a run whose runjob died shows as dead.")
+@Command(name = "runs", mixinStandardHelpOptions = true, description = "List your runs, oldest first: those in ./runs and, from any directory, every run in your run index (local, detached, submitted); --logs-dir lists one logs dir only. A run whose runjob died shows as dead.")
 final class RunsCommand implements Callable<Integer> {
 
     private final Io io;
@@ -26,7 +32,20 @@ final class RunsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        List<RunRecords.Run> runs = RunRecords.list(options.logsDir);
+        List<RunRecords.Run> runs = new ArrayList<>(RunRecords.list(options.dir()));
+        if (options.logsDir == null) {
+            Set<Path> seen = new HashSet<>();
+            runs.forEach(r -> seen.add(r.folder().toAbsolutePath().normalize()));
+            for (RunIndex.Entry e : RunIndex.list(io.env())) {
+                if (e.isSubmitted()) {
+                    runs.add(new RunRecords.Run(Path.of(e.node().get() + ":" + e.folder()), e.job(), e.runId(), "submitted to " + e.node().get(),
+                            Optional.empty(), Optional.of(e.started()), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty()));
+                } else if (seen.add(Path.of(e.folder()))) {
+                    runs.add(RunRecords.read(Path.of(e.folder())));
+                }
+            }
+            runs.sort(Comparator.comparing(RunRecords.Run::runId));
+        }
         if (options.output == JobOptions.Output.json) {
             ArrayNode a = JsonNodeFactory.instance.arrayNode();
             for (RunRecords.Run r : runs) {

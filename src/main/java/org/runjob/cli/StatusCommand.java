@@ -1,5 +1,9 @@
 package org.runjob.cli;
 
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.List;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Command;
@@ -25,13 +29,29 @@ final class StatusCommand implements Callable<Integer> {
         this.io = io;
     }
 
+    /** "12 s ago", "4 min ago", "3 h ago", "2 d ago"; "-" for none. */
+    static String age(String timestamp, Instant now) {
+        if (timestamp == null) {
+            return "-";
+        }
+        try {
+            long s = Math.max(0, Duration.between(Instant.parse(timestamp), now).toSeconds());
+            return s < 120 ? s + " s ago" : s < 7200 ? s / 60 + " min ago" : s < 172_800 ? s / 3600 + " h ago" : s / 86_400 + " d ago";
+        } catch (DateTimeParseException e) {
+            return timestamp;
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
-        var found = options.resolve(io, run);
+        var found = options.find(io, run);
         if (found.isEmpty()) {
             return ExitCode.INVALID;
         }
-        RunRecords.Run r = found.get();
+        if (found.get() instanceof RunsOptions.Submitted s) {
+            return Remote.call(io, s.entry(), List.of("status", s.entry().runId(), "-o", options.output.name()));
+        }
+        RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
         JsonNode ranks = r.status().map(s -> s.path("ranks")).orElse(JsonMapper.builder().build().createArrayNode());
         if (options.output == JobOptions.Output.json) {
             ObjectNode o = r.status().map(s -> (ObjectNode) s.deepCopy()).orElse(JsonMapper.builder().build().createObjectNode());
@@ -44,9 +64,12 @@ final class StatusCommand implements Callable<Integer> {
                     + r.status().map(s -> ", attempt " + s.path("attempt").asInt()).orElse("")
                     + r.coordinator().map(c -> ", runjob pid " + c.pid() + " on " + c.host() + (c.alive() ? "" : " (gone)")).orElse(""));
             io.out().printf("%-16s %5s  %-10s  %s%n", "node", "rank", "state", "last output");
+            // a run whose runjob is gone cannot say what its ranks do: their last recorded state is not news
+            boolean dead = r.state().equals("dead");
+            Instant now = io.clock().instant();
             for (JsonNode k : ranks) {
-                io.out().printf("%-16s %5d  %-10s  %s%n", k.path("node").asString(""), k.path("rank").asInt(), k.path("state").asString(""),
-                        k.path("last_output").isNull() ? "-" : k.path("last_output").asString("-"));
+                io.out().printf("%-16s %5d  %-10s  %s%n", k.path("node").asString(""), k.path("rank").asInt(),
+                        dead ? "unknown" : k.path("state").asString(""), age(k.path("last_output").asString(null), now));
             }
             io.out().println("folder " + r.folder());
         }

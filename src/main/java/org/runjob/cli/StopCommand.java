@@ -1,6 +1,8 @@
 package org.runjob.cli;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 
 import org.runjob.logs.Coordinator;
@@ -40,11 +42,18 @@ final class StopCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        var found = options.resolve(io, run);
+        var found = options.find(io, run);
         if (found.isEmpty()) {
             return ExitCode.INVALID;
         }
-        RunRecords.Run r = found.get();
+        if (found.get() instanceof RunsOptions.Submitted s) {
+            List<String> remote = new ArrayList<>(List.of("stop", s.entry().runId(), "--wait", Integer.toString(waitSeconds)));
+            if (now) {
+                remote.add("--now");
+            }
+            return Remote.call(io, s.entry(), remote);
+        }
+        RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
         if (!r.live() || r.coordinator().isEmpty()) {
             io.err().println("runjob: run " + r.runId() + " is not running (" + r.state() + ")");
             return ExitCode.OK;

@@ -1,10 +1,12 @@
 package org.runjob.distribute;
 
+import java.io.ByteArrayInputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,20 +14,26 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Collections;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.jar.JarOutputStream;
 
 /**
- * The jar that is shipped to nodes to run the agent: the runjob jar this process runs from, or,
- * when it runs from class directories (tests, an IDE), one jar merged from its class path, built
- * once per process.
+ * The jar that is shipped to nodes to run the agent (and a submitted run's coordinator): the runjob
+ * jar this process runs from, or, when it runs from class directories (tests, an IDE), one jar
+ * merged from its class path, built once per process.
  */
 public final class AgentBundle {
 
     private static Path built;
+    /** Service registrations: the same name in several jars is one file of all their lines (Log4j finds its provider so). */
+    private static final String SERVICES = "META-INF/services/";
+    /** Log4j's plugin index, which only log4j-core has: a runjob started from the merged jar logs as from the real one. */
+    private static final String LOG4J_PLUGINS = "META-INF/org/apache/logging/log4j/";
     /** Every merged entry's time: 1980-01-01, the first a zip entry can hold. */
     private static final long FIXED_TIME = 315_532_800_000L;
 
@@ -64,6 +72,7 @@ public final class AgentBundle {
         Path out = Files.createTempFile("runjob-agent-", ".jar");
         out.toFile().deleteOnExit();
         Set<String> seen = new HashSet<>();
+        Map<String, StringBuilder> services = new TreeMap<>();
         try (JarOutputStream jar = new JarOutputStream(Files.newOutputStream(out))) {
             for (String entry : classPath.split(File.pathSeparator)) {
                 Path p = Path.of(entry);
@@ -81,7 +90,16 @@ public final class AgentBundle {
                 } else if (Files.isRegularFile(p) && entry.endsWith(".jar") && !p.getFileName().toString().contains("junit")) {
                     try (JarFile in = new JarFile(p.toFile())) {
                         for (JarEntry e : Collections.list(in.entries())) {
-                            if (!e.isDirectory() && !e.getName().startsWith("META-INF/") && !e.getName().equals("module-info.class")
+                            if (!e.isDirectory() && e.getName().startsWith(SERVICES)) {
+                                try (InputStream s = in.getInputStream(e)) {
+                                    services.computeIfAbsent(e.getName(), k -> new StringBuilder())
+                                            .append(new String(s.readAllBytes(), StandardCharsets.UTF_8)).append('\n');
+                                }
+                            } else if (!e.isDirectory() && e.getName().startsWith(LOG4J_PLUGINS)) {
+                                try (InputStream s = in.getInputStream(e)) {
+                                    copy(jar, seen, e.getName(), s);
+                                }
+                            } else if (!e.isDirectory() && !e.getName().startsWith("META-INF/") && !e.getName().equals("module-info.class")
                                     && !e.getName().matches("lib/libJ(NvPTXCompiler|Nvrtc|CudaRuntime)-.*")) {
                                 try (InputStream s = in.getInputStream(e)) {
                                     copy(jar, seen, e.getName(), s);
@@ -90,6 +108,9 @@ public final class AgentBundle {
                         }
                     }
                 }
+            }
+            for (var service : services.entrySet()) {
+                copy(jar, seen, service.getKey(), new ByteArrayInputStream(service.getValue().toString().getBytes(StandardCharsets.UTF_8)));
             }
         }
         return out;

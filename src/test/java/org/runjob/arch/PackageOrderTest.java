@@ -28,7 +28,7 @@ class PackageOrderTest {
             Set.of("protocol", "spec"),
             Set.of("agent"),
             Set.of("logs", "plan", "distribute", "node"),
-            Set.of("transport", "slurm"),
+            Set.of("transport", "slurm", "hosted"),
             Set.of("backends"),
             Set.of("launch"),
             Set.of("preflight"),
@@ -36,9 +36,9 @@ class PackageOrderTest {
             Set.of("cli"));
 
     /** The backend packages: each is used by the registry alone. */
-    static final Set<String> BACKENDS = Set.of("transport", "slurm");
+    static final Set<String> BACKENDS = Set.of("transport", "slurm", "hosted");
     /** Who may use a package besides itself, where that is narrower than the layers. */
-    static final Map<String, Set<String>> ONLY_USED_BY = Map.of("transport", Set.of("backends"), "slurm", Set.of("backends"),
+    static final Map<String, Set<String>> ONLY_USED_BY = Map.of("transport", Set.of("backends"), "slurm", Set.of("backends"), "hosted", Set.of("backends"),
             "backends", Set.of("cli"));
 
     private static int layer(String pkg) {

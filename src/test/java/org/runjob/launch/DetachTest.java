@@ -72,6 +72,8 @@ class DetachTest {
 
         Cli logs = CompletableFuture.supplyAsync(() -> cli("logs", "-f", "last", "--logs-dir", logsDir())).get(60, TimeUnit.SECONDS);
         assertThat(logs.code()).isZero();
+        // runjob's own lines too: the run's report
+        assertThat(logs.out()).contains("runjob: ticker run " + id + ": 2 workers on 1 node").contains("succeeded");
         for (int rank = 0; rank < 2; rank++) {
             int r = rank;
             List<String> lines = logs.out().lines().filter(l -> l.startsWith("[n1/" + r + "] ")).toList();
@@ -82,6 +84,26 @@ class DetachTest {
         assertThat(summary.get("result").stringValue()).isEqualTo("succeeded");
         assertThat(cli("runs", "--logs-dir", logsDir()).out()).containsPattern(id + " +ticker +succeeded .* 0  ");
         assertThat(cli("logs", id, "--ranks", "1", "--logs-dir", logsDir()).out().lines().count()).isEqualTo(30);
+        // from any directory (this JVM's is not the logs dir's parent): the run index has it
+        assertThat(cli("runs").out()).containsPattern(id + " +ticker +succeeded ");
+        assertThat(cli("status", id).out()).startsWith("run " + id + " of job ticker: succeeded (exit 0)");
+    }
+
+    @Test
+    void logsFollowExitsWithTheRunsExitCodeAndARefusedRunLeavesNoRun() throws Exception {
+        Path failing = jobs.job("failing", "fail_one.py", 1, 2, Map.of("FAIL_RANK", "1", "FAIL_CODE", "3", "FAIL_AFTER_S", "0.2"), 0.5, 0);
+        String id = cli("--detach", failing.toString()).out().strip();
+        toClean.addAll(jobs.awaitPids("rank", 2, Duration.ofSeconds(10)));
+        Cli logs = CompletableFuture.supplyAsync(() -> cli("logs", "-f", id, "--logs-dir", logsDir())).get(60, TimeUnit.SECONDS);
+        assertThat(logs.code()).isEqualTo(1);
+        assertThat(summary("failing", id).get("exit_code").intValue()).isEqualTo(1);
+
+        Path refused = jobs.job("refused", "ticks.py", 1, 2, Map.of(), 1, 0);
+        Cli r = cli(refused.toString(), "--ranks", "9");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("--ranks");
+        assertThat(jobs.logs.resolve("refused")).satisfiesAnyOf(p -> assertThat(p).doesNotExist(), p -> assertThat(p).isEmptyDirectory());
+        assertThat(cli("runs", "--logs-dir", logsDir()).out()).doesNotContain("refused");
     }
 
     @Test

@@ -1,0 +1,262 @@
+package org.runjob.agent;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.runjob.protocol.HostRecords;
+import org.runjob.protocol.SecureLink;
+
+/**
+ * A submitted run's node host: what a node keeps of a run that no longer has an SSH login to it
+ * ({@code runjob submit}). It starts programs (the agent bootstrap) for the run's coordinator,
+ * which runs on the master node, and carries their stdin, stdout and stderr over one
+ * {@link SecureLink} per program ({@link HostRecords}), as one SSH exec channel would.
+ *
+ * <ol>
+ *   <li>{@code host-start RUN} (through the bootstrap, over SSH): reads the run's secret as one line
+ *       from stdin, starts {@code host RUN} in a session of its own (no terminal, no SSH channel)
+ *       and hands the secret on through a pipe; prints {@value HostRecords#LISTENING}PORT once that
+ *       host listens, and exits.</li>
+ *   <li>{@code host RUN}: listens on every address of the node, on a port the kernel picks; serves
+ *       any client that proves it holds the secret. It ends on {@link HostRecords#STOP}, or once
+ *       nothing of the run has run on it, and no client has come, for {@link #IDLE_MS}: the
+ *       coordinator is gone (its agents stop their workers when its heartbeats stop).</li>
+ * </ol>
+ * Programs get the host's environment (the SSH login's) without runjob's own variables.
+ */
+public final class NodeHost {
+
+    /** How long a host with nothing running and no client waits before it ends. */
+    static final long IDLE_MS = Long.getLong("runjob.host.idle.ms", 120_000);
+
+    private final byte[] secret;
+    private final ServerSocket server;
+    private final AtomicInteger busy = new AtomicInteger();
+    private volatile long lastBusy = System.nanoTime();
+    private volatile boolean stopped;
+
+    private NodeHost(byte[] secret, ServerSocket server) {
+        this.secret = secret;
+        this.server = server;
+    }
+
+    /** {@code host-start RUN}: starts the host and says its port; 0 when it listens. */
+    public static int start(List<String> args, InputStream in, PrintStream out) {
+        if (args.size() != 1) {
+            System.err.println("runjob host-start: needs the run id");
+            return 2;
+        }
+        try {
+            String line = new BufferedReader(new InputStreamReader(in, StandardCharsets.US_ASCII)).readLine();
+            SecureLink.secret(line == null ? "" : line);
+            String java = ProcessHandle.current().info().command().orElse("java");
+            List<String> cmd = new ArrayList<>();
+            if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
+                cmd.add("/usr/bin/setsid");
+            }
+            cmd.addAll(NodeJvm.argv(java, List.of(), System.getProperty("java.class.path"), "host", args.get(0)));
+            Path log = logFile(args.get(0));
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
+            Map<String, String> env = pb.environment();
+            env.keySet().removeIf(k -> k.startsWith("RUNJOB_"));
+            Process host = pb.start();
+            try (OutputStream secretPipe = host.getOutputStream()) {
+                secretPipe.write((line.trim() + "\n").getBytes(StandardCharsets.US_ASCII));
+            }
+            String said = new BufferedReader(new InputStreamReader(host.getInputStream(), StandardCharsets.US_ASCII)).readLine();
+            if (said == null || !said.startsWith(HostRecords.LISTENING)) {
+                System.err.println("runjob host-start: the node host did not start (see " + log + ")");
+                return 1;
+            }
+            out.println(said);
+            out.flush();
+            return 0;
+        } catch (IOException | IllegalArgumentException e) {
+            System.err.println("runjob host-start: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    /** The host's own log (its JVM's errors): {@code ${XDG_CACHE_HOME:-~/.cache}/runjob/hosts/RUN.log}, mode 600. */
+    private static Path logFile(String run) throws IOException {
+        String cache = System.getenv("XDG_CACHE_HOME");
+        Path dir = (cache == null || cache.isEmpty() ? Path.of(System.getProperty("user.home"), ".cache") : Path.of(cache))
+                .resolve("runjob").resolve("hosts");
+        Files.createDirectories(dir);
+        Path log = dir.resolve(run.replaceAll("[^A-Za-z0-9._-]", "_") + ".log");
+        if (Files.isSymbolicLink(log)) {
+            throw new IOException(log + " is a symlink");
+        }
+        return log;
+    }
+
+    /** {@code host RUN}: reads the secret from stdin, listens, says its port on stdout, serves until it ends. */
+    public static int main(List<String> args, InputStream in, PrintStream out) {
+        byte[] secret;
+        try {
+            String line = new BufferedReader(new InputStreamReader(in, StandardCharsets.US_ASCII)).readLine();
+            secret = SecureLink.secret(line == null ? "" : line);
+            in.close();
+        } catch (IOException | IllegalArgumentException e) {
+            System.err.println("runjob host: no secret on stdin: " + e.getMessage());
+            return 2;
+        }
+        try (ServerSocket server = new ServerSocket(0)) {
+            server.setSoTimeout(1000);
+            out.println(HostRecords.LISTENING + server.getLocalPort());
+            out.flush();
+            out.close();
+            new NodeHost(secret, server).serve();
+            return 0;
+        } catch (IOException e) {
+            System.err.println("runjob host: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    private void serve() throws IOException {
+        while (!stopped) {
+            Socket s;
+            try {
+                s = server.accept();
+            } catch (SocketTimeoutException e) {
+                if (busy.get() == 0 && (System.nanoTime() - lastBusy) / 1_000_000 >= IDLE_MS) {
+                    System.err.println("runjob host: nothing ran and no one came for " + IDLE_MS / 1000 + " s: ending");
+                    return;
+                }
+                continue;
+            }
+            busy.incrementAndGet();
+            Thread t = new Thread(() -> {
+                try {
+                    handle(s);
+                } finally {
+                    lastBusy = System.nanoTime();
+                    busy.decrementAndGet();
+                }
+            }, "host-client");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    private void handle(Socket s) {
+        try (SecureLink link = SecureLink.server(s.getInputStream(), s.getOutputStream(), s, secret)) {
+            s.setTcpNoDelay(true);
+            SecureLink.Record first = link.receive();
+            if (first == null) {
+                return;
+            }
+            if (first.type() == HostRecords.STOP) {
+                stopped = true;
+                link.send(HostRecords.EXIT, "0");
+                return;
+            }
+            if (first.type() != HostRecords.EXEC) {
+                link.send(HostRecords.FAILED, "expected a program to start");
+                return;
+            }
+            run(link, HostRecords.argv(first.payload()));
+        } catch (IOException e) {
+            // a client that does not hold the secret, or one that went away
+            System.err.println("runjob host: a client from " + s.getRemoteSocketAddress() + ": " + e.getMessage());
+        }
+    }
+
+    private static void run(SecureLink link, List<String> argv) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(argv);
+        pb.environment().keySet().removeIf(k -> k.startsWith("RUNJOB_"));
+        Process p;
+        try {
+            p = pb.start();
+        } catch (IOException e) {
+            link.send(HostRecords.FAILED, "cannot start " + argv.get(0) + ": " + e.getMessage());
+            return;
+        }
+        link.send(HostRecords.STARTED, Long.toString(p.pid()));
+        Thread out = pump(p.getInputStream(), link, HostRecords.STDOUT);
+        Thread err = pump(p.getErrorStream(), link, HostRecords.STDERR);
+        Thread exit = new Thread(() -> {
+            try {
+                int code = p.waitFor();
+                out.join();
+                err.join();
+                link.send(HostRecords.EXIT, Integer.toString(code));
+            } catch (InterruptedException | IOException e) {
+                // the client went away
+            }
+        }, "host-exit-" + p.pid());
+        exit.setDaemon(true);
+        exit.start();
+        OutputStream stdin = p.getOutputStream();
+        try {
+            SecureLink.Record r;
+            while ((r = link.receive()) != null) {
+                switch (r.type()) {
+                    case HostRecords.STDIN -> {
+                        stdin.write(r.payload());
+                        stdin.flush();
+                    }
+                    case HostRecords.STDIN_EOF -> stdin.close();
+                    case HostRecords.KILL -> {
+                        p.descendants().forEach(ProcessHandle::destroyForcibly);
+                        p.destroyForcibly();
+                    }
+                    default -> throw new IOException("unexpected record " + r.type());
+                }
+            }
+        } catch (IOException e) {
+            // the client went away: let go of the program, as sshd does when a channel drops
+        } finally {
+            try {
+                stdin.close();
+            } catch (IOException e) {
+                // the program ended
+            }
+        }
+        try {
+            exit.join(Math.max(1, IDLE_MS));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static Thread pump(InputStream from, SecureLink link, byte type) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[1 << 16];
+            boolean carried = true;
+            try (from) {
+                int n;
+                while ((n = from.read(buf)) > 0) {
+                    if (carried) {
+                        try {
+                            link.send(type, Arrays.copyOf(buf, n));
+                        } catch (IOException e) {
+                            carried = false; // the client went away: drain, so the program never blocks on a full pipe
+                        }
+                    }
+                }
+            } catch (IOException e) {
+                // the program ended
+            }
+        }, "host-pump-" + type);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+}

@@ -1,0 +1,126 @@
+package org.runjob.cli;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import org.runjob.backends.Backends;
+import org.runjob.launch.NodeCommand;
+import org.runjob.node.Cluster;
+import org.runjob.node.NodeAccess;
+import org.runjob.node.NodeException;
+import org.runjob.node.NodeProcess;
+import org.runjob.spec.JobSpec;
+import org.runjob.spec.SpecLoader;
+
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code status}, {@code logs} and {@code stop} of a submitted run: the same command, run on the
+ * run's master node over SSH ({@link HostedStart#cli}), its output copied here as it comes, its
+ * exit code returned. Ctrl-C here ends it there. A master node that cannot be reached is exit 3.
+ */
+final class Remote {
+
+    private Remote() {
+    }
+
+    static int call(Io io, RunIndex.Entry entry, List<String> command) throws IOException {
+        Path job = Files.createTempFile("runjob-reach-", ".json", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        SpecLoader.Loaded loaded;
+        try {
+            Files.writeString(job, JsonMapper.builder().build().writeValueAsString(entry.reach().orElseThrow()));
+            loaded = Jobs.load(io, job.toString(), List.of());
+        } finally {
+            Files.deleteIfExists(job);
+        }
+        if (loaded == null) {
+            return ExitCode.INVALID;
+        }
+        JobSpec spec = loaded.spec();
+        String node = entry.node().orElseThrow();
+        List<String> args = new ArrayList<>(List.of("cli"));
+        args.addAll(command);
+        ExitLine stderr = new ExitLine(io.err());
+        try (Cluster cluster = Launch.open(Backends.of(spec), spec, io)) {
+            NodeAccess access = cluster.node(spec.nodes().get(0));
+            NodeProcess p;
+            try {
+                access.reach();
+                p = NodeCommand.start(node, access, args, stderr, io.env());
+            } catch (NodeException | IOException e) {
+                io.err().println("runjob: cannot reach run " + entry.runId() + " on its master node " + node + ": " + e.getMessage());
+                return ExitCode.PREFLIGHT_FAILED;
+            }
+            Thread watch = new Thread(() -> {
+                while (io.interrupts().count() == 0) {
+                    try {
+                        Thread.sleep(100);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                p.close();
+            }, "remote-interrupt");
+            watch.setDaemon(true);
+            watch.start();
+            try (p; InputStream out = p.stdout()) {
+                byte[] buf = new byte[1 << 16];
+                int n;
+                while ((n = out.read(buf)) > 0) {
+                    io.out().write(buf, 0, n);
+                    io.out().flush();
+                }
+            } catch (IOException e) {
+                // the channel ended: interrupted, or the node went
+            }
+            watch.interrupt();
+        }
+        if (io.interrupts().count() > 0) {
+            return ExitCode.INTERRUPTED;
+        }
+        return stderr.code().orElseGet(() -> {
+            io.err().println("runjob: the master node " + node + " of run " + entry.runId() + " ended the command without a word");
+            return ExitCode.PREFLIGHT_FAILED;
+        });
+    }
+
+    /** The remote stderr, line by line, to {@code err}; the exit-code line is kept, not shown. */
+    private static final class ExitLine extends OutputStream {
+        private final PrintStream err;
+        private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+        private volatile Integer code;
+
+        ExitLine(PrintStream err) {
+            this.err = err;
+        }
+
+        @Override
+        public synchronized void write(int b) {
+            if (b != '\n') {
+                line.write(b);
+                return;
+            }
+            String text = line.toString(StandardCharsets.UTF_8);
+            line.reset();
+            if (text.startsWith(HostedStart.EXITED)) {
+                code = Integer.parseInt(text.substring(HostedStart.EXITED.length()).trim());
+            } else {
+                err.println(text);
+            }
+        }
+
+        Optional<Integer> code() {
+            return Optional.ofNullable(code);
+        }
+    }
+}

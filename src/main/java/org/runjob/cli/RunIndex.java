@@ -1,0 +1,105 @@
+package org.runjob.cli;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * This user's runs, wherever they were started from: one small file per run in
+ * {@code ${XDG_STATE_HOME:-~/.local/state}/runjob/runs/RUN.json} (directory mode 700). A run that
+ * lives here names its run folder; a submitted run names its master node, its folder there and
+ * what reaches that node again over SSH (the node and the job's ssh settings: no env, no files).
+ * {@code runs}, {@code status}, {@code logs} and {@code stop} read it from any directory.
+ */
+final class RunIndex {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    /** One run: {@code node} and {@code reach} only for a submitted run. */
+    record Entry(String runId, String job, String started, Optional<String> node, String folder, Optional<JsonNode> reach) {
+
+        static Entry here(String runId, String job, Instant started, Path folder) {
+            return new Entry(runId, job, started.toString(), Optional.empty(), folder.toAbsolutePath().normalize().toString(), Optional.empty());
+        }
+
+        static Entry submitted(String runId, String job, Instant started, String node, String folder, ObjectNode reach) {
+            return new Entry(runId, job, started.toString(), Optional.of(node), folder, Optional.of(reach));
+        }
+
+        boolean isSubmitted() {
+            return node.isPresent();
+        }
+    }
+
+    private RunIndex() {
+    }
+
+    static Path dir(Map<String, String> env) {
+        String state = env.get("XDG_STATE_HOME");
+        Path base = state != null && state.startsWith("/") ? Path.of(state) : Path.of(env.getOrDefault("HOME", System.getProperty("user.home")), ".local", "state");
+        return base.resolve("runjob").resolve("runs");
+    }
+
+    /** Records a run; a failure to record is said on stderr, never fatal. */
+    static void add(Io io, Entry e) {
+        Path dir = dir(io.env());
+        try {
+            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            if (Files.isSymbolicLink(dir)) {
+                throw new IOException(dir + " is a symlink");
+            }
+            ObjectNode o = JSON.createObjectNode().put("run_id", e.runId()).put("job", e.job()).put("started", e.started())
+                    .put("folder", e.folder());
+            e.node().ifPresent(n -> o.put("node", n));
+            e.reach().ifPresent(r -> o.set("reach", r));
+            Path tmp = Files.createTempFile(dir, ".new-", ".json");
+            Files.writeString(tmp, JSON.writeValueAsString(o), StandardCharsets.UTF_8);
+            Files.move(tmp, dir.resolve(e.runId() + ".json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException | RuntimeException ex) {
+            io.err().println("runjob: note: cannot add run " + e.runId() + " to the run index " + dir + ": " + ex.getMessage());
+        }
+    }
+
+    /** Every recorded run, oldest first (run ids begin with their start time); runs here whose folder is gone are left out. */
+    static List<Entry> list(Map<String, String> env) {
+        Path dir = dir(env);
+        List<Entry> out = new ArrayList<>();
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return out;
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : files.filter(p -> p.getFileName().toString().endsWith(".json") && !p.getFileName().toString().startsWith(".")).toList()) {
+                try {
+                    JsonNode o = JSON.readTree(Files.readString(f));
+                    Entry e = new Entry(o.path("run_id").asString(""), o.path("job").asString(""), o.path("started").asString(""),
+                            Optional.ofNullable(o.path("node").asString(null)), o.path("folder").asString(""),
+                            o.has("reach") ? Optional.of(o.get("reach")) : Optional.empty());
+                    if (e.isSubmitted() || Files.isDirectory(Path.of(e.folder()))) {
+                        out.add(e);
+                    }
+                } catch (IOException | RuntimeException ex) {
+                    // a damaged entry: skipped
+                }
+            }
+        } catch (IOException e) {
+            return out;
+        }
+        out.sort(Comparator.comparing(Entry::runId));
+        return out;
+    }
+}

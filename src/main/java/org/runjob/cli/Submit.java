@@ -1,0 +1,218 @@
+package org.runjob.cli;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.runjob.backends.Backends;
+import org.runjob.distribute.FileList;
+import org.runjob.launch.NodeCommand;
+import org.runjob.node.Cluster;
+import org.runjob.node.FanOut;
+import org.runjob.node.NodeAccess;
+import org.runjob.node.NodeProcess;
+import org.runjob.plan.RunId;
+import org.runjob.protocol.HostRecords;
+import org.runjob.protocol.HostedRun;
+import org.runjob.protocol.SecureLink;
+import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeSpec;
+import org.runjob.spec.SpecLoader;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+import tools.jackson.databind.node.StringNode;
+
+/**
+ * {@code runjob submit FILE}: hands a run to its cluster. Nothing of the run stays on this machine.
+ *
+ * <ol>
+ *   <li>Each node gets a node host ({@code agent.NodeHost}) over SSH, keyed by a new run secret
+ *       that travels only on those SSH channels.</li>
+ *   <li>The master node gets the job, its files and the hosts' ports, and starts the run's
+ *       coordinator there ({@link HostedStart}); its preflight table streams here.</li>
+ *   <li>Once the workers run, the run goes into this user's run index ({@link RunIndex}), so
+ *       {@code runs}, {@code status}, {@code logs} and {@code stop} find it from any directory and
+ *       reach it over SSH; this command prints the run id and exits 0. A failed preflight exits 3
+ *       and leaves no run behind.</li>
+ * </ol>
+ */
+final class Submit {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private Submit() {
+    }
+
+    static int submit(Io io, String file, JobOptions options, List<String> args) throws IOException {
+        SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args);
+        if (loaded == null) {
+            return ExitCode.INVALID;
+        }
+        JobSpec spec = loaded.spec();
+        if (!spec.backend().equals("ssh")) {
+            io.err().println("runjob: submit hands a run to nodes reached over SSH; job " + spec.name() + " uses backend: "
+                    + spec.backend() + " (run it in the foreground or with --detach)");
+            return ExitCode.INVALID;
+        }
+        Optional<NodeSpec> local = spec.nodes().stream().filter(NodeSpec::local).findFirst();
+        if (local.isPresent()) {
+            io.err().println("runjob: submit hands the run to its nodes, and node " + local.get().name()
+                    + " is this machine (local: true); run it in the foreground or with --detach");
+            return ExitCode.INVALID;
+        }
+        List<FileList.Entry> files = FileList.of(spec.files());
+        String runId = RunId.of(io.clock().instant(), io.random().getAsInt());
+        byte[] secret = SecureLink.newSecret();
+        NodeSpec master = spec.masterNode();
+        io.err().println("runjob: submitting " + spec.name() + " run " + runId + ": node hosts on " + spec.nodes().size()
+                + " node" + (spec.nodes().size() == 1 ? "" : "s") + ", the coordinator on " + master.name());
+        try (Cluster cluster = Launch.open(Backends.of(spec), spec, io); FanOut fan = new FanOut(spec.nodes().size())) {
+            Map<NodeSpec, Object> started = fan.onEach(spec.nodes(), n -> startHost(io, cluster.node(n), n, runId, secret));
+            Map<String, HostedRun.Endpoint> hosts = new LinkedHashMap<>();
+            boolean failed = false;
+            for (var e : started.entrySet()) {
+                if (e.getValue() instanceof HostedRun.Endpoint ep) {
+                    hosts.put(e.getKey().name(), ep);
+                } else {
+                    io.err().println("runjob: node " + e.getKey().name() + ": cannot start the run's node host: " + e.getValue());
+                    failed = true;
+                }
+            }
+            if (failed) {
+                io.err().println("runjob: nothing was submitted (the node hosts that started end on their own within "
+                        + "two minutes)");
+                return ExitCode.PREFLIGHT_FAILED;
+            }
+            HostedRun hosted = new HostedRun(secret, hosts);
+            return coordinate(io, cluster.node(master), master, spec, loaded, files, hosted, runId, args);
+        }
+    }
+
+    /** The node's host endpoint, or why it could not start (a String). */
+    private static Object startHost(Io io, NodeAccess access, NodeSpec node, String runId, byte[] secret) {
+        try {
+            access.reach();
+            NodeProcess p = NodeCommand.start(node.name(), access, List.of("host-start", runId), OutputStream.nullOutputStream(), io.env());
+            try (p) {
+                p.stdin().write((SecureLink.hex(secret) + "\n").getBytes(StandardCharsets.US_ASCII));
+                p.stdin().flush();
+                String line = new BufferedReader(new InputStreamReader(p.stdout(), StandardCharsets.US_ASCII)).readLine();
+                if (line == null || !line.startsWith(HostRecords.LISTENING)) {
+                    return "it said " + (line == null ? "nothing" : line);
+                }
+                int port = Integer.parseInt(line.substring(HostRecords.LISTENING.length()).trim());
+                String address = access.address().or(() -> node.address().reachableAs()).orElse(node.name());
+                return new HostedRun.Endpoint(address, port);
+            }
+        } catch (Exception e) {
+            return String.valueOf(e.getMessage());
+        }
+    }
+
+    private static int coordinate(Io io, NodeAccess access, NodeSpec master, JobSpec spec, SpecLoader.Loaded loaded,
+                                  List<FileList.Entry> files, HostedRun hosted, String runId, List<String> args) throws IOException {
+        ByteArrayOutputStream remoteErr = new ByteArrayOutputStream();
+        NodeProcess p = NodeCommand.start(master.name(), access, List.of("coordinate", spec.name(), runId), remoteErr, io.env());
+        try (p) {
+            Submission.send(p.stdin(), hosted.toLine(), submittedJob(loaded), files, args);
+            p.stdin().close();
+            BufferedReader lines = new BufferedReader(new InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
+            String line;
+            while ((line = lines.readLine()) != null) {
+                if (line.startsWith(HostedStart.SUBMITTED)) {
+                    String[] w = line.substring(HostedStart.SUBMITTED.length()).split(" ", 2);
+                    RunIndex.add(io, RunIndex.Entry.submitted(runId, spec.name(), io.clock().instant(), master.name(), w[1],
+                            reachJob(loaded, master)));
+                    io.err().println("runjob: run " + runId + " is submitted: its coordinator runs on " + master.name() + " (pid " + w[0]
+                            + "), its folder is " + master.name() + ":" + w[1] + "; this machine may now sleep or go");
+                    io.err().println("  follow it:  runjob logs -f " + runId);
+                    io.err().println("  see it:     runjob status " + runId);
+                    io.err().println("  stop it:    runjob stop " + runId);
+                    io.out().println(runId);
+                    io.out().flush();
+                    return ExitCode.OK;
+                }
+                if (line.startsWith(HostedStart.EXITED)) {
+                    return Integer.parseInt(line.substring(HostedStart.EXITED.length()).trim());
+                }
+                io.err().println(line);
+            }
+        }
+        io.err().println("runjob: the master node " + master.name() + " ended the submission without a word"
+                + (remoteErr.size() > 0 ? ": " + remoteErr.toString(StandardCharsets.UTF_8).trim() : ""));
+        return ExitCode.PREFLIGHT_FAILED;
+    }
+
+    /**
+     * The job as the master node runs it: the composed document, its {@code files} under
+     * {@value Submission#FILES}/ beside it, and every {@code ${} kept literal (the document is
+     * interpolated here already, with this machine's environment).
+     */
+    private static byte[] submittedJob(SpecLoader.Loaded loaded) {
+        ObjectNode doc = (ObjectNode) escaped(loaded.document().json().deepCopy());
+        if (doc.has("files")) {
+            ArrayNode list = doc.putArray("files");
+            loaded.spec().files().forEach(f -> list.add(Submission.FILES + "/" + f.destination()));
+        }
+        doc.remove("logs");
+        return JSON.writeValueAsBytes(doc);
+    }
+
+    private static JsonNode escaped(JsonNode n) {
+        if (n.isString()) {
+            return StringNode.valueOf(n.asString().replace("${", "$${"));
+        }
+        if (n instanceof ObjectNode o) {
+            List<String> names = new ArrayList<>(o.propertyNames());
+            names.forEach(k -> o.set(k, escaped(o.get(k))));
+        } else if (n instanceof ArrayNode a) {
+            for (int i = 0; i < a.size(); i++) {
+                a.set(i, escaped(a.get(i)));
+            }
+        }
+        return n;
+    }
+
+    /**
+     * What reaches the master node again (status, logs, stop): the job's name, that node and the
+     * job's ssh settings (relative paths in them made absolute: they were relative to the current directory), with no env and no files.
+     */
+    private static ObjectNode reachJob(SpecLoader.Loaded loaded, NodeSpec master) {
+        JsonNode doc = loaded.document().json();
+        ObjectNode job = JSON.createObjectNode().put("name", loaded.spec().name());
+        for (JsonNode n : doc.path("nodes")) {
+            if (n.path("name").asString("").equals(master.name())) {
+                ObjectNode node = ((ObjectNode) n.deepCopy());
+                node.remove("gpus");
+                node.remove("env");
+                node.remove("workdir");
+                job.putArray("nodes").add(node);
+            }
+        }
+        job.putObject("entrypoint").putArray("command").add("true");
+        if (doc.has("ssh")) {
+            ObjectNode ssh = (ObjectNode) doc.get("ssh").deepCopy();
+            Path base = Path.of("").toAbsolutePath();
+            loaded.spec().ssh().identity().ifPresent(i -> ssh.put("identity", absolute(base, i)));
+            ssh.put("known_hosts", absolute(base, loaded.spec().ssh().knownHosts()));
+            job.set("ssh", ssh);
+        }
+        return job;
+    }
+
+    private static String absolute(Path base, String path) {
+        return path.startsWith("/") || path.startsWith("~") ? path : base.resolve(path).normalize().toString();
+    }
+}

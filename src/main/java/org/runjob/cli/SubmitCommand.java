@@ -1,0 +1,41 @@
+package org.runjob.cli;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+
+/** {@code runjob submit FILE [-- ARGS]}: hand a run to its nodes and exit ({@link Submit}). */
+@Command(name = "submit", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
+        description = {"Hand a run to its cluster: the run's coordinator runs on the master node, so this machine may sleep,"
+                + " go offline or be switched off once this returns. Preflight runs first, its table shown here.",
+                "runjob runs / status / logs -f / stop reach the run later from any directory of this machine.", ""},
+        exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
+            "0:the run is submitted (its id on stdout)",
+            "2:usage error or invalid job file, or a job submit cannot hand over (local nodes, Slurm)",
+            "3:a node host could not start, or preflight failed; nothing was started"})
+final class SubmitCommand implements Callable<Integer> {
+
+    private final Io io;
+
+    @Parameters(index = "0", paramLabel = "FILE", description = "The job file.")
+    String file;
+
+    @Parameters(index = "1..*", paramLabel = "ARGS", description = "After --: arguments appended to the entrypoint's.")
+    List<String> args = new ArrayList<>();
+
+    @Mixin
+    JobOptions options;
+
+    SubmitCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        return Submit.submit(io, file, options, args);
+    }
+}

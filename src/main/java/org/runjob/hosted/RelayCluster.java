@@ -1,0 +1,206 @@
+package org.runjob.hosted;
+
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+
+import org.runjob.node.Cluster;
+import org.runjob.node.NodeAccess;
+import org.runjob.node.NodeException;
+import org.runjob.node.NodeProcess;
+import org.runjob.protocol.HostRecords;
+import org.runjob.protocol.HostedRun;
+import org.runjob.protocol.SecureLink;
+import org.runjob.spec.NodeSpec;
+
+/**
+ * How a submitted run's coordinator, on the master node, reaches the run's nodes: through the
+ * node host ({@code agent.NodeHost}) that {@code runjob submit} left on each, one
+ * {@link SecureLink} per program, keyed by the run's secret. Closing the cluster ends every host.
+ */
+public final class RelayCluster implements Cluster {
+
+    private static final int STOP_TIMEOUT_MS = 5_000;
+    private static final int CHUNK = 256 << 10;
+
+    private final HostedRun run;
+
+    public RelayCluster(HostedRun run) {
+        this.run = run;
+    }
+
+    @Override
+    public NodeAccess node(NodeSpec node) {
+        HostedRun.Endpoint e = run.hosts().get(node.name());
+        if (e == null) {
+            throw new IllegalArgumentException("node " + node.name() + " has no node host");
+        }
+        return new RelayNode(e);
+    }
+
+    @Override
+    public void close() {
+        for (HostedRun.Endpoint e : run.hosts().values()) {
+            try (SecureLink link = connect(e, STOP_TIMEOUT_MS)) {
+                link.send(HostRecords.STOP, new byte[0]);
+                link.receive();
+            } catch (IOException ex) {
+                // that host is gone already
+            }
+        }
+    }
+
+    private SecureLink connect(HostedRun.Endpoint e, int timeoutMs) throws IOException {
+        Socket s = new Socket();
+        try {
+            s.connect(new InetSocketAddress(e.address(), e.port()), timeoutMs);
+            s.setTcpNoDelay(true);
+            s.setSoTimeout(timeoutMs);
+            SecureLink link = SecureLink.client(s.getInputStream(), s.getOutputStream(), s, run.secret());
+            s.setSoTimeout(0);
+            return link;
+        } catch (IOException ex) {
+            s.close();
+            throw ex;
+        }
+    }
+
+    private final class RelayNode implements NodeAccess {
+        private final HostedRun.Endpoint endpoint;
+
+        RelayNode(HostedRun.Endpoint endpoint) {
+            this.endpoint = endpoint;
+        }
+
+        @Override
+        public String reach() throws NodeException {
+            try (SecureLink ignored = connect(endpoint, 10_000)) {
+                return "node host " + endpoint;
+            } catch (IOException e) {
+                throw new NodeException("cannot reach the run's node host at " + endpoint + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public NodeProcess start(List<String> argv, OutputStream stderr, int timeoutMs) throws NodeException {
+            SecureLink link;
+            try {
+                link = connect(endpoint, timeoutMs);
+                link.send(HostRecords.EXEC, HostRecords.argv(argv));
+                SecureLink.Record r = link.receive();
+                if (r == null || r.type() != HostRecords.STARTED) {
+                    link.close();
+                    throw new NodeException("the node host at " + endpoint + " did not start " + argv.get(0)
+                            + (r != null && r.type() == HostRecords.FAILED ? ": " + r.text() : ""));
+                }
+            } catch (IOException e) {
+                throw new NodeException("cannot start " + argv.get(0) + " through the node host at " + endpoint + ": " + e.getMessage(), e);
+            }
+            InputStream stdout = new RecordInput(link, stderr);
+            OutputStream stdin = new BufferedOutputStream(new RecordOutput(link), CHUNK);
+            return NodeProcess.of(stdout, stdin, link::close, () -> {
+                try {
+                    link.send(HostRecords.KILL, new byte[0]);
+                } catch (IOException e) {
+                    // gone already
+                }
+                link.close();
+            });
+        }
+
+        @Override
+        public Optional<String> address() {
+            return Optional.of(endpoint.address());
+        }
+    }
+
+    /** The program's stdout: STDOUT records; STDERR records go to {@code stderr} on the way; EXIT ends it. */
+    private static final class RecordInput extends InputStream {
+        private final SecureLink link;
+        private final OutputStream stderr;
+        private byte[] buf = new byte[0];
+        private int pos;
+        private boolean ended;
+
+        RecordInput(SecureLink link, OutputStream stderr) {
+            this.link = link;
+            this.stderr = stderr;
+        }
+
+        private boolean fill() throws IOException {
+            while (pos >= buf.length && !ended) {
+                SecureLink.Record r = link.receive();
+                if (r == null || r.type() == HostRecords.EXIT) {
+                    ended = true;
+                } else if (r.type() == HostRecords.STDOUT) {
+                    buf = r.payload();
+                    pos = 0;
+                } else if (r.type() == HostRecords.STDERR) {
+                    stderr.write(r.payload());
+                    stderr.flush();
+                }
+            }
+            return pos < buf.length;
+        }
+
+        @Override
+        public int read() throws IOException {
+            return fill() ? buf[pos++] & 0xff : -1;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (len == 0) {
+                return 0;
+            }
+            if (!fill()) {
+                return -1;
+            }
+            int n = Math.min(len, buf.length - pos);
+            System.arraycopy(buf, pos, b, off, n);
+            pos += n;
+            return n;
+        }
+
+        @Override
+        public void close() {
+            link.close();
+        }
+    }
+
+    /** The program's stdin: each flush is a STDIN record (or several), close is STDIN_EOF. */
+    private static final class RecordOutput extends OutputStream {
+        private final SecureLink link;
+        private boolean closed;
+
+        RecordOutput(SecureLink link) {
+            this.link = link;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            for (int at = off; at < off + len; at += CHUNK) {
+                link.send(HostRecords.STDIN, Arrays.copyOfRange(b, at, Math.min(off + len, at + CHUNK)));
+            }
+        }
+
+        @Override
+        public synchronized void close() throws IOException {
+            if (!closed) {
+                closed = true;
+                link.send(HostRecords.STDIN_EOF, new byte[0]);
+            }
+        }
+    }
+}

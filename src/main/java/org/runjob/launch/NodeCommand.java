@@ -1,0 +1,50 @@
+package org.runjob.launch;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ScheduledFuture;
+
+import org.runjob.agent.NodeJvm;
+import org.runjob.node.NodeAccess;
+import org.runjob.node.NodeException;
+import org.runjob.node.NodeProcess;
+
+/**
+ * A runjob command run on a node the way its agent is started: the {@link Bootstrap} (the node's
+ * java, or a runtime sent to it; runjob's jar, cached by content), then {@code agent --jar SHA
+ * --then COMMAND...} instead of an agent. {@code runjob submit} starts node hosts and the run's
+ * coordinator with it; {@code status}, {@code logs} and {@code stop} reach a submitted run with it.
+ * After the bootstrap, the command's stdin and stdout are its own.
+ */
+public final class NodeCommand {
+
+    private NodeCommand() {
+    }
+
+    /** Starts {@code command} on the node; the bootstrap (and a jar or runtime it asks for) is done when this returns. */
+    public static NodeProcess start(String node, NodeAccess access, List<String> command, OutputStream stderr,
+                                    Map<String, String> env) throws IOException {
+        AgentJar jar = AgentJar.current();
+        List<String> args = new ArrayList<>(List.of("--then"));
+        args.addAll(command);
+        NodeProcess ch;
+        try {
+            ch = access.start(Bootstrap.argv(jar.sha256(), jar.size(), NodeJvm.Jit.QUICK, args), stderr, NodeStarter.REMOTE_START_MS);
+        } catch (NodeException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+        ScheduledFuture<?> deadline = Deadlines.after(NodeStarter.REMOTE_START_MS, ch::kill);
+        try {
+            Bootstrap.converse(node, ch.stdout(), ch.stdin(), jar.path(), (arch, libc) -> NodeRuntime.forNode(node, arch, libc, env));
+        } catch (IOException e) {
+            ch.kill();
+            throw e;
+        } finally {
+            deadline.cancel(false);
+        }
+        return ch;
+    }
+}

@@ -1,0 +1,163 @@
+package org.runjob.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.testbed.Leftovers;
+import org.runjob.testbed.Pids;
+import org.runjob.testbed.Poll;
+import org.runjob.testbed.SshTestbed;
+
+/**
+ * {@code runjob submit} on the SSH testbed: the launching machine is h4's network namespace, the
+ * job runs on h1 (master) and h2. h1's workdir and its submitted-runs folder are tmpfs mounts in
+ * h1's own mount namespace, so the launcher can reach the run only through runjob, never through
+ * the testbed's shared disk.
+ */
+@Tag("testbed")
+class SubmitTest {
+
+    private static final int STEPS = 150;
+
+    @RegisterExtension
+    final Leftovers toClean = new Leftovers();
+
+    @TempDir
+    Path dir;
+
+    private ClusterJobs jobs;
+    private SshTestbed.Host launcher;
+    private final List<Path> privateMounts = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        jobs = new ClusterJobs(dir);
+        launcher = jobs.bed.host(4);
+        SshTestbed.Host master = jobs.bed.host(1);
+        for (Path p : List.of(Path.of(System.getProperty("user.home"), ".runjob", "submitted"), dir.resolve("work-" + master.name()))) {
+            Files.createDirectories(p);
+            jobs.bed.inMounts(master, "mount", "-t", "tmpfs", "-o", "mode=700,size=2g", "tmpfs", p.toString());
+            privateMounts.add(p);
+        }
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        jobs.bed.link(launcher, true);
+        for (Path p : privateMounts) {
+            jobs.bed.inMounts(jobs.bed.host(1), "umount", "-l", p.toString());
+        }
+    }
+
+    private Path job(String name, String script, Map<String, String> env) throws IOException {
+        SshTestbed.Host h1 = jobs.bed.host(1);
+        SshTestbed.Host h2 = jobs.bed.host(2);
+        return jobs.job(name, jobs.node(h1, 1) + jobs.node(h2, 1), jobs.worker(script), List.of("python3", "-u", script), "", env);
+    }
+
+    /** runjob ARGS run as the launching machine (h4's namespace), in {@code cwd}; its stdout, stderr and exit code. */
+    private Result runjob(Path cwd, Duration timeout, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", launcher.namespace(),
+                ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main"));
+        cmd.addAll(List.of(args));
+        Path out = Files.createTempFile(dir, "out-", ".txt");
+        Path err = Files.createTempFile(dir, "err-", ".txt");
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(cwd.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
+        pb.environment().put("XDG_STATE_HOME", dir.resolve("state").toString());
+        Process p = pb.start();
+        if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("runjob " + String.join(" ", args) + " did not end within " + timeout + ": "
+                    + Files.readString(err));
+        }
+        return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+    }
+
+    record Result(int code, String out, String err) {
+    }
+
+    private int step(int rank) {
+        try {
+            return Integer.parseInt(Files.readString(jobs.pids.resolve("rank-" + rank + ".step")).trim());
+        } catch (IOException | NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /** Processes whose command line names {@code runId}: the coordinator, node hosts and agents of that run. */
+    private static List<Long> processesOf(String runId) {
+        return ProcessHandle.allProcesses().filter(p -> p.info().arguments().map(a -> List.of(a).contains(runId)).orElse(false))
+                .map(ProcessHandle::pid).toList();
+    }
+
+    @Test
+    void aSubmittedRunOutlivesItsLauncherAndIsFollowedFromIt() throws Exception {
+        Path job = job("outlive", "progress.py", Map.of("STEPS", Integer.toString(STEPS)));
+        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
+        assertThat(submitted.code()).as(submitted.err()).isZero();
+        String runId = submitted.out().trim();
+        assertThat(runId).matches("\\d{8}-\\d{6}-[0-9a-f]{4}");
+        toClean.addAll(jobs.awaitPids(2, Duration.ofSeconds(30)));
+        toClean.addAll(processesOf(runId));
+        assertThat(submitted.err()).contains("is submitted", "its coordinator runs on h1");
+
+        // the launching machine leaves: longer than the agents' 15 s heartbeat timeout
+        jobs.bed.link(launcher, false);
+        int from = Math.min(step(0), step(1));
+        Poll.until(() -> step(0) >= from + 100 && step(1) >= from + 100, Duration.ofSeconds(60),
+                "both ranks to make 100 steps (20 s) while the launcher is cut off");
+        jobs.bed.link(launcher, true);
+
+        Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
+        Result runs = runjob(elsewhere, Duration.ofSeconds(30), "runs");
+        assertThat(runs.code()).isZero();
+        assertThat(runs.out()).contains(runId, "outlive", "submitted to h1");
+
+        Result status = runjob(elsewhere, Duration.ofSeconds(60), "status", runId);
+        assertThat(status.code()).as(status.err()).isZero();
+        assertThat(status.out()).contains("run " + runId + " of job outlive");
+
+        Result logs = runjob(elsewhere, Duration.ofSeconds(90), "logs", "-f", runId);
+        assertThat(logs.code()).as(logs.err()).isZero();
+        for (int rank = 0; rank < 2; rank++) {
+            String mine = ".*rank " + rank + " step \\d+";
+            assertThat(logs.out().lines().filter(l -> l.matches(mine)).count()).as("rank " + rank + "'s lines").isEqualTo(STEPS);
+        }
+        Result done = runjob(elsewhere, Duration.ofSeconds(60), "status", runId);
+        assertThat(done.out()).contains("succeeded");
+        Poll.until(() -> processesOf(runId).isEmpty(), Duration.ofSeconds(30), "the run's coordinator, node hosts and agents to end");
+    }
+
+    @Test
+    void stopEndsASubmittedRunAndLeavesNothing() throws Exception {
+        Path job = job("stopme", "sleeper.py", Map.of());
+        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
+        assertThat(submitted.code()).as(submitted.err()).isZero();
+        String runId = submitted.out().trim();
+        List<Long> workers = jobs.awaitPids(2, Duration.ofSeconds(30));
+        toClean.addAll(workers);
+        toClean.addAll(processesOf(runId));
+        assertThat(processesOf(runId)).hasSizeGreaterThanOrEqualTo(5); // coordinator, 2 node hosts, 2 agents
+
+        Result stop = runjob(dir, Duration.ofSeconds(120), "stop", runId);
+        assertThat(stop.code()).as(stop.out() + stop.err()).isZero();
+        Pids.awaitGone(workers, Duration.ofSeconds(30), "the workers");
+        Poll.until(() -> processesOf(runId).isEmpty(), Duration.ofSeconds(30), "the run's coordinator, node hosts and agents to end");
+        Result status = runjob(dir, Duration.ofSeconds(60), "status", runId);
+        assertThat(status.out()).contains("interrupted");
+    }
+}

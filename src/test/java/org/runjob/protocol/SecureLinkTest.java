@@ -1,0 +1,109 @@
+package org.runjob.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+class SecureLinkTest {
+
+    /** Two ends joined by a loopback socket, what each sends also copied into {@code c2sWire} and {@code s2cWire}. */
+    private static SecureLink[] pair(byte[] clientSecret, byte[] serverSecret, ByteArrayOutputStream c2sWire, ByteArrayOutputStream s2cWire)
+            throws Exception {
+        try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            CompletableFuture<SecureLink> server = CompletableFuture.supplyAsync(() -> {
+                try {
+                    Socket s = listener.accept();
+                    return SecureLink.server(s.getInputStream(), tee(s.getOutputStream(), s2cWire), s, serverSecret);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            Socket c = new Socket(listener.getInetAddress(), listener.getLocalPort());
+            c.setSoTimeout(10_000);
+            SecureLink client = SecureLink.client(c.getInputStream(), tee(c.getOutputStream(), c2sWire), c, clientSecret);
+            return new SecureLink[] {client, server.get(10, TimeUnit.SECONDS)};
+        }
+    }
+
+    private static SecureLink[] pair(byte[] clientSecret, byte[] serverSecret) throws Exception {
+        return pair(clientSecret, serverSecret, new ByteArrayOutputStream(), new ByteArrayOutputStream());
+    }
+
+    private static OutputStream tee(OutputStream out, ByteArrayOutputStream copy) {
+        return new OutputStream() {
+            @Override
+            public synchronized void write(int b) throws IOException {
+                copy.write(b);
+                out.write(b);
+            }
+
+            @Override
+            public void flush() throws IOException {
+                out.flush();
+            }
+        };
+    }
+
+    @Test
+    void recordsGoBothWaysWithTheirType() throws Exception {
+        byte[] k = SecureLink.newSecret();
+        SecureLink[] ends = pair(k, k);
+        ends[0].send(HostRecords.EXEC, HostRecords.argv(List.of("python3", "-c", "print(1)")));
+        SecureLink.Record r = ends[1].receive();
+        assertThat(r.type()).isEqualTo(HostRecords.EXEC);
+        assertThat(HostRecords.argv(r.payload())).containsExactly("python3", "-c", "print(1)");
+        ends[1].send(HostRecords.STDOUT, "1\n");
+        assertThat(ends[0].receive().text()).isEqualTo("1\n");
+    }
+
+    @Test
+    void aClientWithoutTheSecretIsRefusedAtHello() {
+        assertThatThrownBy(() -> pair(SecureLink.newSecret(), SecureLink.newSecret())).isInstanceOf(ProtocolException.class)
+                .hasMessage("the other side did not say hello");
+    }
+
+    @Test
+    void aRecordedServerCannotBeReplayedToANewClient() throws Exception {
+        byte[] k = SecureLink.newSecret();
+        ByteArrayOutputStream s2c = new ByteArrayOutputStream();
+        SecureLink[] ends = pair(k, k, new ByteArrayOutputStream(), s2c);
+        ends[1].send(HostRecords.STARTED, "42");
+        byte[] recorded = s2c.toByteArray();
+        assertThatThrownBy(() -> SecureLink.client(new ByteArrayInputStream(recorded), new ByteArrayOutputStream(), () -> { }, k))
+                .isInstanceOf(ProtocolException.class).hasMessageContaining("failed its check");
+    }
+
+    @Test
+    void theWireCarriesNoPlaintext() throws Exception {
+        byte[] k = SecureLink.newSecret();
+        ByteArrayOutputStream wire = new ByteArrayOutputStream();
+        SecureLink[] ends = pair(k, k, wire, new ByteArrayOutputStream());
+        ends[0].send(HostRecords.STDIN, "WANDB_API_KEY=secret-value");
+        assertThat(ends[1].receive().text()).isEqualTo("WANDB_API_KEY=secret-value");
+        assertThat(wire.toString(StandardCharsets.ISO_8859_1)).startsWith(SecureLink.MAGIC).doesNotContain("secret-value");
+    }
+
+    @Test
+    void aHostedRunLineRoundTrips() {
+        byte[] k = SecureLink.newSecret();
+        HostedRun run = HostedRun.parse(new HostedRun(k, Map.of("h1", new HostedRun.Endpoint("10.0.0.1", 4242))).toLine());
+        assertThat(run.secret()).isEqualTo(k);
+        assertThat(run.hosts()).containsExactly(Map.entry("h1", new HostedRun.Endpoint("10.0.0.1", 4242)));
+        assertThatThrownBy(() -> HostedRun.parse("not a line")).isInstanceOf(IllegalArgumentException.class);
+    }
+}
