@@ -37,12 +37,18 @@ import org.runjob.protocol.SecureLink;
  *       nothing of the run has run on it, and no client has come, for {@link #IDLE_MS}: the
  *       coordinator is gone (its agents stop their workers when its heartbeats stop).</li>
  * </ol>
+ * A client has {@link #HANDSHAKE_MS} to prove the secret and send its first record; at most
+ * {@link #MAX_CLIENTS} are served at once.
  * Programs get the host's environment (the SSH login's) without runjob's own variables.
  */
 public final class NodeHost {
 
     /** How long a host with nothing running and no client waits before it ends. */
     static final long IDLE_MS = Long.getLong("runjob.host.idle.ms", 120_000);
+    /** How long a client has to prove the secret and say what it wants. */
+    static final int HANDSHAKE_MS = 10_000;
+    /** Clients served at once: a run has a few programs per node; more is someone else. */
+    static final int MAX_CLIENTS = 64;
 
     private final byte[] secret;
     private final ServerSocket server;
@@ -141,6 +147,10 @@ public final class NodeHost {
                 }
                 continue;
             }
+            if (busy.get() >= MAX_CLIENTS) {
+                s.close();
+                continue;
+            }
             busy.incrementAndGet();
             Thread t = new Thread(() -> {
                 try {
@@ -156,9 +166,16 @@ public final class NodeHost {
     }
 
     private void handle(Socket s) {
+        try {
+            // a client that does not finish the handshake and its first record in time holds no thread
+            s.setSoTimeout(HANDSHAKE_MS);
+        } catch (IOException e) {
+            return;
+        }
         try (SecureLink link = SecureLink.server(s.getInputStream(), s.getOutputStream(), s, secret)) {
             s.setTcpNoDelay(true);
             SecureLink.Record first = link.receive();
+            s.setSoTimeout(0);
             if (first == null) {
                 return;
             }

@@ -125,6 +125,20 @@ final class Submit {
                                   List<FileList.Entry> files, HostedRun hosted, String runId, List<String> args) throws IOException {
         ByteArrayOutputStream remoteErr = new ByteArrayOutputStream();
         NodeProcess p = NodeCommand.start(master.name(), access, List.of("coordinate", spec.name(), runId), remoteErr, io.env());
+        RunIndex.Entry entry = RunIndex.Entry.submitted(runId, spec.name(), io.clock().instant(), master.name(),
+                "~/.runjob/submitted/" + spec.name() + "/" + runId, reachJob(loaded, master));
+        Thread watch = new Thread(() -> {
+            while (io.interrupts().count() == 0) {
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+            p.close();
+        }, "submit-interrupt");
+        watch.setDaemon(true);
+        watch.start();
         try (p) {
             Submission.send(p.stdin(), hosted.toLine(), submittedJob(loaded), files, args);
             p.stdin().close();
@@ -133,8 +147,7 @@ final class Submit {
             while ((line = lines.readLine()) != null) {
                 if (line.startsWith(HostedStart.SUBMITTED)) {
                     String[] w = line.substring(HostedStart.SUBMITTED.length()).split(" ", 2);
-                    RunIndex.add(io, RunIndex.Entry.submitted(runId, spec.name(), io.clock().instant(), master.name(), w[1],
-                            reachJob(loaded, master)));
+                    RunIndex.add(io, new RunIndex.Entry(runId, spec.name(), entry.started(), entry.node(), w[1], entry.reach()));
                     io.err().println("runjob: run " + runId + " is submitted: its coordinator runs on " + master.name() + " (pid " + w[0]
                             + "), its folder is " + master.name() + ":" + w[1] + "; this machine may now sleep or go");
                     io.err().println("  follow it:  runjob logs -f " + runId);
@@ -149,6 +162,19 @@ final class Submit {
                 }
                 io.err().println(line);
             }
+        } catch (IOException e) {
+            if (io.interrupts().count() == 0) {
+                throw e;
+            }
+        } finally {
+            watch.interrupt();
+        }
+        if (io.interrupts().count() > 0) {
+            // the master node goes on with the submission: the run may start, and must be reachable
+            RunIndex.add(io, entry);
+            io.err().println("runjob: no longer waiting; run " + runId + " goes on on " + master.name()
+                    + " if its preflight passes (runjob status " + runId + " shows it, runjob stop " + runId + " stops it)");
+            return ExitCode.INTERRUPTED;
         }
         io.err().println("runjob: the master node " + master.name() + " ended the submission without a word"
                 + (remoteErr.size() > 0 ? ": " + remoteErr.toString(StandardCharsets.UTF_8).trim() : ""));

@@ -17,7 +17,8 @@ import org.runjob.node.NodeProcess;
  * java, or a runtime sent to it; runjob's jar, cached by content), then {@code agent --jar SHA
  * --then COMMAND...} instead of an agent. {@code runjob submit} starts node hosts and the run's
  * coordinator with it; {@code status}, {@code logs} and {@code stop} reach a submitted run with it.
- * After the bootstrap, the command's stdin and stdout are its own.
+ * After the bootstrap, the command's stdin, stdout and stderr are its own; what the login shell
+ * printed on stderr before is dropped.
  */
 public final class NodeCommand {
 
@@ -31,8 +32,9 @@ public final class NodeCommand {
         List<String> args = new ArrayList<>(List.of("--then"));
         args.addAll(command);
         NodeProcess ch;
+        Gate gate = new Gate(stderr);
         try {
-            ch = access.start(Bootstrap.argv(jar.sha256(), jar.size(), NodeJvm.Jit.QUICK, args), stderr, NodeStarter.REMOTE_START_MS);
+            ch = access.start(Bootstrap.argv(jar.sha256(), jar.size(), NodeJvm.Jit.QUICK, args), gate, NodeStarter.REMOTE_START_MS);
         } catch (NodeException e) {
             throw new IOException(e.getMessage(), e);
         }
@@ -45,6 +47,40 @@ public final class NodeCommand {
         } finally {
             deadline.cancel(false);
         }
+        gate.open();
         return ch;
+    }
+
+    /** The node's stderr: what the login shell and the bootstrap print before the command starts is dropped (an rc file's noise). */
+    private static final class Gate extends OutputStream {
+        private final OutputStream to;
+        private volatile boolean open;
+
+        Gate(OutputStream to) {
+            this.to = to;
+        }
+
+        void open() {
+            open = true;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            if (open) {
+                to.write(b);
+            }
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            if (open) {
+                to.write(b, off, len);
+            }
+        }
+
+        @Override
+        public void flush() throws IOException {
+            to.flush();
+        }
     }
 }

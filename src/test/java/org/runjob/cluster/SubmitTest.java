@@ -160,4 +160,21 @@ class SubmitTest {
         Result status = runjob(dir, Duration.ofSeconds(60), "status", runId);
         assertThat(status.out()).contains("interrupted");
     }
+
+    @Test
+    void whenTheHostedCoordinatorDiesItsWorkersStop() throws Exception {
+        Path job = job("orphaned", "sleeper.py", Map.of());
+        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
+        assertThat(submitted.code()).as(submitted.err()).isZero();
+        String runId = submitted.out().trim();
+        List<Long> workers = jobs.awaitPids(2, Duration.ofSeconds(30));
+        toClean.addAll(workers);
+        toClean.addAll(processesOf(runId));
+        List<ProcessHandle> coordinator = ProcessHandle.allProcesses()
+                .filter(p -> p.info().arguments().map(a -> List.of(a).contains("--hosted") && List.of(a).contains(runId)).orElse(false)).toList();
+        assertThat(coordinator).hasSize(1);
+        coordinator.get(0).destroyForcibly();
+        // its links to the node hosts end with it: each host closes its agent's stdin, and the agent stops its workers
+        Pids.awaitGone(workers, Duration.ofSeconds(30), "the workers of a run whose coordinator was killed");
+    }
 }
