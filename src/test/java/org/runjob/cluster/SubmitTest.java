@@ -177,4 +177,35 @@ class SubmitTest {
         // its links to the node hosts end with it: each host closes its agent's stdin, and the agent stops its workers
         Pids.awaitGone(workers, Duration.ofSeconds(30), "the workers of a run whose coordinator was killed");
     }
+
+    @Test
+    void whenANodeHostIsKilledTheRunFailsAndLeavesNothing() throws Exception {
+        Path job = job("hostless", "sleeper.py", Map.of());
+        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
+        assertThat(submitted.code()).as(submitted.err()).isZero();
+        String runId = submitted.out().trim();
+        List<Long> workers = jobs.awaitPids(2, Duration.ofSeconds(30));
+        toClean.addAll(workers);
+        toClean.addAll(processesOf(runId));
+        String h2 = jobs.bed.host(2).address();
+        List<ProcessHandle> hosts = ProcessHandle.allProcesses()
+                .filter(p -> p.info().arguments().map(a -> List.of(a).contains("host") && List.of(a).contains(runId)).orElse(false)).toList();
+        assertThat(hosts).as("one node host per node").hasSize(2);
+        // h2's host: the one in h2's network namespace
+        ProcessHandle onH2 = hosts.stream().filter(p -> inNamespace(p.pid(), jobs.bed.host(2).namespace())).findFirst().orElseThrow();
+        onH2.destroyForcibly();
+        Pids.awaitGone(workers, Duration.ofSeconds(40), "the workers of a run whose node host on " + h2 + " was killed");
+        Poll.until(() -> processesOf(runId).isEmpty(), Duration.ofSeconds(40), "the run's coordinator, other host and agents to end");
+        Result status = runjob(dir, Duration.ofSeconds(60), "status", runId);
+        assertThat(status.out()).contains("run " + runId + " of job hostless: failed (exit 1)");
+    }
+
+    /** True when {@code pid} runs in the network namespace named {@code ns} ({@code ip netns}). */
+    private static boolean inNamespace(long pid, String ns) {
+        try {
+            return Files.isSameFile(Path.of("/run/netns", ns), Path.of("/proc", Long.toString(pid), "ns", "net"));
+        } catch (IOException e) {
+            return false;
+        }
+    }
 }
