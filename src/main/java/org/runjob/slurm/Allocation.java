@@ -22,7 +22,8 @@ import org.apache.logging.log4j.Logger;
 import org.runjob.node.NodeException;
 
 /**
- * The job's Slurm allocation, from {@code salloc --no-shell} to {@code scancel}. As soon as Slurm
+ * The job's Slurm allocation, from {@code salloc --no-shell} to {@code scancel}; or, when runjob
+ * runs inside an allocation of the user's, that one ({@link #existing}), which runjob never ends. As soon as Slurm
  * names the job (pending or granted), a guard process in its own session holds a pipe from
  * runjob and cancels the job when that pipe closes: runjob ending in any way, SIGKILL included,
  * releases the allocation, as {@link #close} does on the normal path.
@@ -38,11 +39,30 @@ final class Allocation implements AutoCloseable {
     private final String jobId;
     private final Map<String, String> env;
     private final Process guard;
+    /** True for an allocation runjob did not make (it runs inside the user's salloc or sbatch): never cancelled. */
+    private final boolean borrowed;
 
     private Allocation(String jobId, Map<String, String> env, Process guard) {
+        this(jobId, env, guard, false);
+    }
+
+    private Allocation(String jobId, Map<String, String> env, Process guard, boolean borrowed) {
         this.jobId = jobId;
         this.env = env;
         this.guard = guard;
+        this.borrowed = borrowed;
+    }
+
+    /**
+     * The allocation runjob runs inside ({@code SLURM_JOB_ID} of the user's salloc or sbatch): its
+     * steps go there, and it is never cancelled; its owner ends it, and its record says how.
+     */
+    static Allocation existing(String jobId, Map<String, String> env) {
+        return new Allocation(jobId, env, null, true);
+    }
+
+    boolean borrowed() {
+        return borrowed;
     }
 
     /**
@@ -169,6 +189,9 @@ final class Allocation implements AutoCloseable {
     /** Cancels the job (every step of it ends: Slurm signals what is left, KILL after the cluster's KillWait). */
     @Override
     public void close() {
+        if (borrowed) {
+            return;
+        }
         try {
             ProcessBuilder pb = new ProcessBuilder("scancel", "--quiet", jobId).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD);

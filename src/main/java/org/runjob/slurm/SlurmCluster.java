@@ -33,7 +33,9 @@ import org.runjob.spec.NodeSpec;
  * node (known, usable, its NodeAddr and GPUs) and makes the allocation ({@link SlurmCommands#salloc});
  * each node's agent then runs as one step of it ({@link SlurmCommands#step}). Slurm places,
  * tracks and cleans up; runjob's agents start, watch and stop the workers inside the steps.
- * Closing the cluster cancels the allocation.
+ * Closing the cluster cancels the allocation. Inside an allocation of the user's ({@code SLURM_JOB_ID}
+ * set: runjob in a salloc shell or an sbatch script) the steps go to that one, which runjob never
+ * cancels, and no second allocation is asked for.
  */
 public final class SlurmCluster implements Cluster {
 
@@ -45,6 +47,9 @@ public final class SlurmCluster implements Cluster {
     private final Consumer<String> progress;
     private final BooleanSupplier interrupted;
     private final Spawner spawner = new Spawner();
+    /** The user's allocation runjob runs inside (its salloc or sbatch), if any: used, never asked for again. */
+    private final Optional<String> inside;
+    private final Optional<String> insideNodes;
     private final List<Process> steps = new CopyOnWriteArrayList<>();
     private Map<String, SlurmNodeInfo> infos;
     private SlurmCommands commands;
@@ -61,6 +66,8 @@ public final class SlurmCluster implements Cluster {
         this.interrupted = interrupted;
         this.spec = spec;
         this.env = SlurmEnv.of(env);
+        this.inside = Optional.ofNullable(env.get("SLURM_JOB_ID")).filter(j -> j.matches("\\d+"));
+        this.insideNodes = Optional.ofNullable(env.get("SLURM_JOB_NODELIST"));
         this.jobName = "runjob-" + spec.name();
         this.progress = progress;
     }
@@ -101,6 +108,17 @@ public final class SlurmCluster implements Cluster {
                 List<String> problems = problems();
                 if (!problems.isEmpty()) {
                     failed = new NodeException(String.join("; ", problems));
+                } else if (inside.isPresent()) {
+                    List<String> outside = outsideTheAllocation();
+                    if (!outside.isEmpty()) {
+                        failed = new NodeException("runjob runs inside Slurm job " + inside.get() + ", which does not hold node"
+                                + (outside.size() == 1 ? " " : "s ") + String.join(", ", outside)
+                                + " (its nodes: " + insideNodes.orElse("?") + "); list only its nodes, or run runjob outside it");
+                    } else {
+                        LOG.info("inside slurm job {}: its steps go there; runjob asks for no allocation", inside.get());
+                        allocation = Allocation.existing(inside.get(), env);
+                        return allocation;
+                    }
                 } else {
                     allocation = allocate();
                     return allocation;
@@ -135,6 +153,31 @@ public final class SlurmCluster implements Cluster {
                     LOG.debug("cannot remove {}: {}", file, e.getMessage());
                 }
             }
+        }
+    }
+
+    /** The job's nodes that the allocation runjob runs inside does not hold ({@code scontrol show hostnames}). */
+    private List<String> outsideTheAllocation() throws NodeException {
+        if (insideNodes.isEmpty()) {
+            return List.of();
+        }
+        try {
+            ProcessBuilder pb = new ProcessBuilder("scontrol", "show", "hostnames", insideNodes.get()).redirectErrorStream(true);
+            pb.environment().clear();
+            pb.environment().putAll(env);
+            Process p = pb.start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new NodeException("scontrol show hostnames " + insideNodes.get() + " failed: " + out.trim());
+            }
+            List<String> held = out.lines().map(String::trim).filter(l -> !l.isEmpty()).toList();
+            return spec.nodes().stream().map(NodeSpec::name).filter(n -> !held.contains(n)).toList();
+        } catch (IOException e) {
+            throw new NodeException("cannot run scontrol: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new NodeException("interrupted");
         }
     }
 
@@ -209,7 +252,7 @@ public final class SlurmCluster implements Cluster {
             Allocation a = allocation();
             Process p;
             try {
-                p = spawner.start(commands.step(a.jobId(), name, argv), env, "KILL");
+                p = spawner.start(commands.step(a.jobId(), name, argv, a.borrowed()), env, "KILL");
             } catch (IOException e) {
                 throw new NodeException("cannot run srun: " + e.getMessage(), e);
             }

@@ -22,7 +22,7 @@ import org.runjob.spec.NodeSpec;
  *       node gets one CPU per worker. Nodes with different GPU counts need a heterogeneous job (a
  *       component per count): Slurm starts those only from its backfill scheduler, so such an
  *       allocation waits up to the cluster's {@code bf_interval} (30 s by default) even when idle.</li>
- *   <li>One step per node, {@code srun --jobid=J [--het-group=K] --nodelist=NODE --ntasks=1 --whole}:
+ *   <li>One step per node, {@code srun --jobid=J --job-name=runjob-agent [--het-group=K] --nodelist=NODE --ntasks=1 --whole}:
  *       runjob's agent with all the node's share of the allocation (CPUs, GPUs), stdin and stdout
  *       piped unbuffered (the agent's frames are binary), Slurm's CPU binding off (the agent's
  *       workers share the step).</li>
@@ -30,6 +30,9 @@ import org.runjob.spec.NodeSpec;
  * Which GPUs a node gets is Slurm's choice: a job's GPU list is taken as a count.
  */
 public final class SlurmCommands {
+
+    /** Every agent step's name (squeue --steps, sacct): not srun's default, the command's name. */
+    public static final String STEP_NAME = "runjob-agent";
 
     /** Shown for the job id in a dry run. */
     public static final String JOB_ID_AT_LAUNCH = "JOBID";
@@ -140,10 +143,20 @@ public final class SlurmCommands {
         throw new IllegalArgumentException("not a node of the job: " + node);
     }
 
-    /** {@code srun ...} of the node's step in allocation {@code jobId}, running {@code argv}. */
+    /** {@code srun ...} of the node's step in allocation {@code jobId} (runjob's own), running {@code argv}. */
     public List<String> step(String jobId, String node, List<String> argv) {
-        List<String> cmd = new ArrayList<>(List.of("srun", "--jobid=" + jobId));
-        hetGroup(node).ifPresent(k -> cmd.add("--het-group=" + k));
+        return step(jobId, node, argv, false);
+    }
+
+    /**
+     * The same; in a {@code borrowed} allocation (the user's: one component, whatever the job's
+     * shapes) without {@code --het-group}.
+     */
+    public List<String> step(String jobId, String node, List<String> argv, boolean borrowed) {
+        List<String> cmd = new ArrayList<>(List.of("srun", "--jobid=" + jobId, "--job-name=" + STEP_NAME));
+        if (!borrowed) {
+            hetGroup(node).ifPresent(k -> cmd.add("--het-group=" + k));
+        }
         cmd.addAll(List.of("--nodelist=" + node, "--nodes=1", "--ntasks=1", "--whole", "--unbuffered", "--quiet",
                 "--kill-on-bad-exit=1", "--cpu-bind=none"));
         cmd.addAll(slurm.srunArgs());

@@ -147,6 +147,28 @@ class SlurmBackendTest {
     }
 
     @Test
+    void insideTheUsersAllocationItsStepsGoThereAndItIsNeverCancelled() throws Exception {
+        Path job = job("inside", jobs.worker("ticks.py"), List.of("python3", "ticks.py"), "", Map.of("TICKS", "40"));
+        // runjob as the command of the user's own salloc: SLURM_JOB_ID is set
+        List<String> cmd = new ArrayList<>(List.of("salloc", "--job-name=users-own", "--nodes=2", "--nodelist=h1,h2", "--ntasks-per-node=2",
+                ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main",
+                job.toString()));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(dir.resolve("inside.out").toFile()).redirectError(dir.resolve("inside.err").toFile());
+        pb.environment().putAll(env);
+        Process salloc = pb.start();
+        running.add(salloc);
+        jobs.awaitPids(3, Duration.ofSeconds(60));
+        String queue = slurm.queue();
+        assertThat(queue.lines().toList()).as("exactly one job: the user's").hasSize(1).allMatch(l -> l.contains("users-own"));
+        String jobId = queue.split(" ")[0];
+        assertThat(salloc.waitFor(90, TimeUnit.SECONDS)).isTrue();
+        assertThat(salloc.exitValue()).as(Files.readString(dir.resolve("inside.err"))).isZero();
+        assertThat(Files.readString(dir.resolve("inside.out")).lines().filter(l -> l.matches(".*rank \\d tick \\d+")).count()).isEqualTo(3 * 40);
+        // the steps were runjob's, named; the job ended as its owner's command did: COMPLETED, never CANCELLED
+        assertThat(slurm.out("scontrol", "show", "job", jobId)).contains("JobState=COMPLETED");
+    }
+
+    @Test
     void ctrlCEndsTheRunAndReleasesTheAllocation() throws Exception {
         Path job = job("interrupt", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
         Process p = RunjobProcess.start(dir, job, slurm.env());

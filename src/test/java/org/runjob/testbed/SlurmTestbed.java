@@ -255,7 +255,8 @@ public final class SlurmTestbed {
         }
     }
 
-    private String out(String... argv) throws IOException, InterruptedException {
+    /** What {@code argv} (a Slurm command, with the testbed's SLURM_CONF) printed, stdout and stderr together. */
+    public String out(String... argv) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
         pb.environment().put("SLURM_CONF", conf().toString());
         Process p = pb.start();
