@@ -128,8 +128,10 @@ final class RunJob {
             NodeStarter restarts = new NodeStarter(spec, cluster, io.env(), Optional.of(runId));
             Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status)
                     .withLeases(backend.gpus() == GpuAuthority.PROBED_AND_LEASED ? leaseRequests(plan, report) : Map.of());
-            return launch(io, file, loaded, plan, backend, report, ranks, commandLine, launcher, checked.shipped(), status,
+            int code = launch(io, file, loaded, plan, backend, report, ranks, commandLine, launcher, checked.shipped(), status,
                     options.output == JobOptions.Output.json, cluster.handle());
+            cluster.ended(code);
+            return code;
         } finally {
             Diagnostics.reset();
         }

@@ -20,6 +20,13 @@ public interface Cluster extends AutoCloseable {
         return Optional.empty();
     }
 
+    /**
+     * The run's exit code, before {@link #close}: a backend whose scheduler records how a job ended
+     * (Slurm's COMPLETED or FAILED) records it from this. Without it, a close is a failure.
+     */
+    default void ended(int exitCode) {
+    }
+
     @Override
     void close();
 }

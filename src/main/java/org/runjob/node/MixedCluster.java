@@ -35,6 +35,11 @@ public final class MixedCluster implements Cluster {
     }
 
     @Override
+    public void ended(int exitCode) {
+        byKind.values().forEach(c -> c.ended(exitCode));
+    }
+
+    @Override
     public void close() {
         List<Cluster> all = List.copyOf(byKind.values());
         RuntimeException first = null;

@@ -22,7 +22,8 @@ import org.apache.logging.log4j.Logger;
 import org.runjob.node.NodeException;
 
 /**
- * The job's Slurm allocation, from {@code salloc --no-shell} to {@code scancel}; or, when runjob
+ * The job's Slurm allocation, from {@code salloc ... sh -c HOLD} to the run's exit code, which
+ * that command exits with, so Slurm's record says COMPLETED or FAILED ({@link #close(int)}); or, when runjob
  * runs inside an allocation of the user's, that one ({@link #existing}), which runjob never ends. As soon as Slurm
  * names the job (pending or granted), a guard process in its own session holds a pipe from
  * runjob and cancels the job when that pipe closes: runjob ending in any way, SIGKILL included,
@@ -33,23 +34,28 @@ final class Allocation implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(Allocation.class);
     private static final Pattern JOB = Pattern.compile("job allocation (\\d+)");
     private static final long QUEUED_QUIET_MS = 2000;
+    /** How long salloc may take to end the job once told the run's exit code. */
+    private static final int RELEASE_S = 60;
     /** Reads one line (or the end of its stdin), then cancels the job named by its argument. */
     static final String GUARD = "read line || :; exec scancel --quiet \"$1\"";
 
     private final String jobId;
     private final Map<String, String> env;
     private final Process guard;
+    /** The salloc that holds the allocation (its command waits for the run's exit code); null when borrowed. */
+    private final Process salloc;
     /** True for an allocation runjob did not make (it runs inside the user's salloc or sbatch): never cancelled. */
     private final boolean borrowed;
 
-    private Allocation(String jobId, Map<String, String> env, Process guard) {
-        this(jobId, env, guard, false);
+    private Allocation(String jobId, Map<String, String> env, Process guard, Process salloc) {
+        this(jobId, env, guard, salloc, false);
     }
 
-    private Allocation(String jobId, Map<String, String> env, Process guard, boolean borrowed) {
+    private Allocation(String jobId, Map<String, String> env, Process guard, Process salloc, boolean borrowed) {
         this.jobId = jobId;
         this.env = env;
         this.guard = guard;
+        this.salloc = salloc;
         this.borrowed = borrowed;
     }
 
@@ -58,7 +64,7 @@ final class Allocation implements AutoCloseable {
      * steps go there, and it is never cancelled; its owner ends it, and its record says how.
      */
     static Allocation existing(String jobId, Map<String, String> env) {
-        return new Allocation(jobId, env, null, true);
+        return new Allocation(jobId, env, null, null, true);
     }
 
     boolean borrowed() {
@@ -79,19 +85,24 @@ final class Allocation implements AutoCloseable {
         } catch (IOException e) {
             throw new NodeException("cannot run salloc (is Slurm's client installed here?): " + e.getMessage(), e);
         }
-        try {
-            p.getOutputStream().close();
-        } catch (IOException e) {
-            // salloc reads nothing
+        // salloc --no-shell (a hostfile layout) ends at the grant; salloc ... HOLD lasts as long as the allocation
+        boolean held = !salloc.contains(SlurmCommands.NO_SHELL);
+        if (!held) {
+            try {
+                p.getOutputStream().close();
+            } catch (IOException e) {
+                // salloc reads nothing
+            }
         }
         Waiting waiting = new Waiting(p, interrupted, progress);
         Optional<String> job = Optional.empty();
         Process guard = null;
         boolean granted = false;
         List<String> errors = new ArrayList<>();
-        try (BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
+        BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
+        try {
             String line;
-            while ((line = err.readLine()) != null) {
+            while (!(granted && held) && (line = err.readLine()) != null) {
                 LOG.info("salloc: {}", line);
                 Matcher m = JOB.matcher(line);
                 if (m.find() && job.isEmpty()) {
@@ -106,20 +117,28 @@ final class Allocation implements AutoCloseable {
                     waiting.queued = line.replaceFirst("^salloc: ", "");
                 }
             }
-            p.waitFor(10, TimeUnit.SECONDS);
+            if (!(granted && held)) {
+                p.waitFor(10, TimeUnit.SECONDS);
+            }
         } catch (IOException e) {
             errors.add(e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             errors.add("interrupted");
         }
-        if (job.isPresent() && granted && !p.isAlive() && p.exitValue() == 0) {
+        if (job.isPresent() && granted && held && p.isAlive()) {
+            waiting.granted = true;
             LOG.info("slurm job {} allocated", job.get());
-            return new Allocation(job.get(), env, guard);
+            drain(err);
+            return new Allocation(job.get(), env, guard, p);
+        }
+        if (job.isPresent() && granted && !held && !p.isAlive() && p.exitValue() == 0) {
+            LOG.info("slurm job {} allocated (no shell: it is cancelled at the end)", job.get());
+            return new Allocation(job.get(), env, guard, null);
         }
         p.destroyForcibly();
         if (job.isPresent()) {
-            new Allocation(job.get(), env, guard).close();
+            new Allocation(job.get(), env, guard, null).close(ExitCodeOf.FAILED);
         }
         if (waiting.withdrawn) {
             throw new NodeException("interrupted while waiting for the Slurm allocation" + job.map(j -> " (job " + j + ", cancelled)").orElse(""));
@@ -136,14 +155,16 @@ final class Allocation implements AutoCloseable {
         /** salloc's "queued and waiting" line, once it printed one. */
         volatile String queued;
         volatile boolean withdrawn;
+        /** Set at the grant: from then on a Ctrl-C is runjob's to handle (a graceful stop), not a withdrawal. */
+        volatile boolean granted;
 
         Waiting(Process salloc, BooleanSupplier interrupted, Consumer<String> progress) {
             Thread t = new Thread(() -> {
                 long seen = 0;
                 boolean said = false;
                 try {
-                    while (!salloc.waitFor(100, TimeUnit.MILLISECONDS)) {
-                        if (interrupted.getAsBoolean()) {
+                    while (!granted && !salloc.waitFor(100, TimeUnit.MILLISECONDS)) {
+                        if (interrupted.getAsBoolean() && !granted) {
                             withdrawn = true;
                             salloc.destroy();
                             return;
@@ -186,11 +207,63 @@ final class Allocation implements AutoCloseable {
         return jobId;
     }
 
-    /** Cancels the job (every step of it ends: Slurm signals what is left, KILL after the cluster's KillWait). */
+    /** salloc's lines after the grant (until it relinquishes the job), into runjob.log. */
+    private static void drain(BufferedReader err) {
+        Thread t = new Thread(() -> {
+            try (err) {
+                String line;
+                while ((line = err.readLine()) != null) {
+                    LOG.info("salloc: {}", line);
+                }
+            } catch (IOException e) {
+                // salloc ended
+            }
+        }, "salloc-stderr");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** Exit codes handed to {@link #close(int)} by the cluster when it knows no run's. */
+    static final class ExitCodeOf {
+        static final int FAILED = 1;
+
+        private ExitCodeOf() {
+        }
+    }
+
+    /** Ends the job as a failure: {@link #close(int)} with 1. */
     @Override
     public void close() {
+        close(ExitCodeOf.FAILED);
+    }
+
+    /**
+     * Ends the job with the run's exit code: salloc's command exits with it, so Slurm records
+     * COMPLETED (0) or FAILED, and the job ends with its last step. If salloc does not end within
+     * {@value #RELEASE_S} s, the job is cancelled (every step of it ends: Slurm signals what is
+     * left, KILL after the cluster's KillWait). A borrowed allocation is left alone.
+     */
+    void close(int exitCode) {
         if (borrowed) {
             return;
+        }
+        if (salloc != null && salloc.isAlive()) {
+            try (OutputStream in = salloc.getOutputStream()) {
+                in.write((exitCode + "\n").getBytes(StandardCharsets.US_ASCII));
+            } catch (IOException e) {
+                // salloc is ending already
+            }
+            try {
+                if (salloc.waitFor(RELEASE_S, TimeUnit.SECONDS)) {
+                    if (guard != null) {
+                        guard.destroy(); // the job ended as it should: nothing to cancel
+                    }
+                    return;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            LOG.warn("salloc of job {} did not end within {} s: cancelling the job", jobId, RELEASE_S);
         }
         try {
             ProcessBuilder pb = new ProcessBuilder("scancel", "--quiet", jobId).redirectErrorStream(true)

@@ -56,6 +56,7 @@ public final class SlurmCluster implements Cluster {
     private Allocation allocation;
     private NodeException failed;
     private boolean closed;
+    private int exitCode = 1;
 
     /**
      * @param progress    gets a line while the allocation waits in the queue
@@ -220,14 +221,22 @@ public final class SlurmCluster implements Cluster {
     }
 
     @Override
+    public synchronized void ended(int exitCode) {
+        this.exitCode = exitCode;
+    }
+
+    /** Ends the allocation with the run's exit code ({@link #ended}; 1 without one), then lets go of the steps. */
+    @Override
     public void close() {
         Allocation a;
+        int code;
         synchronized (this) {
             closed = true;
             a = allocation;
+            code = exitCode;
         }
         if (a != null) {
-            a.close();
+            a.close(code);
         }
         steps.forEach(Process::destroy);
         spawner.close();

@@ -15,7 +15,8 @@ import org.runjob.spec.NodeSpec;
  * The Slurm commands a run uses, built from the job alone (pure: the dry run prints them).
  *
  * <ul>
- *   <li>One allocation, {@code salloc --no-shell}, of exactly the job's nodes, one task per
+ *   <li>One allocation, {@code salloc ... sh -c HOLD} ({@link #HOLD}: it ends with the run's exit
+ *       code, so Slurm's record tells the truth), of exactly the job's nodes, one task per
  *       worker. Nodes with the same GPU count make one component: equal worker counts ask for
  *       {@code --ntasks-per-node}, unequal ones for {@code --ntasks} laid out by a hostfile
  *       ({@code SLURM_HOSTFILE} with {@code --distribution=arbitrary}, grouped by node), so each
@@ -101,9 +102,29 @@ public final class SlurmCommands {
         return shapes;
     }
 
-    /** {@code salloc --no-shell ...}: the allocation of every node, one component per shape. */
+    /**
+     * The command the allocation runs on this machine while it lasts ({@code salloc} ends the job
+     * when it exits): it reads the run's exit code from runjob, one line, and exits with it, so
+     * Slurm records COMPLETED or FAILED; when runjob dies its stdin ends and it exits 1.
+     */
+    public static final List<String> HOLD = List.of("sh", "-c", "read -r code || code=1; exit \"$code\"");
+
+    /** salloc's option for an allocation without a command (ended by scancel). */
+    public static final String NO_SHELL = "--no-shell";
+
+    /**
+     * {@code salloc ... sh -c HOLD}: the allocation of every node, one component per shape, held by
+     * {@link #HOLD}. A hostfile layout is {@code salloc --no-shell} instead: salloc refuses to run a
+     * command in an arbitrary distribution ("Asked for 3 tasks have 2 in the nodelist", Slurm
+     * 22.05), so that allocation ends by scancel and its record says CANCELLED.
+     */
     public List<String> salloc(String jobName) {
-        List<String> argv = new ArrayList<>(List.of("salloc", "--no-shell", "--job-name=" + jobName));
+        boolean held = hostfile().isEmpty();
+        List<String> argv = new ArrayList<>(List.of("salloc"));
+        if (!held) {
+            argv.add(NO_SHELL);
+        }
+        argv.add("--job-name=" + jobName);
         for (int k = 0; k < components.size(); k++) {
             if (k > 0) {
                 argv.add(":");
@@ -126,6 +147,9 @@ public final class SlurmCommands {
                 argv.add("--gpus-per-node=" + (shape.gpus() < 0 ? "<all of the node's>" : Integer.toString(shape.gpus())));
             }
             argv.addAll(slurm.allocArgs());
+        }
+        if (held) {
+            argv.addAll(HOLD);
         }
         return argv;
     }

@@ -27,10 +27,10 @@ class CliTest {
         assertThat(r.err()).isEmpty();
         assertThat(r.code()).isZero();
         assertThat(r.out()).isEqualTo(Files.readString(Path.of("src/test/resources/golden/slurm.plan.txt")));
-        assertThat(r.out()).contains("  salloc --no-shell --job-name=runjob-slurm-ddp --partition=gpu --time=1:00:00 --nodelist=gpu01"
+        assertThat(r.out()).contains("  salloc --job-name=runjob-slurm-ddp --partition=gpu --time=1:00:00 --nodelist=gpu01"
                 + " --nodes=1 --ntasks-per-node=2 --gpus-per-node=2 : --partition=gpu --time=1:00:00 --nodelist=gpu02 --nodes=1"
-                + " --ntasks-per-node=1 --gpus-per-node=1\n")
-                .contains("  srun --jobid=JOBID --het-group=1 --nodelist=gpu02 --nodes=1 --ntasks=1 --whole --unbuffered --quiet"
+                + " --ntasks-per-node=1 --gpus-per-node=1 sh -c 'read -r code || code=1; exit \"$code\"'\n")
+                .contains("  srun --jobid=JOBID --job-name=runjob-agent --het-group=1 --nodelist=gpu02 --nodes=1 --ntasks=1 --whole --unbuffered --quiet"
                         + " --kill-on-bad-exit=1 --cpu-bind=none <runjob's agent bootstrap>\n")
                 .contains("  CUDA_VISIBLE_DEVICES  <the GPUs the scheduler gives the node>\n")
                 .contains("node gpu01  node rank 0  slurm node gpu01\n");

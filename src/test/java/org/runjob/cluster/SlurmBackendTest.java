@@ -29,6 +29,8 @@ import org.runjob.testbed.SlurmTestbed;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
 
+import tools.jackson.databind.json.JsonMapper;
+
 /**
  * {@code backend: slurm} against real Slurm daemons ({@link SlurmTestbed}: slurmctld, one slurmd per
  * network namespace, KillWait=5), with the SSH testbed's hosts h1-h3 as its nodes, so one job
@@ -117,6 +119,22 @@ class SlurmBackendTest {
         assertThat(slurm.queue()).isEmpty();
     }
 
+    /** The Slurm job id of job {@code name}'s newest run, from its summary.json. */
+    private String lastJobId(String name) throws Exception {
+        try (var runs = Files.list(jobs.logs.resolve(name))) {
+            Path newest = runs.filter(p -> Files.exists(p.resolve("summary.json"))).max(Path::compareTo).orElseThrow();
+            return JsonMapper.builder().build().readTree(Files.readString(newest.resolve("summary.json")))
+                    .path("slurm").path("job_id").asString();
+        }
+    }
+
+    /** The job's state in slurmctld's record (kept MinJobAge after it ends). */
+    private String jobState(String jobId) throws Exception {
+        Matcher m = Pattern.compile("JobState=(\\S+)").matcher(slurm.out("scontrol", "show", "job", jobId));
+        assertThat(m.find()).as("scontrol knows job " + jobId).isTrue();
+        return m.group(1);
+    }
+
     /** rank to "NODE ROW" from "[h1/0] rank 0 trained on row 0.1". */
     private static Map<Integer, String> trained(String out) {
         Map<Integer, String> ranks = new TreeMap<>();
@@ -144,6 +162,23 @@ class SlurmBackendTest {
         Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 2), "every rank after rank 1 failed");
         Poll.until(() -> queueEmpty(), Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 2), "the allocation is released");
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(60));
+
+    }
+
+    @Test
+    void slurmRecordsASuccessAsCompletedAndAFailureAsFailed() throws Exception {
+        SshTestbed bed = jobs.bed;
+        String nodes = jobs.node(bed.host(1), 1).replace(", workdir: " + dir.resolve("work-h1"), "")
+                + jobs.node(bed.host(2), 1).replace(", workdir: " + dir.resolve("work-h2"), "");
+        Path ok = jobs.job("recorded", nodes, jobs.worker("ticks.py"), List.of("python3", "ticks.py"),
+                "backend: slurm\nworkdir: " + dir.resolve("work") + "\n", Map.of("TICKS", "3"));
+        Cli r = run(ok);
+        assertThat(r.code()).as(r.err()).isZero();
+        // runjob ended its allocation with the run's exit code, never with scancel
+        assertThat(jobState(lastJobId("recorded"))).isEqualTo("COMPLETED");
+        Cli failed = run(ok, "--set", "entrypoint.command=[python3, -c, 'import sys; sys.exit(4)']");
+        assertThat(failed.code()).as(failed.err()).isEqualTo(1);
+        assertThat(jobState(lastJobId("recorded"))).isEqualTo("FAILED");
     }
 
     @Test

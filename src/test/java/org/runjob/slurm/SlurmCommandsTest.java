@@ -41,10 +41,11 @@ class SlurmCommandsTest {
     void equalNodesAreOneComponentWithTasksPerNode() {
         SlurmCommands c = commands(job(new JobSpec.SlurmSpec(Optional.of("gpu"), Optional.of("lab"), Optional.of("2:00:00"),
                 Optional.of("high"), List.of("--mem=0"), List.of("--mpi=none")), node("a", 2, List.of(0, 1)), node("b", 2, List.of(2, 3))));
-        assertThat(c.salloc("runjob-j")).containsExactly("salloc", "--no-shell", "--job-name=runjob-j", "--partition=gpu", "--account=lab",
-                "--qos=high", "--time=2:00:00", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2", "--gpus-per-node=2", "--mem=0");
+        assertThat(c.salloc("runjob-j")).containsExactly("salloc", "--job-name=runjob-j", "--partition=gpu", "--account=lab",
+                "--qos=high", "--time=2:00:00", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2", "--gpus-per-node=2", "--mem=0",
+                "sh", "-c", "read -r code || code=1; exit \"$code\"");
         assertThat(c.hostfile()).isEmpty();
-        assertThat(c.step("41", "b", List.of("sh", "-c", "x"))).containsExactly("srun", "--jobid=41", "--nodelist=b", "--nodes=1",
+        assertThat(c.step("41", "b", List.of("sh", "-c", "x"))).containsExactly("srun", "--jobid=41", "--job-name=runjob-agent", "--nodelist=b", "--nodes=1",
                 "--ntasks=1", "--whole", "--unbuffered", "--quiet", "--kill-on-bad-exit=1", "--cpu-bind=none", "--mpi=none", "sh", "-c", "x");
     }
 
@@ -60,13 +61,14 @@ class SlurmCommandsTest {
     @Test
     void unequalGpuCountsMakeAHeterogeneousJob() {
         SlurmCommands c = commands(job(PLAIN, node("a", 2, List.of(0, 1)), node("b", 1, List.of(5)), node("c", 2, List.of(0, 1))));
-        assertThat(c.salloc("r")).containsExactly("salloc", "--no-shell", "--job-name=r",
+        assertThat(c.salloc("r")).containsExactly("salloc", "--job-name=r",
                 "--nodelist=a,c", "--nodes=2", "--ntasks-per-node=2", "--gpus-per-node=2", ":",
-                "--nodelist=b", "--nodes=1", "--ntasks-per-node=1", "--gpus-per-node=1");
+                "--nodelist=b", "--nodes=1", "--ntasks-per-node=1", "--gpus-per-node=1", "sh", "-c", "read -r code || code=1; exit \"$code\"");
         assertThat(c.hostfile()).isEmpty();
         assertThat(List.of(c.hetGroup("a"), c.hetGroup("b"), c.hetGroup("c"))).containsExactly(OptionalInt.of(0), OptionalInt.of(1),
                 OptionalInt.of(0));
-        assertThat(c.step("7", "b", List.of("x"))).startsWith("srun", "--jobid=7", "--het-group=1", "--nodelist=b");
+        assertThat(c.step("7", "b", List.of("x"))).startsWith("srun", "--jobid=7", "--job-name=runjob-agent", "--het-group=1", "--nodelist=b");
+        assertThat(c.step("7", "b", List.of("x"), true)).as("in the user's allocation").doesNotContain("--het-group=1");
     }
 
     @Test
