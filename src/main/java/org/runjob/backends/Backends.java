@@ -2,6 +2,7 @@ package org.runjob.backends;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
@@ -30,6 +31,11 @@ public final class Backends {
     /** How a submitted run's coordinator reaches its nodes: through the node hosts {@code runjob submit} left there. */
     public static Cluster hosted(HostedRun run) {
         return new RelayCluster(run);
+    }
+
+    /** The backend of that name, if there is one. */
+    public static Optional<Backend> named(String name) {
+        return Optional.ofNullable(BY_NAME.get(name));
     }
 
     /** The backend {@code spec} names (validation has checked the name). */

@@ -50,7 +50,7 @@ final class RunRecords {
         try (Stream<Path> jobs = Files.list(logsDir)) {
             for (Path job : jobs.filter(Files::isDirectory).toList()) {
                 try (Stream<Path> folders = Files.list(job)) {
-                    for (Path f : folders.filter(p -> Files.isRegularFile(p.resolve("status.json")) || Files.isRegularFile(p.resolve("summary.json"))).toList()) {
+                    for (Path f : folders.filter(RunRecords::isRun).toList()) {
                         runs.add(read(f));
                     }
                 }
@@ -58,6 +58,12 @@ final class RunRecords {
         }
         runs.sort(Comparator.comparing(Run::runId));
         return runs;
+    }
+
+    /** A run folder: one with a status, a summary, or a queued job's record. */
+    static boolean isRun(Path p) {
+        return Files.isRegularFile(p.resolve("status.json")) || Files.isRegularFile(p.resolve("summary.json"))
+                || Files.isRegularFile(p.resolve(QueuedRun.QUEUE_FILE));
     }
 
     static Run read(Path folder) {
@@ -71,6 +77,13 @@ final class RunRecords {
             state = s.equals("preflight failed") ? s : StatusJson.coordinator(status.get()).alive() ? s : "dead";
         } else {
             state = "dead";
+        }
+        if (summary.isEmpty() && state.equals("dead")) {
+            // a queued run: its runjob lives on a node of the allocation, or is still to start; the scheduler knows
+            Optional<String> queued = QueuedRun.state(folder, System.getenv());
+            if (queued.isPresent()) {
+                state = queued.get().startsWith("queued") ? queued.get() : status.map(s -> s.path("state").asString("running")).orElse("running");
+            }
         }
         Optional<Integer> exit = summary.map(s -> s.path("exit_code").asInt(-1));
         Optional<String> started = summary.map(s -> s.path("start").asString(null)).or(() -> status.map(s -> s.path("started").asString(null)));
@@ -88,7 +101,7 @@ final class RunRecords {
      */
     static Run resolve(Path logsDir, String ref) throws IOException {
         Path asPath = Path.of(ref);
-        if (Files.isRegularFile(asPath.resolve("status.json")) || Files.isRegularFile(asPath.resolve("summary.json"))) {
+        if (isRun(asPath)) {
             return read(asPath);
         }
         List<Run> runs = list(logsDir);

@@ -54,6 +54,17 @@ final class StopCommand implements Callable<Integer> {
             return Remote.call(io, s.entry(), remote);
         }
         RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
+        var queued = QueuedRun.of(r.folder());
+        if (queued.isPresent() && r.live()) {
+            // the scheduler reaches the run's runjob wherever it runs: SIGTERM to the batch step (its Ctrl-C path), or the job cancelled
+            var complaint = queued.get().getKey().cancel(queued.get().getValue(), now, io.env());
+            if (complaint.isPresent()) {
+                io.err().println("runjob: cannot stop run " + r.runId() + " (" + queued.get().getKey().name() + " job " + queued.get().getValue()
+                        + "): " + complaint.get());
+                return ExitCode.PREFLIGHT_FAILED;
+            }
+            return awaitEnd(r);
+        }
         if (!r.live() || r.coordinator().isEmpty()) {
             io.err().println("runjob: run " + r.runId() + " is not running (" + r.state() + ")");
             return ExitCode.OK;
@@ -79,6 +90,11 @@ final class StopCommand implements Callable<Integer> {
             Thread.sleep(200);
             handle.destroy(); // a second interrupt: KILL now
         }
+        return awaitEnd(r);
+    }
+
+    /** Waits up to --wait for the run to end, and says how it ended. */
+    private int awaitEnd(RunRecords.Run r) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(waitSeconds).toNanos();
         while (RunRecords.read(r.folder()).live() && System.nanoTime() < deadline) {
             Thread.sleep(100);

@@ -16,6 +16,7 @@ import java.util.Optional;
 import org.runjob.backends.Backends;
 import org.runjob.distribute.FileList;
 import org.runjob.launch.NodeCommand;
+import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
 import org.runjob.node.FanOut;
 import org.runjob.node.NodeAccess;
@@ -61,10 +62,9 @@ final class Submit {
             return ExitCode.INVALID;
         }
         JobSpec spec = loaded.spec();
-        if (!spec.backend().equals("ssh")) {
-            io.err().println("runjob: submit hands a run to nodes reached over SSH; job " + spec.name() + " uses backend: "
-                    + spec.backend() + " (run it in the foreground or with --detach)");
-            return ExitCode.INVALID;
+        Backend backend = Backends.of(spec);
+        if (backend.queues()) {
+            return QueuedRun.submit(io, loaded, backend, args);
         }
         Optional<NodeSpec> local = spec.nodes().stream().filter(NodeSpec::local).findFirst();
         if (local.isPresent()) {
@@ -196,7 +196,7 @@ final class Submit {
         return JSON.writeValueAsBytes(doc);
     }
 
-    private static JsonNode escaped(JsonNode n) {
+    static JsonNode escaped(JsonNode n) {
         if (n.isString()) {
             return StringNode.valueOf(n.asString().replace("${", "$${"));
         }

@@ -1,7 +1,9 @@
 package org.runjob.node;
 
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -43,6 +45,39 @@ public interface Backend {
 
     /** Who decides which GPUs a node's workers use. */
     GpuAuthority gpus();
+
+    /**
+     * For a backend with a queue of its own (Slurm's sbatch): the command that queues a run of
+     * {@code spec} whose coordinator is {@code coordinator} (an argv run inside the allocation),
+     * its scheduler output in {@code folder}; it prints the queued job's id. Empty for a backend
+     * whose runs are handed to their nodes directly ({@code runjob submit} over SSH).
+     *
+     * @throws IllegalArgumentException naming what of the job this backend cannot queue
+     */
+    /** True for a backend with a queue of its own: {@code runjob submit} queues the run ({@link #queue}). */
+    default boolean queues() {
+        return false;
+    }
+
+    default Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator) {
+        return Optional.empty();
+    }
+
+    /**
+     * Where a queued job ({@link #queue}) stands in its scheduler: "queued" (pending, with the
+     * scheduler's reason), "running", or empty once the scheduler no longer has it.
+     */
+    default Optional<String> queued(String jobId, Map<String, String> env) {
+        return Optional.empty();
+    }
+
+    /**
+     * Stops a queued job: {@code now}, or gracefully (its coordinator gets SIGTERM and runs the
+     * Ctrl-C path); a pending job is withdrawn. Returns the scheduler's complaint, or empty.
+     */
+    default Optional<String> cancel(String jobId, boolean now, Map<String, String> env) {
+        return Optional.of("backend " + name() + " queues no jobs");
+    }
 
     /**
      * What a dry run shows of a backend's own commands.

@@ -1,5 +1,6 @@
 package org.runjob.slurm;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -48,6 +49,35 @@ public final class SlurmBackend implements Backend {
                     .replace("sh -c BOOTSTRAP", "<runjob's agent bootstrap>"));
         }
         return new DryRun("one allocation, then one step per node that runs runjob's agent (it starts the node's workers)", lines);
+    }
+
+    @Override
+    public boolean queues() {
+        return true;
+    }
+
+    /** {@code sbatch --parsable OPTIONS SCRIPT COORDINATOR...}: the allocation as sbatch options, the coordinator in its batch step. */
+    @Override
+    public Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator) {
+        SlurmCommands commands = new SlurmCommands(spec, SlurmCommands.shapesOf(spec, Map.of()));
+        return Optional.of(commands.sbatch("runjob-" + spec.name(), folder, script, coordinator));
+    }
+
+    @Override
+    public Optional<String> queued(String jobId, Map<String, String> env) {
+        String out = SlurmCommands.run(List.of("squeue", "-h", "-j", jobId, "-o", "%T %r"), SlurmEnv.of(env)).orElse("").trim();
+        if (out.isEmpty() || out.contains("Invalid job id")) {
+            return Optional.empty();
+        }
+        return Optional.of(out.startsWith("PENDING") ? "queued (" + out.substring("PENDING".length()).trim() + ")" : "running");
+    }
+
+    @Override
+    public Optional<String> cancel(String jobId, boolean now, Map<String, String> env) {
+        boolean pending = queued(jobId, env).map(s -> s.startsWith("queued")).orElse(false);
+        List<String> argv = now || pending ? List.of("scancel", jobId) : List.of("scancel", "--batch", "--signal=TERM", jobId);
+        String out = SlurmCommands.run(argv, SlurmEnv.of(env)).orElse("scancel did not answer").trim();
+        return out.isEmpty() ? Optional.empty() : Optional.of(out);
     }
 
     @Override

@@ -1,5 +1,8 @@
 package org.runjob.slurm;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -7,6 +10,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
@@ -152,6 +157,61 @@ public final class SlurmCommands {
             argv.addAll(HOLD);
         }
         return argv;
+    }
+
+    /**
+     * {@code sbatch --parsable ... SCRIPT COORDINATOR...}: the job's allocation as one sbatch job
+     * whose batch step runs {@code coordinator} (through {@code script}, a constant {@code exec "$@"}),
+     * its output appended to {@code folder/slurm-JOBID.out}.
+     *
+     * @throws IllegalArgumentException for what one batch job cannot hold yet: nodes of several GPU
+     *                                  counts (a heterogeneous job), or unequal worker counts (a hostfile)
+     */
+    public List<String> sbatch(String jobName, Path folder, Path script, List<String> coordinator) {
+        if (components.size() != 1) {
+            throw new IllegalArgumentException("submit queues nodes of one GPU count only; this job's nodes have several");
+        }
+        List<String> nodes = components.get(0);
+        if (!uniform(nodes)) {
+            throw new IllegalArgumentException("submit queues nodes with one worker count only; this job's nodes differ");
+        }
+        Shape shape = shapes.get(nodes.get(0));
+        List<String> argv = new ArrayList<>(List.of("sbatch", "--parsable", "--job-name=" + jobName,
+                "--output=" + folder.resolve("slurm-%j.out"), "--open-mode=append"));
+        slurm.partition().ifPresent(p -> argv.add("--partition=" + p));
+        slurm.account().ifPresent(a -> argv.add("--account=" + a));
+        slurm.qos().ifPresent(q -> argv.add("--qos=" + q));
+        slurm.time().ifPresent(t -> argv.add("--time=" + t));
+        argv.add("--nodelist=" + String.join(",", nodes));
+        argv.add("--nodes=" + nodes.size());
+        argv.add("--ntasks-per-node=" + shape.workers());
+        if (shape.gpus() > 0) {
+            argv.add("--gpus-per-node=" + shape.gpus());
+        }
+        argv.addAll(slurm.allocArgs());
+        argv.add(script.toString());
+        argv.addAll(coordinator);
+        return argv;
+    }
+
+    /** Runs a Slurm client command (60 s at most); its output, stdout and stderr together, or empty when it could not run. */
+    static Optional<String> run(List<String> argv, Map<String, String> env) {
+        try {
+            ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
+            pb.environment().clear();
+            pb.environment().putAll(env);
+            Process p = pb.start();
+            p.getOutputStream().close();
+            CompletableFuture.delayedExecutor(60, TimeUnit.SECONDS).execute(p::destroyForcibly);
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor(5, TimeUnit.SECONDS);
+            return Optional.of(out);
+        } catch (IOException e) {
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
     }
 
     /** The node's component in a heterogeneous allocation; empty when there is one component. */

@@ -181,6 +181,53 @@ class SlurmBackendTest {
         assertThat(jobState(lastJobId("recorded"))).isEqualTo("FAILED");
     }
 
+    /** Nodes h1 and h2, one worker each (one sbatch component). */
+    private Path evenJob(String name, String script, Map<String, String> vars) throws Exception {
+        SshTestbed bed = jobs.bed;
+        String nodes = jobs.node(bed.host(1), 1).replace(", workdir: " + dir.resolve("work-h1"), "")
+                + jobs.node(bed.host(2), 1).replace(", workdir: " + dir.resolve("work-h2"), "");
+        return jobs.job(name, nodes, jobs.worker(script), List.of("python3", script), "backend: slurm\nworkdir: " + dir.resolve("work") + "\n", vars);
+    }
+
+    /** runjob submit JOB as its own process; its run id once it exited 0. */
+    private String submit(Path job) throws Exception {
+        Process p = RunjobProcess.start(dir, job, env, "submit");
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(RunjobProcess.stderrOf(dir, job)).isZero();
+        return Files.readString(dir.resolve(job.getFileName() + ".out")).trim();
+    }
+
+    private String queuedJobId(String job, String runId) throws Exception {
+        return JsonMapper.builder().build().readTree(Files.readString(jobs.logs.resolve(job).resolve(runId).resolve("queued.json")))
+                .path("job_id").asString();
+    }
+
+    @Test
+    void submitQueuesTheRunAsABatchJobThatRecordsItsEnd() throws Exception {
+        Path job = evenJob("queued", "ticks.py", Map.of("TICKS", "20"));
+        String runId = submit(job);
+        String jobId = queuedJobId("queued", runId);
+        // the run's runjob is the batch step's, under slurmstepd: nothing of the run is a child of the submitting runjob, which exited
+        Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(90), "the queued run to succeed");
+        assertThat(Files.readString(jobs.logs.resolve("queued").resolve(runId).resolve("all.log")).lines()
+                .filter(l -> l.matches(".*rank \\d tick \\d+")).count()).isEqualTo(2 * 20);
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the batch job to leave the queue");
+        assertThat(jobState(jobId)).isEqualTo("COMPLETED");
+        assertThat(Cli.run(env, "runs").out()).containsPattern(runId + " +queued +succeeded ");
+    }
+
+    @Test
+    void stopEndsAQueuedRunThroughSlurmAndItReadsInterrupted() throws Exception {
+        Path job = evenJob("queuedstop", "sleeper.py", Map.of());
+        String runId = submit(job);
+        List<Long> ranks = jobs.awaitPids(2, Duration.ofSeconds(90));
+        Cli stop = Cli.run(env, "stop", runId);
+        assertThat(stop.code()).as(stop.err()).isZero();
+        assertThat(stop.err()).isEqualTo("runjob: run " + runId + " interrupted (exit 130)\n");
+        Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the ranks of the stopped run");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 10), "the queue to empty after stop");
+    }
+
     @Test
     void insideTheUsersAllocationItsStepsGoThereAndItIsNeverCancelled() throws Exception {
         Path job = job("inside", jobs.worker("ticks.py"), List.of("python3", "ticks.py"), "", Map.of("TICKS", "40"));
