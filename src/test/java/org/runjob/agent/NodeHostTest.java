@@ -1,0 +1,73 @@
+package org.runjob.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.runjob.protocol.HostRecords;
+import org.runjob.protocol.ProtocolException;
+import org.runjob.protocol.SecureLink;
+import org.runjob.testbed.Poll;
+
+/** A node host in this JVM: it starts programs only for a holder of the run's secret, carries their streams, and ends on STOP. */
+class NodeHostTest {
+
+    @Test
+    void startsProgramsForTheSecretsHolderOnlyAndEndsOnStop() throws Exception {
+        byte[] secret = SecureLink.newSecret();
+        ByteArrayOutputStream said = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(said, true, StandardCharsets.US_ASCII);
+        CompletableFuture<Integer> host = CompletableFuture.supplyAsync(() -> NodeHost.main(List.of("r1"),
+                new ByteArrayInputStream((SecureLink.hex(secret) + "\n").getBytes(StandardCharsets.US_ASCII)), out));
+        Poll.until(() -> said.toString(StandardCharsets.US_ASCII).startsWith(HostRecords.LISTENING), Duration.ofSeconds(10), "the host's port");
+        int port = Integer.parseInt(said.toString(StandardCharsets.US_ASCII).substring(HostRecords.LISTENING.length()).trim());
+
+        assertThatThrownBy(() -> link(port, SecureLink.newSecret())).isInstanceOf(ProtocolException.class);
+
+        try (SecureLink link = link(port, secret)) {
+            link.send(HostRecords.EXEC, HostRecords.argv(List.of("sh", "-c", "read line; echo \"got $line\"; echo oops >&2; exit 3")));
+            assertThat(link.receive().type()).isEqualTo(HostRecords.STARTED);
+            link.send(HostRecords.STDIN, "hello\n");
+            link.send(HostRecords.STDIN_EOF, new byte[0]);
+            StringBuilder stdout = new StringBuilder();
+            StringBuilder stderr = new StringBuilder();
+            String exit = null;
+            while (exit == null) {
+                SecureLink.Record r = link.receive();
+                switch (r.type()) {
+                    case HostRecords.STDOUT -> stdout.append(r.text());
+                    case HostRecords.STDERR -> stderr.append(r.text());
+                    case HostRecords.EXIT -> exit = r.text();
+                    default -> throw new AssertionError("record " + r.type());
+                }
+            }
+            assertThat(stdout).hasToString("got hello\n");
+            assertThat(stderr).hasToString("oops\n");
+            assertThat(exit).isEqualTo("3");
+        }
+        try (SecureLink link = link(port, secret)) {
+            link.send(HostRecords.STOP, new byte[0]);
+            assertThat(link.receive().type()).isEqualTo(HostRecords.EXIT);
+        }
+        assertThat(host.get(10, TimeUnit.SECONDS)).isZero();
+    }
+
+    private static SecureLink link(int port, byte[] secret) throws Exception {
+        Socket s = new Socket(InetAddress.getLoopbackAddress(), port);
+        s.setSoTimeout(10_000);
+        OutputStream o = s.getOutputStream();
+        return SecureLink.client(s.getInputStream(), o, s, secret);
+    }
+}
