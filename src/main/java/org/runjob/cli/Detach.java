@@ -73,7 +73,7 @@ final class Detach {
                 }
                 return code;
             }
-            String state = RunRecords.read(folder).status().map(s -> s.path("state").asString("")).orElse("");
+            String state = RunRecords.read(folder, io.env()).status().map(s -> s.path("state").asString("")).orElse("");
             if (LAUNCHED.contains(state)) {
                 String logs = loaded.spec().logsDir().equals("runs") ? "" : " --logs-dir " + loaded.spec().logsDir();
                 io.err().println("runjob: run " + runId + " is detached (runjob pid " + child.pid() + " on this machine, which must stay up);"

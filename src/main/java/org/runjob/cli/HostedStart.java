@@ -99,7 +99,7 @@ final class HostedStart {
                     out.flush();
                     return code;
                 }
-                String state = RunRecords.read(folder).status().map(st -> st.path("state").asString("")).orElse("");
+                String state = RunRecords.read(folder, System.getenv()).status().map(st -> st.path("state").asString("")).orElse("");
                 if (LAUNCHED.contains(state)) {
                     out.println();
                     out.println(SUBMITTED + child.pid() + " " + folder);

@@ -78,7 +78,7 @@ final class LogsCommand implements Callable<Integer> {
         ByteArrayOutputStream partial = new ByteArrayOutputStream();
         while (true) {
             // whether the run had ended is read before the file, so nothing written before the end is missed
-            boolean ended = !follow || !RunRecords.read(r.folder()).live();
+            boolean ended = !follow || !RunRecords.read(r.folder(), io.env()).live();
             at = copy(log, at, partial, selection);
             if (ended) {
                 break;
@@ -92,7 +92,7 @@ final class LogsCommand implements Callable<Integer> {
         if (!follow) {
             return ExitCode.OK;
         }
-        RunRecords.Run end = RunRecords.read(r.folder());
+        RunRecords.Run end = RunRecords.read(r.folder(), io.env());
         if (end.exitCode().isEmpty()) {
             io.err().println("runjob: run " + r.runId() + " ended without a summary (" + end.state() + ": its runjob is gone)");
             return ExitCode.WORKER_FAILED;

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -28,7 +29,7 @@ final class RunRecords {
                Optional<String> ended, Optional<String> commit, Optional<JsonNode> status, Optional<JsonNode> summary) {
 
         boolean live() {
-            return summary.isEmpty() && !state.equals("dead") && !state.equals("preflight failed");
+            return summary.isEmpty() && !state.equals("dead") && !state.equals("preflight failed") && !state.equals("withdrawn");
         }
 
         Optional<Coordinator> coordinator() {
@@ -42,7 +43,7 @@ final class RunRecords {
     }
 
     /** Every run under {@code logsDir}, oldest first (run ids begin with their start time). */
-    static List<Run> list(Path logsDir) throws IOException {
+    static List<Run> list(Path logsDir, Map<String, String> env) throws IOException {
         List<Run> runs = new ArrayList<>();
         if (!Files.isDirectory(logsDir)) {
             return runs;
@@ -51,7 +52,7 @@ final class RunRecords {
             for (Path job : jobs.filter(Files::isDirectory).toList()) {
                 try (Stream<Path> folders = Files.list(job)) {
                     for (Path f : folders.filter(RunRecords::isRun).toList()) {
-                        runs.add(read(f));
+                        runs.add(read(f, env));
                     }
                 }
             }
@@ -66,7 +67,8 @@ final class RunRecords {
                 || Files.isRegularFile(p.resolve(QueuedRun.QUEUE_FILE));
     }
 
-    static Run read(Path folder) {
+    /** @param env where a queued run's scheduler is asked from (Slurm's client finds its cluster through it) */
+    static Run read(Path folder, Map<String, String> env) {
         Optional<JsonNode> summary = json(folder.resolve("summary.json"));
         Optional<JsonNode> status = json(folder.resolve("status.json"));
         String state;
@@ -80,9 +82,11 @@ final class RunRecords {
         }
         if (summary.isEmpty() && state.equals("dead")) {
             // a queued run: its runjob lives on a node of the allocation, or is still to start; the scheduler knows
-            Optional<String> queued = QueuedRun.state(folder, System.getenv());
+            Optional<String> queued = QueuedRun.state(folder, env);
             if (queued.isPresent()) {
                 state = queued.get().startsWith("queued") ? queued.get() : status.map(s -> s.path("state").asString("running")).orElse("running");
+            } else if (status.isEmpty() && QueuedRun.of(folder).isPresent()) {
+                state = "withdrawn"; // the scheduler dropped the job before its runjob started
             }
         }
         Optional<Integer> exit = summary.map(s -> s.path("exit_code").asInt(-1));
@@ -99,12 +103,12 @@ final class RunRecords {
      *
      * @throws IllegalArgumentException saying why none or several match
      */
-    static Run resolve(Path logsDir, String ref) throws IOException {
+    static Run resolve(Path logsDir, String ref, Map<String, String> env) throws IOException {
         Path asPath = Path.of(ref);
         if (isRun(asPath)) {
-            return read(asPath);
+            return read(asPath, env);
         }
-        List<Run> runs = list(logsDir);
+        List<Run> runs = list(logsDir, env);
         if (ref.equals("last")) {
             if (runs.isEmpty()) {
                 throw new IllegalArgumentException("no runs under " + logsDir);

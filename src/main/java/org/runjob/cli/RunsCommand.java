@@ -32,7 +32,7 @@ final class RunsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        List<RunRecords.Run> runs = new ArrayList<>(RunRecords.list(options.dir()));
+        List<RunRecords.Run> runs = new ArrayList<>(RunRecords.list(options.dir(), io.env()));
         if (options.logsDir == null) {
             Set<Path> seen = new HashSet<>();
             runs.forEach(r -> seen.add(r.folder().toAbsolutePath().normalize()));
@@ -41,7 +41,7 @@ final class RunsCommand implements Callable<Integer> {
                     runs.add(new RunRecords.Run(Path.of(e.node().get() + ":" + e.folder()), e.job(), e.runId(), "submitted to " + e.node().get(),
                             Optional.empty(), Optional.of(e.started()), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty()));
                 } else if (seen.add(Path.of(e.folder()))) {
-                    runs.add(RunRecords.read(Path.of(e.folder())));
+                    runs.add(RunRecords.read(Path.of(e.folder()), io.env()));
                 }
             }
             runs.sort(Comparator.comparing(RunRecords.Run::runId));

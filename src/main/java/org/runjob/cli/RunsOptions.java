@@ -36,7 +36,7 @@ final class RunsOptions {
     /** The run {@code ref} names ({@link RunRecords#resolve}), or empty after saying why not on stderr. */
     Optional<RunRecords.Run> resolve(Io io, String ref) throws IOException {
         try {
-            return Optional.of(RunRecords.resolve(dir(), ref));
+            return Optional.of(RunRecords.resolve(dir(), ref, io.env()));
         } catch (IllegalArgumentException e) {
             io.err().println("runjob: " + e.getMessage());
             return Optional.empty();
@@ -51,7 +51,7 @@ final class RunsOptions {
         Optional<RunRecords.Run> here;
         String why;
         try {
-            here = Optional.of(RunRecords.resolve(dir(), ref));
+            here = Optional.of(RunRecords.resolve(dir(), ref, io.env()));
             why = "";
         } catch (IllegalArgumentException e) {
             here = Optional.empty();
@@ -71,7 +71,7 @@ final class RunsOptions {
         }
         if (matches.size() == 1) {
             RunIndex.Entry e = matches.get(0);
-            return Optional.of(e.isSubmitted() ? new Submitted(e) : new Here(RunRecords.read(Path.of(e.folder()))));
+            return Optional.of(e.isSubmitted() ? new Submitted(e) : new Here(RunRecords.read(Path.of(e.folder()), io.env())));
         }
         if (matches.isEmpty()) {
             io.err().println("runjob: " + (ref.equals("last") ? "no runs under " + dir() + " or in your run index" : why.isEmpty() ? e(ref) : why));

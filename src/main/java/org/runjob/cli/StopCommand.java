@@ -96,10 +96,10 @@ final class StopCommand implements Callable<Integer> {
     /** Waits up to --wait for the run to end, and says how it ended. */
     private int awaitEnd(RunRecords.Run r) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(waitSeconds).toNanos();
-        while (RunRecords.read(r.folder()).live() && System.nanoTime() < deadline) {
+        while (RunRecords.read(r.folder(), io.env()).live() && System.nanoTime() < deadline) {
             Thread.sleep(100);
         }
-        RunRecords.Run after = RunRecords.read(r.folder());
+        RunRecords.Run after = RunRecords.read(r.folder(), io.env());
         if (after.live()) {
             io.err().println("runjob: run " + r.runId() + " is still " + after.state() + " after " + waitSeconds + " s; runjob stop --now "
                     + r.runId() + " kills its workers at once");

@@ -66,8 +66,9 @@ public final class SlurmBackend implements Backend {
     @Override
     public Optional<String> queued(String jobId, Map<String, String> env) {
         String out = SlurmCommands.run(List.of("squeue", "-h", "-j", jobId, "-o", "%T %r"), SlurmEnv.of(env)).orElse("").trim();
-        if (out.isEmpty() || out.contains("Invalid job id")) {
-            return Optional.empty();
+        String first = out.split("\\s+")[0];
+        if (!first.matches("[A-Z_]+") || out.contains("Invalid job id")) {
+            return Optional.empty(); // gone from the queue, or squeue could not say
         }
         return Optional.of(out.startsWith("PENDING") ? "queued (" + out.substring("PENDING".length()).trim() + ")" : "running");
     }

@@ -229,6 +229,21 @@ class SlurmBackendTest {
     }
 
     @Test
+    void aQueuedRunShowsWhyItWaitsAndStopWithdrawsIt() throws Exception {
+        allocate("--job-name=blocker", "--nodelist=h1", "--exclusive");
+        Path job = evenJob("pending", "sleeper.py", Map.of());
+        String runId = submit(job);
+        Poll.until(() -> Cli.run(env, "status", runId).out().startsWith("run " + runId + " of job pending: queued ("),
+                Duration.ofSeconds(30), "status to show the pending reason");
+        assertThat(Cli.run(env, "runs").out()).containsPattern(runId + " +pending +queued \\(");
+        Cli stop = Cli.run(env, "stop", runId);
+        assertThat(stop.code()).as(stop.err()).isZero();
+        assertThat(stop.err()).isEqualTo("runjob: run " + runId + " withdrawn\n");
+        assertThat(slurm.queue()).doesNotContain("runjob-pending").contains("RUNNING blocker");
+        slurm.queue().lines().filter(l -> l.contains("blocker")).forEach(l -> cancel(l.split(" ")[0]));
+    }
+
+    @Test
     void insideTheUsersAllocationItsStepsGoThereAndItIsNeverCancelled() throws Exception {
         Path job = job("inside", jobs.worker("ticks.py"), List.of("python3", "ticks.py"), "", Map.of("TICKS", "40"));
         // runjob as the command of the user's own salloc: SLURM_JOB_ID is set
