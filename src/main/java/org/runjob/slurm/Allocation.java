@@ -99,11 +99,13 @@ final class Allocation implements AutoCloseable {
         Process guard = null;
         boolean granted = false;
         List<String> errors = new ArrayList<>();
+        List<String> said = new ArrayList<>();
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
         try {
             String line;
             while (!(granted && held) && (line = err.readLine()) != null) {
                 LOG.info("salloc: {}", line);
+                said.add(line.replaceFirst("^salloc: ", ""));
                 Matcher m = JOB.matcher(line);
                 if (m.find() && job.isEmpty()) {
                     job = Optional.of(m.group(1));
@@ -143,7 +145,10 @@ final class Allocation implements AutoCloseable {
         if (waiting.withdrawn) {
             throw new NodeException("interrupted while waiting for the Slurm allocation" + job.map(j -> " (job " + j + ", cancelled)").orElse(""));
         }
-        throw new NodeException("Slurm refused the allocation: " + (errors.isEmpty() ? "salloc exited " + exitOf(p) : String.join("; ", errors)));
+        // Slurm's own words: its error lines, else whatever salloc said (an option it rejects prints no "error")
+        List<String> words = errors.isEmpty() ? said.stream().filter(l -> !l.contains("job allocation")).toList() : errors;
+        throw new NodeException("Slurm refused the allocation: " + (words.isEmpty() ? "salloc exited " + exitOf(p)
+                : String.join("; ", words.subList(Math.max(0, words.size() - 5), words.size())) + " (salloc exited " + exitOf(p) + ")"));
     }
 
     /**

@@ -244,6 +244,19 @@ class SlurmBackendTest {
     }
 
     @Test
+    void slurmsOwnWordsReachTheUserWhenItRefusesTheAllocation() throws Exception {
+        Path job = evenJob("refused", "ticks.py", Map.of());
+        // salloc rejects --requeue with no "error" in its words: it said only "exited 255" before
+        Cli r = run(job, "--set", "slurm.alloc_args=[--requeue]");
+        assertThat(r.code()).isEqualTo(3);
+        assertThat(r.err()).contains("FAIL h1 slurm: Slurm refused the allocation: unrecognized option '--requeue'; "
+                + "Try \"salloc --help\" for more information (salloc exited 255)\n");
+        Cli bad = run(job, "--set", "slurm.alloc_args=[--constraint=nosuchfeature]");
+        assertThat(bad.code()).isEqualTo(3);
+        assertThat(bad.err()).contains("Slurm refused the allocation: ").contains("Invalid feature specification");
+    }
+
+    @Test
     void insideTheUsersAllocationItsStepsGoThereAndItIsNeverCancelled() throws Exception {
         Path job = job("inside", jobs.worker("ticks.py"), List.of("python3", "ticks.py"), "", Map.of("TICKS", "40"));
         // runjob as the command of the user's own salloc: SLURM_JOB_ID is set
