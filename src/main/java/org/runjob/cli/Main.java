@@ -97,7 +97,9 @@ public final class Main {
         cl.addSubcommand("check", new CheckCommand(io));
         cl.addSubcommand("gpus", new GpusCommand(io));
         // `runjob run FILE` is `runjob FILE`; `runjob help CMD` is `runjob CMD --help`
-        cl.addSubcommand("run", new RunjobCommand(io));
+        CommandLine run = new CommandLine(new RunjobCommand(io));
+        run.getCommandSpec().name("run"); // else its usage reads "runjob runjob"
+        cl.addSubcommand("run", run);
         cl.addSubcommand("submit", new SubmitCommand(io));
         cl.addSubcommand("runs", new RunsCommand(io));
         cl.addSubcommand("status", new StatusCommand(io));

@@ -190,6 +190,8 @@ class CliTest {
         Cli help = Cli.run("help", "validate");
         assertThat(help.code()).isZero();
         assertThat(help.out()).startsWith("Usage: runjob validate ");
+        assertThat(Cli.run("help", "run").out()).startsWith("Usage: runjob run [-hV] ");
+        assertThat(Cli.run("help", "submit").out()).startsWith("Usage: runjob submit ").contains("3   a node host could not start");
         Cli json = Cli.run("validate", "-o", "json", "jobs/local.yaml");
         assertThat(json.code()).isZero();
         assertThat(json.out()).startsWith("[ {\n  \"file\" : \"jobs/local.yaml\",\n  \"valid\" : true,");
