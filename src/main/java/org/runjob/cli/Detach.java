@@ -2,10 +2,13 @@ package org.runjob.cli;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -29,7 +32,7 @@ import org.runjob.spec.SpecLoader;
 final class Detach {
 
     /** States of status.json that mean the workers were started. */
-    private static final Set<String> LAUNCHED = Set.of("running", "stopping", "succeeded", "failed", "interrupted");
+    static final Set<String> LAUNCHED = Set.of("running", "stopping", "succeeded", "failed", "interrupted");
 
     private Detach() {
     }
@@ -65,7 +68,7 @@ final class Detach {
         long shown = 0;
         while (true) {
             boolean exited = child.waitFor(100, TimeUnit.MILLISECONDS);
-            shown = show(io, console, shown);
+            shown = show(io.err(), console, shown);
             if (exited) {
                 int code = child.exitValue();
                 if (code == ExitCode.INVALID) {
@@ -78,11 +81,7 @@ final class Detach {
                 String logs = loaded.spec().logsDir().equals("runs") ? "" : " --logs-dir " + loaded.spec().logsDir();
                 io.err().println("runjob: run " + runId + " is detached (runjob pid " + child.pid() + " on this machine, which must stay up);"
                         + " its output goes to " + folder);
-                io.err().println("  follow it:  runjob logs -f " + runId + logs);
-                io.err().println("  see it:     runjob status " + runId + logs);
-                io.err().println("  stop it:    runjob stop " + runId + logs);
-                io.out().println(runId);
-                io.out().flush();
+                Jobs.handedOver(io, runId, logs);
                 return ExitCode.OK;
             }
             if (io.interrupts().count() > 0) {
@@ -103,11 +102,12 @@ final class Detach {
     }
 
     /**
-     * The detached runjob's class path: the content-pinned copy of the jar this process runs from
-     * ({@link AgentJar}), so a rebuild of {@code target/runjob.jar} does not change the runjob a
-     * run lives in; this process's class path when it runs from class directories (tests).
+     * The class path of a runjob started to live on its own (detached here, or queued as a batch
+     * job): the content-pinned copy of the jar this process runs from ({@link AgentJar}), so a
+     * rebuild of {@code target/runjob.jar} does not change the runjob a run lives in; this
+     * process's class path when it runs from class directories (tests).
      */
-    private static String classPath() throws IOException {
+    static String classPath() throws IOException {
         return AgentBundle.runsFromJar() ? AgentJar.current().path().toString() : System.getProperty("java.class.path");
     }
 
@@ -126,16 +126,21 @@ final class Detach {
         return out;
     }
 
-    /** Prints what the detached runjob wrote since {@code from} (preflight's table, its errors) on stderr. */
-    private static long show(Io io, Path console, long from) throws IOException {
+    /**
+     * Copies what a runjob in the background wrote to its console since byte {@code from}
+     * (preflight's table, its errors) to {@code out}, bytes as they are; returns the new position.
+     */
+    static long show(PrintStream out, Path console, long from) throws IOException {
         if (!Files.exists(console)) {
             return from;
         }
-        byte[] all = Files.readAllBytes(console);
-        if (all.length > from) {
-            io.err().print(new String(all, (int) from, (int) (all.length - from), StandardCharsets.UTF_8));
-            io.err().flush();
+        try (FileChannel in = FileChannel.open(console, StandardOpenOption.READ)) {
+            long end = in.size();
+            if (end > from) {
+                in.transferTo(from, end - from, Channels.newChannel(out));
+                out.flush();
+            }
+            return Math.max(from, end);
         }
-        return all.length;
     }
 }

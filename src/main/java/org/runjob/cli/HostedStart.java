@@ -17,7 +17,6 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import org.runjob.agent.NodeJvm;
@@ -44,8 +43,6 @@ final class HostedStart {
 
     static final String SUBMITTED = "RUNJOB-SUBMITTED ";
     static final String EXITED = "RUNJOB-EXIT ";
-    /** States of status.json that mean the workers were started. */
-    private static final Set<String> LAUNCHED = Set.of("running", "stopping", "succeeded", "failed", "interrupted");
 
     private HostedStart() {
     }
@@ -88,7 +85,7 @@ final class HostedStart {
             long shown = 0;
             while (true) {
                 boolean exited = child.waitFor(100, TimeUnit.MILLISECONDS);
-                shown = show(out, console, shown);
+                shown = Detach.show(out, console, shown);
                 if (exited) {
                     int code = child.exitValue();
                     if (code == ExitCode.INVALID) {
@@ -100,7 +97,7 @@ final class HostedStart {
                     return code;
                 }
                 String state = RunRecords.read(folder, System.getenv()).status().map(st -> st.path("state").asString("")).orElse("");
-                if (LAUNCHED.contains(state)) {
+                if (Detach.LAUNCHED.contains(state)) {
                     out.println();
                     out.println(SUBMITTED + child.pid() + " " + folder);
                     out.flush();
@@ -120,36 +117,18 @@ final class HostedStart {
 
     /** {@code root/job/run}, each level made mode 700 when new; a symlink on the way is refused. */
     static Path privateDirs(Path root, String job, String runId) throws IOException {
-        Path dir = root;
-        Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         for (String part : List.of(job, runId)) {
             if (part.isEmpty() || part.contains("/") || part.equals("..") || part.equals(".")) {
                 throw new IOException("not a name: " + part);
             }
-            dir = dir.resolve(part);
-            if (Files.isSymbolicLink(dir)) {
-                throw new IOException(dir + " is a symlink");
-            }
-            if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            }
         }
+        Files.createDirectories(root, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         if (Files.isSymbolicLink(root)) {
             throw new IOException(root + " is a symlink");
         }
+        Path dir = root.resolve(job).resolve(runId);
+        Submission.mkdirs(root, dir);
         return dir;
-    }
-
-    private static long show(PrintStream out, Path console, long from) throws IOException {
-        if (!Files.exists(console)) {
-            return from;
-        }
-        byte[] all = Files.readAllBytes(console);
-        if (all.length > from) {
-            out.write(all, (int) from, (int) (all.length - from));
-            out.flush();
-        }
-        return all.length;
     }
 
     /** {@code cli ARGS}: runjob ARGS with the submitted runs' folder as the logs dir; the exit code last on stderr. */

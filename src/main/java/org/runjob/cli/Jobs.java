@@ -46,6 +46,37 @@ final class Jobs {
         return Planner.plan(loaded.spec(), Inventory.unprobed(Backends.of(loaded.spec()).gpus()), runId, OptionalInt.empty());
     }
 
+    /**
+     * What every command that leaves a run going on (--detach, submit) prints once it has: how to
+     * reach the run (on stderr), then its id alone on stdout.
+     *
+     * @param options what the commands need besides the id ({@code --logs-dir DIR}), or ""
+     */
+    static void handedOver(Io io, String runId, String options) {
+        io.err().println("  follow it:  runjob logs -f " + runId + options);
+        io.err().println("  see it:     runjob status " + runId + options);
+        io.err().println("  stop it:    runjob stop " + runId + options);
+        io.out().println(runId);
+        io.out().flush();
+    }
+
+    /** Runs {@code action} once runjob is interrupted (Ctrl-C), on a daemon thread; interrupt the thread to call it off. */
+    static Thread onInterrupt(Io io, Runnable action, String name) {
+        Thread watch = new Thread(() -> {
+            while (io.interrupts().count() == 0) {
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+            action.run();
+        }, name);
+        watch.setDaemon(true);
+        watch.start();
+        return watch;
+    }
+
     static void printProblems(Io io, String file, List<Problem> problems) {
         problems.forEach(p -> io.err().println(p));
         io.err().printf("%s: %d problem%s%n", file, problems.size(), problems.size() == 1 ? "" : "s");

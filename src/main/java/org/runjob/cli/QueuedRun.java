@@ -11,8 +11,6 @@ import java.util.Map;
 import java.util.Optional;
 
 import org.runjob.backends.Backends;
-import org.runjob.distribute.AgentBundle;
-import org.runjob.launch.AgentJar;
 import org.runjob.node.Backend;
 import org.runjob.plan.RunId;
 import org.runjob.spec.JobSpec;
@@ -20,8 +18,6 @@ import org.runjob.spec.SpecLoader;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.node.ArrayNode;
-import tools.jackson.databind.node.ObjectNode;
 
 /**
  * {@code runjob submit FILE} for a backend with a queue of its own ({@link Backend#queue}: Slurm's
@@ -49,10 +45,11 @@ final class QueuedRun {
         Files.createDirectories(folder);
         Path job = folder.resolve(Submission.JOB_FILE);
         Path script = folder.resolve("submit.sh");
-        Files.writeString(job, JSON.writeValueAsString(queuedJob(loaded)));
+        // the nodes see this machine's files where they are (a shared filesystem)
+        Files.writeString(job, JSON.writeValueAsString(Submit.handedJob(loaded, f -> f.source().toAbsolutePath().toString())));
         Files.writeString(script, SCRIPT);
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
-        List<String> coordinator = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp", classPath(),
+        List<String> coordinator = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp", Detach.classPath(),
                 Main.class.getName(), "run", job.toString(), "--run-id", runId, "--set", "logs.dir=" + logs, "--"));
         coordinator.addAll(args);
         List<String> queue;
@@ -87,28 +84,10 @@ final class QueuedRun {
         RunIndex.add(io, RunIndex.Entry.here(runId, spec.name(), io.clock().instant(), folder));
         io.err().println("runjob: run " + runId + " is queued as " + backend.name() + " job " + jobId + "; its folder is " + folder
                 + " (the nodes must see it); this machine may now go");
-        io.err().println("  follow it:  runjob logs -f " + runId);
-        io.err().println("  see it:     runjob status " + runId);
-        io.err().println("  stop it:    runjob stop " + runId);
-        io.out().println(runId);
-        io.out().flush();
+        Jobs.handedOver(io, runId, "");
         return ExitCode.OK;
     }
 
-    /** The job as the batch step runs it: files by absolute path, logs.dir given on the command line, {@code ${} kept literal. */
-    private static JsonNode queuedJob(SpecLoader.Loaded loaded) {
-        ObjectNode doc = (ObjectNode) Submit.escaped(loaded.document().json().deepCopy());
-        if (doc.has("files")) {
-            ArrayNode list = doc.putArray("files");
-            loaded.spec().files().forEach(f -> list.add(f.source().toAbsolutePath().toString()));
-        }
-        doc.remove("logs");
-        return doc;
-    }
-
-    private static String classPath() throws IOException {
-        return AgentBundle.runsFromJar() ? AgentJar.current().path().toString() : System.getProperty("java.class.path");
-    }
 
     /** The backend and job id a queued run's folder names, if it is one. */
     static Optional<Map.Entry<Backend, String>> of(Path folder) {

@@ -89,7 +89,7 @@ record Submission(String hosted, List<String> args) {
     }
 
     /** Creates {@code dir} and what leads to it below {@code top}, mode 700, never through a symlink. */
-    private static void mkdirs(Path top, Path dir) throws IOException {
+    static void mkdirs(Path top, Path dir) throws IOException {
         Path rel = top.relativize(dir);
         Path at = top;
         for (Path part : rel) {

@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 import org.runjob.backends.Backends;
 import org.runjob.distribute.FileList;
@@ -127,18 +128,7 @@ final class Submit {
         NodeProcess p = NodeCommand.start(master.name(), access, List.of("coordinate", spec.name(), runId), remoteErr, io.env());
         RunIndex.Entry entry = RunIndex.Entry.submitted(runId, spec.name(), io.clock().instant(), master.name(),
                 "~/.runjob/submitted/" + spec.name() + "/" + runId, reachJob(loaded, master));
-        Thread watch = new Thread(() -> {
-            while (io.interrupts().count() == 0) {
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-            p.close();
-        }, "submit-interrupt");
-        watch.setDaemon(true);
-        watch.start();
+        Thread watch = Jobs.onInterrupt(io, p::close, "submit-interrupt");
         try (p) {
             Submission.send(p.stdin(), hosted.toLine(), submittedJob(loaded), files, args);
             p.stdin().close();
@@ -150,11 +140,7 @@ final class Submit {
                     RunIndex.add(io, new RunIndex.Entry(runId, spec.name(), entry.started(), entry.node(), w[1], entry.reach()));
                     io.err().println("runjob: run " + runId + " is submitted: its coordinator runs on " + master.name() + " (pid " + w[0]
                             + "), its folder is " + master.name() + ":" + w[1] + "; this machine may now sleep or go");
-                    io.err().println("  follow it:  runjob logs -f " + runId);
-                    io.err().println("  see it:     runjob status " + runId);
-                    io.err().println("  stop it:    runjob stop " + runId);
-                    io.out().println(runId);
-                    io.out().flush();
+                    Jobs.handedOver(io, runId, "");
                     return ExitCode.OK;
                 }
                 if (line.startsWith(HostedStart.EXITED)) {
@@ -187,16 +173,25 @@ final class Submit {
      * interpolated here already, with this machine's environment).
      */
     private static byte[] submittedJob(SpecLoader.Loaded loaded) {
+        return JSON.writeValueAsBytes(handedJob(loaded, f -> Submission.FILES + "/" + f.destination()));
+    }
+
+    /**
+     * The job as a runjob elsewhere runs it: the composed document with every {@code ${} kept
+     * literal (it is interpolated here already, with this machine's environment), each of its
+     * {@code files} named by {@code file}, and no {@code logs} (that runjob is given its logs dir).
+     */
+    static ObjectNode handedJob(SpecLoader.Loaded loaded, Function<JobSpec.ShippedFile, String> file) {
         ObjectNode doc = (ObjectNode) escaped(loaded.document().json().deepCopy());
         if (doc.has("files")) {
             ArrayNode list = doc.putArray("files");
-            loaded.spec().files().forEach(f -> list.add(Submission.FILES + "/" + f.destination()));
+            loaded.spec().files().forEach(f -> list.add(file.apply(f)));
         }
         doc.remove("logs");
-        return JSON.writeValueAsBytes(doc);
+        return doc;
     }
 
-    static JsonNode escaped(JsonNode n) {
+    private static JsonNode escaped(JsonNode n) {
         if (n.isString()) {
             return StringNode.valueOf(n.asString().replace("${", "$${"));
         }
