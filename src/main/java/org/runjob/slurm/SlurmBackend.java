@@ -65,7 +65,7 @@ public final class SlurmBackend implements Backend {
 
     @Override
     public Optional<String> queued(String jobId, Map<String, String> env) {
-        String out = SlurmCommands.run(List.of("squeue", "-h", "-j", jobId, "-o", "%T %r"), SlurmEnv.of(env)).orElse("").trim();
+        String out = SlurmCommands.ask(List.of("squeue", "-h", "-j", jobId, "-o", "%T %r"), SlurmEnv.of(env)).orElse("").trim();
         String first = out.split("\\s+")[0];
         if (!first.matches("[A-Z_]+") || out.contains("Invalid job id")) {
             return Optional.empty(); // gone from the queue, or squeue could not say
@@ -77,7 +77,7 @@ public final class SlurmBackend implements Backend {
     public Optional<String> cancel(String jobId, boolean now, Map<String, String> env) {
         boolean pending = queued(jobId, env).map(s -> s.startsWith("queued")).orElse(false);
         List<String> argv = now || pending ? List.of("scancel", jobId) : List.of("scancel", "--batch", "--signal=TERM", jobId);
-        String out = SlurmCommands.run(argv, SlurmEnv.of(env)).orElse("scancel did not answer").trim();
+        String out = SlurmCommands.ask(argv, SlurmEnv.of(env)).orElse("scancel did not answer").trim();
         return out.isEmpty() ? Optional.empty() : Optional.of(out);
     }
 

@@ -3,7 +3,6 @@ package org.runjob.slurm;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -11,9 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -162,20 +159,26 @@ public final class SlurmCluster implements Cluster {
         if (insideNodes.isEmpty()) {
             return List.of();
         }
+        String out = output(List.of("scontrol", "show", "hostnames", insideNodes.get()), "scontrol show hostnames " + insideNodes.get());
+        List<String> held = out.lines().map(String::trim).filter(l -> !l.isEmpty()).toList();
+        return spec.nodes().stream().map(NodeSpec::name).filter(n -> !held.contains(n)).toList();
+    }
+
+    /**
+     * What a Slurm client command printed ({@link SlurmCommands#run}), once it succeeded.
+     *
+     * @param what the command as a failure names it
+     * @throws NodeException naming the command and its output when it failed, or that it could not run
+     */
+    private String output(List<String> argv, String what) throws NodeException {
         try {
-            ProcessBuilder pb = new ProcessBuilder("scontrol", "show", "hostnames", insideNodes.get()).redirectErrorStream(true);
-            pb.environment().clear();
-            pb.environment().putAll(env);
-            Process p = pb.start();
-            p.getOutputStream().close();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new NodeException("scontrol show hostnames " + insideNodes.get() + " failed: " + out.trim());
+            SlurmCommands.Ran ran = SlurmCommands.run(argv, env);
+            if (!ran.ok()) {
+                throw new NodeException(what + " failed: " + ran.out().trim());
             }
-            List<String> held = out.lines().map(String::trim).filter(l -> !l.isEmpty()).toList();
-            return spec.nodes().stream().map(NodeSpec::name).filter(n -> !held.contains(n)).toList();
+            return ran.out();
         } catch (IOException e) {
-            throw new NodeException("cannot run scontrol: " + e.getMessage(), e);
+            throw new NodeException("cannot run " + argv.get(0) + " (is Slurm's client installed here?): " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new NodeException("interrupted");
@@ -198,26 +201,7 @@ public final class SlurmCluster implements Cluster {
     private Map<String, SlurmNodeInfo> sinfo() throws NodeException {
         List<String> argv = List.of("sinfo", "--noheader", "--Node", "--nodes=" + String.join(",", spec.nodes().stream().map(NodeSpec::name).toList()),
                 "--format=" + SlurmNodeInfo.FORMAT);
-        try {
-            ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
-            pb.environment().clear();
-            pb.environment().putAll(env);
-            Process p = pb.start();
-            p.getOutputStream().close();
-            // bounded: a sinfo that hangs is ended after 60 s, which ends the read below
-            CompletableFuture.delayedExecutor(60, TimeUnit.SECONDS).execute(p::destroyForcibly);
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                p.destroyForcibly();
-                throw new NodeException("sinfo failed: " + out.trim());
-            }
-            return SlurmNodeInfo.parse(out);
-        } catch (IOException e) {
-            throw new NodeException("cannot run sinfo (is Slurm's client installed here?): " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new NodeException("interrupted");
-        }
+        return SlurmNodeInfo.parse(output(argv, "sinfo"));
     }
 
     @Override

@@ -194,18 +194,38 @@ public final class SlurmCommands {
         return argv;
     }
 
-    /** Runs a Slurm client command (60 s at most); its output, stdout and stderr together, or empty when it could not run. */
-    static Optional<String> run(List<String> argv, Map<String, String> env) {
+    /** A Slurm client command's exit status (-1 when it did not end in time) and its output, stdout and stderr together. */
+    record Ran(int code, String out) {
+        boolean ok() {
+            return code == 0;
+        }
+    }
+
+    /**
+     * Runs a Slurm client command with {@code env} and nothing on its stdin; one that hangs is
+     * ended after 60 s (which ends the read of its output).
+     *
+     * @throws IOException when it cannot be started (no Slurm client here)
+     */
+    static Ran run(List<String> argv, Map<String, String> env) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
+        pb.environment().clear();
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        p.getOutputStream().close();
+        CompletableFuture.delayedExecutor(60, TimeUnit.SECONDS).execute(p::destroyForcibly);
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return new Ran(-1, out);
+        }
+        return new Ran(p.exitValue(), out);
+    }
+
+    /** The same, for a question whose answer may be missing: the output, or empty when the command could not run. */
+    static Optional<String> ask(List<String> argv, Map<String, String> env) {
         try {
-            ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
-            pb.environment().clear();
-            pb.environment().putAll(env);
-            Process p = pb.start();
-            p.getOutputStream().close();
-            CompletableFuture.delayedExecutor(60, TimeUnit.SECONDS).execute(p::destroyForcibly);
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            p.waitFor(5, TimeUnit.SECONDS);
-            return Optional.of(out);
+            return Optional.of(run(argv, env).out());
         } catch (IOException e) {
             return Optional.empty();
         } catch (InterruptedException e) {
