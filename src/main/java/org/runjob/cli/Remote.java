@@ -1,11 +1,8 @@
 package org.runjob.cli;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -14,6 +11,7 @@ import java.util.List;
 import java.util.Optional;
 
 import org.runjob.backends.Backends;
+import org.runjob.launch.LineOutput;
 import org.runjob.launch.NodeCommand;
 import org.runjob.node.Cluster;
 import org.runjob.node.NodeAccess;
@@ -56,23 +54,12 @@ final class Remote {
             NodeProcess p;
             try {
                 access.reach();
-                p = NodeCommand.start(node, access, args, stderr, io.env());
+                p = NodeCommand.start(node, access, args, stderr.out, io.env());
             } catch (NodeException | IOException e) {
                 io.err().println("runjob: cannot reach run " + entry.runId() + " on its master node " + node + ": " + e.getMessage());
                 return ExitCode.PREFLIGHT_FAILED;
             }
-            Thread watch = new Thread(() -> {
-                while (io.interrupts().count() == 0) {
-                    try {
-                        Thread.sleep(100);
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                }
-                p.close();
-            }, "remote-interrupt");
-            watch.setDaemon(true);
-            watch.start();
+            Thread watch = Jobs.onInterrupt(io, p::close, "remote-interrupt");
             try (p; InputStream out = p.stdout()) {
                 byte[] buf = new byte[1 << 16];
                 int n;
@@ -95,23 +82,16 @@ final class Remote {
     }
 
     /** The remote stderr, line by line, to {@code err}; the exit-code line is kept, not shown. */
-    private static final class ExitLine extends OutputStream {
+    private static final class ExitLine {
         private final PrintStream err;
-        private final ByteArrayOutputStream line = new ByteArrayOutputStream();
         private volatile Integer code;
+        final LineOutput out = new LineOutput(this::line);
 
         ExitLine(PrintStream err) {
             this.err = err;
         }
 
-        @Override
-        public synchronized void write(int b) {
-            if (b != '\n') {
-                line.write(b);
-                return;
-            }
-            String text = line.toString(StandardCharsets.UTF_8);
-            line.reset();
+        private void line(String text) {
             if (text.startsWith(HostedStart.EXITED)) {
                 code = Integer.parseInt(text.substring(HostedStart.EXITED.length()).trim());
             } else {

@@ -1,9 +1,6 @@
 package org.runjob.launch;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
@@ -51,7 +48,7 @@ final class NodeAgentChannel extends StreamAgentChannel {
         NodeProcess ch;
         StderrLog stderr = new StderrLog(node);
         try {
-            ch = access.start(Bootstrap.argv(jar.sha256(), jar.size(), jit, agentArgs), stderr, timeoutMs);
+            ch = access.start(Bootstrap.argv(jar.sha256(), jar.size(), jit, agentArgs), stderr.out, timeoutMs);
         } catch (NodeException e) {
             throw new IOException(e.getMessage(), e);
         }
@@ -102,10 +99,10 @@ final class NodeAgentChannel extends StreamAgentChannel {
      * login shell's and the bootstrap's (an rc file's noise, say: logged, not shown), after that the
      * agent's (a warning, shown).
      */
-    private static final class StderrLog extends OutputStream {
+    private static final class StderrLog {
         private final String node;
-        private final ByteArrayOutputStream line = new ByteArrayOutputStream();
         private volatile boolean started;
+        final LineOutput out = new LineOutput(this::line);
 
         StderrLog(String node) {
             this.node = node;
@@ -115,18 +112,11 @@ final class NodeAgentChannel extends StreamAgentChannel {
             started = true;
         }
 
-        @Override
-        public synchronized void write(int b) {
-            if (b == '\n') {
-                String text = line.toString(StandardCharsets.UTF_8);
-                if (started) {
-                    LOG.warn("node {} agent: {}", node, text);
-                } else {
-                    LOG.info("node {}: the login shell or bootstrap printed on stderr: {}", node, text);
-                }
-                line.reset();
-            } else if (line.size() < 8192) {
-                line.write(b);
+        private void line(String text) {
+            if (started) {
+                LOG.warn("node {} agent: {}", node, text);
+            } else {
+                LOG.info("node {}: the login shell or bootstrap printed on stderr: {}", node, text);
             }
         }
     }

@@ -1,0 +1,34 @@
+package org.runjob.launch;
+
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.function.Consumer;
+
+/**
+ * A node program's stderr as lines: each line (UTF-8, without its '\n'; at most 8 KiB of it kept)
+ * goes to a consumer as it ends. For the small text a remote program writes on stderr, not for
+ * worker output (which {@code logs} cuts into lines without decoding).
+ */
+public final class LineOutput extends OutputStream {
+
+    private static final int MAX_LINE = 8192;
+
+    private final Consumer<String> lines;
+    private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+
+    public LineOutput(Consumer<String> lines) {
+        this.lines = lines;
+    }
+
+    @Override
+    public synchronized void write(int b) {
+        if (b == '\n') {
+            String text = line.toString(StandardCharsets.UTF_8);
+            line.reset();
+            lines.accept(text);
+        } else if (line.size() < MAX_LINE) {
+            line.write(b);
+        }
+    }
+}
