@@ -98,10 +98,29 @@ class SubmitTest {
         }
     }
 
+    /** Processes whose command line has every one of {@code words} as an argument. */
+    private static List<ProcessHandle> processesWith(String... words) {
+        return ProcessHandle.allProcesses().filter(p -> p.info().arguments().map(a -> List.of(a).containsAll(List.of(words))).orElse(false))
+                .toList();
+    }
+
     /** Processes whose command line names {@code runId}: the coordinator, node hosts and agents of that run. */
     private static List<Long> processesOf(String runId) {
-        return ProcessHandle.allProcesses().filter(p -> p.info().arguments().map(a -> List.of(a).contains(runId)).orElse(false))
-                .map(ProcessHandle::pid).toList();
+        return processesWith(runId).stream().map(ProcessHandle::pid).toList();
+    }
+
+    record Running(String runId, List<Long> workers) {
+    }
+
+    /** Submits {@code job} (exit 0) and waits for its 2 workers; they and every process of the run are cleaned up after the test. */
+    private Running submitRunning(Path job) throws Exception {
+        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
+        assertThat(submitted.code()).as(submitted.err()).isZero();
+        String runId = submitted.out().trim();
+        List<Long> workers = jobs.awaitPids(2, Duration.ofSeconds(30));
+        toClean.addAll(workers);
+        toClean.addAll(processesOf(runId));
+        return new Running(runId, workers);
     }
 
     @Test
@@ -145,12 +164,9 @@ class SubmitTest {
     @Test
     void stopEndsASubmittedRunAndLeavesNothing() throws Exception {
         Path job = job("stopme", "sleeper.py", Map.of());
-        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
-        assertThat(submitted.code()).as(submitted.err()).isZero();
-        String runId = submitted.out().trim();
-        List<Long> workers = jobs.awaitPids(2, Duration.ofSeconds(30));
-        toClean.addAll(workers);
-        toClean.addAll(processesOf(runId));
+        Running run = submitRunning(job);
+        String runId = run.runId();
+        List<Long> workers = run.workers();
         assertThat(processesOf(runId)).hasSizeGreaterThanOrEqualTo(5); // coordinator, 2 node hosts, 2 agents
 
         Result stop = runjob(dir, Duration.ofSeconds(120), "stop", runId);
@@ -164,14 +180,10 @@ class SubmitTest {
     @Test
     void whenTheHostedCoordinatorDiesItsWorkersStop() throws Exception {
         Path job = job("orphaned", "sleeper.py", Map.of());
-        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
-        assertThat(submitted.code()).as(submitted.err()).isZero();
-        String runId = submitted.out().trim();
-        List<Long> workers = jobs.awaitPids(2, Duration.ofSeconds(30));
-        toClean.addAll(workers);
-        toClean.addAll(processesOf(runId));
-        List<ProcessHandle> coordinator = ProcessHandle.allProcesses()
-                .filter(p -> p.info().arguments().map(a -> List.of(a).contains("--hosted") && List.of(a).contains(runId)).orElse(false)).toList();
+        Running run = submitRunning(job);
+        String runId = run.runId();
+        List<Long> workers = run.workers();
+        List<ProcessHandle> coordinator = processesWith("--hosted", runId);
         assertThat(coordinator).hasSize(1);
         coordinator.get(0).destroyForcibly();
         // its links to the node hosts end with it: each host closes its agent's stdin, and the agent stops its workers
@@ -181,15 +193,11 @@ class SubmitTest {
     @Test
     void whenANodeHostIsKilledTheRunFailsAndLeavesNothing() throws Exception {
         Path job = job("hostless", "sleeper.py", Map.of());
-        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
-        assertThat(submitted.code()).as(submitted.err()).isZero();
-        String runId = submitted.out().trim();
-        List<Long> workers = jobs.awaitPids(2, Duration.ofSeconds(30));
-        toClean.addAll(workers);
-        toClean.addAll(processesOf(runId));
+        Running run = submitRunning(job);
+        String runId = run.runId();
+        List<Long> workers = run.workers();
         String h2 = jobs.bed.host(2).address();
-        List<ProcessHandle> hosts = ProcessHandle.allProcesses()
-                .filter(p -> p.info().arguments().map(a -> List.of(a).contains("host") && List.of(a).contains(runId)).orElse(false)).toList();
+        List<ProcessHandle> hosts = processesWith("host", runId);
         assertThat(hosts).as("one node host per node").hasSize(2);
         // h2's host: the one in h2's network namespace
         ProcessHandle onH2 = hosts.stream().filter(p -> inNamespace(p.pid(), jobs.bed.host(2).namespace())).findFirst().orElseThrow();
