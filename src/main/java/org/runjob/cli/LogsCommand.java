@@ -30,6 +30,7 @@ final class LogsCommand implements Callable<Integer> {
     private static final Pattern PREFIX = Pattern.compile("^\\[[^/\\]]+/(\\d+)(?:#\\d+)?(?::err)?] ");
     static final long POLL_MS = 200;
     static final String CONSOLE = "console.log";
+    private static final long CONSOLE_WAIT_NS = 10_000_000_000L;
 
     private final Io io;
 
@@ -76,9 +77,16 @@ final class LogsCommand implements Callable<Integer> {
         Path log = r.folder().resolve(console ? CONSOLE : "all.log");
         long at = 0;
         ByteArrayOutputStream partial = new ByteArrayOutputStream();
+        long endedAt = 0;
         while (true) {
-            // whether the run had ended is read before the file, so nothing written before the end is missed
-            boolean ended = !follow || !RunRecords.read(r.folder(), io.env()).live();
+            // whether the run had ended is read before the file, so nothing written before the end is missed; a console is
+            // whole only once its runjob has exited (it prints the report after writing summary.json), waited for up to 10 s
+            RunRecords.Run now = RunRecords.read(r.folder(), io.env());
+            if (!now.live() && endedAt == 0) {
+                endedAt = System.nanoTime();
+            }
+            boolean ended = !follow || !now.live() && (!console || now.coordinator().map(c -> !c.alive()).orElse(true)
+                    || System.nanoTime() - endedAt > CONSOLE_WAIT_NS);
             at = copy(log, at, partial, selection);
             if (ended) {
                 break;
