@@ -230,10 +230,7 @@ public final class NodeHost {
                         stdin.flush();
                     }
                     case HostRecords.STDIN_EOF -> stdin.close();
-                    case HostRecords.KILL -> {
-                        p.descendants().forEach(ProcessHandle::destroyForcibly);
-                        p.destroyForcibly();
-                    }
+                    case HostRecords.KILL -> Watchdog.end(p.toHandle());
                     default -> throw new IOException("unexpected record " + r.type());
                 }
             }

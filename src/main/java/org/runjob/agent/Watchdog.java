@@ -8,7 +8,8 @@ package org.runjob.agent;
  *       {@value Registry#VARIABLE} naming it, handing the agent its own stdin and stdout (the
  *       channel) and keeping neither, so the coordinator sees the channel end when the agent ends.</li>
  *   <li>It ignores SIGHUP and SIGINT, starts the agent as a child subreaper where a system
- *       {@code python3} can set that ({@link Subreaper}), and waits for the agent, however it ends.</li>
+ *       {@code python3} can set that ({@link Subreaper}), then ignores SIGTERM and SIGPIPE (the agent
+ *       keeps the defaults), lets go of stderr, and waits for the agent, however it ends.</li>
  *   <li>Then every process the agent recorded ({@link Registry}: pid and start time, so a reused
  *       pid is never hit) gets SIGTERM, and SIGKILL when still there after the recorded grace.
  *       After a normal end the agent has stopped them all already and the list is empty.</li>
@@ -36,6 +37,10 @@ public final class Watchdog {
             "exec 3<&0 4>&1 0</dev/null 1>/dev/null",
             Registry.VARIABLE + "=$d \"$@\" 0<&3 1>&4 3<&- 4>&- &",
             "a=$!",
+            // from here on TERM is for the agent alone, and the watchdog lets go of stderr: a watchdog told to end,
+            // or whose channel is gone (the shell would die of SIGPIPE saying "Killed" about the agent), still sweeps
+            "trap '' TERM PIPE",
+            "exec 2>/dev/null",
             "exec 3<&- 4>&-",
             "wait \"$a\"; rc=$?",
             // SIG: a signal name, or 0 to count who is left; true when any recorded process still runs.
@@ -68,5 +73,17 @@ public final class Watchdog {
             "exit \"$rc\"");
 
     private Watchdog() {
+    }
+
+    /**
+     * Ends a node program on this machine as a dropped SSH channel ends one on a node: SIGKILL to
+     * every process under it (the agent, and its workers while the agent lives), SIGTERM to it. A
+     * bootstrap shell ends; a watchdog ignores the TERM, sweeps what its agent recorded and exits,
+     * so a worker or daemon the dead agent left to init is still stopped. Killing the watchdog too
+     * would let exactly those escape.
+     */
+    public static void end(ProcessHandle program) {
+        program.descendants().forEach(ProcessHandle::destroyForcibly);
+        program.destroy();
     }
 }

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import org.runjob.agent.Watchdog;
 import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 
@@ -73,8 +74,7 @@ public final class LocalCluster implements Cluster {
     }
 
     private static void kill(Process p) {
-        p.descendants().forEach(ProcessHandle::destroyForcibly);
-        p.destroyForcibly();
+        Watchdog.end(p.toHandle());
     }
 
     private final class LocalNode implements NodeAccess {

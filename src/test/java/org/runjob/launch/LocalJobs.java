@@ -78,7 +78,11 @@ final class LocalJobs {
     }
 
     static void signal(Process p, String signal) throws IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-s", signal, Long.toString(p.pid())).inheritIO().start();
+        signal(p.pid(), signal);
+    }
+
+    static void signal(long pid, String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-s", signal, Long.toString(pid)).inheritIO().start();
         kill.waitFor(10, TimeUnit.SECONDS);
     }
 
