@@ -44,6 +44,8 @@ import org.runjob.protocol.StartRequest;
  *   <li>It starts every worker ({@link WorkerProcess}), sends STARTED with each pid, streams
  *       output as STDOUT/STDERR frames through a {@link Spool} (memory, then a spill file: a slow
  *       coordinator never blocks a worker), and EXITED with each worker's {@link Exit}.</li>
+ *   <li>STACKS is answered with one STACK per running worker: every thread's stack of its Python
+ *       processes ({@link StackHook}), the run undisturbed.</li>
  *   <li>PING is answered with PONG carrying the same payload. No frame for the heartbeat timeout
  *       of START stops every worker, as below, after a NOTICE saying so.</li>
  *   <li>STOP, or the end of its stdin (the coordinator died or the link dropped), makes it stop
@@ -92,7 +94,7 @@ public final class Agent {
         this.env = Map.copyOf(workerEnv);
         this.spool = new Spool(spoolMemory, spillDir);
         this.leases = new GpuLeases(env);
-        this.workers = new WorkerGroup(spool, new Registry(env), this.env);
+        this.workers = new WorkerGroup(spool, new Registry(env), this.env, Registry.dir(env));
         this.requests = new AgentRequests(this.env, options, leases, this::reply);
     }
 
@@ -196,6 +198,7 @@ public final class Agent {
                     case STOP -> workers.stopAll();
                     case KILL -> workers.killAll();
                     case PING -> put(new Frame(Frame.Type.PONG, -1, f.payload()));
+                    case STACKS -> workers.stacks(new String(f.payload(), StandardCharsets.UTF_8));
                     default -> {
                         if (!requests.handle(f)) {
                             throw new ProtocolException("a " + f.type() + " frame goes to the coordinator, not to an agent");

@@ -35,7 +35,12 @@ final class Registry {
     private String written = "";
 
     Registry(Map<String, String> env) {
-        this.dir = Optional.ofNullable(env.get(VARIABLE)).map(Path::of).filter(Files::isDirectory);
+        this.dir = dir(env);
+    }
+
+    /** The watchdog's private directory named in {@code env}, when there is one. */
+    static Optional<Path> dir(Map<String, String> env) {
+        return Optional.ofNullable(env.get(VARIABLE)).map(Path::of).filter(Files::isDirectory);
     }
 
     void grace(long millis) {

@@ -1,12 +1,17 @@
 package org.runjob.agent;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
+import org.runjob.protocol.Frame;
 import org.runjob.protocol.StartRequest;
 import org.runjob.protocol.WorkerStart;
 
@@ -17,6 +22,7 @@ import org.runjob.protocol.WorkerStart;
  *       of the job's processes ({@link Registry}) is kept current every {@value Registry#EVERY_MS} ms.</li>
  *   <li>{@link #stopAll}, once, on its own thread: SIGTERM to every worker tree and every process
  *       they left, SIGKILL to what is left after the grace period. {@link #killAll}: SIGKILL now.</li>
+ *   <li>{@link #stacks}, any number of times while they run: every running worker's stacks.</li>
  *   <li>{@link #awaitEnd} returns when every worker reported its exit (or none will start);
  *       {@link #finish} then stops what they left behind and empties the registry.</li>
  * </ol>
@@ -26,6 +32,8 @@ final class WorkerGroup {
     private final Spool spool;
     private final Registry registry;
     private final Map<String, String> env;
+    private final Optional<Path> stateDir;
+    private Optional<StackHook> hook = Optional.empty();
     private final List<WorkerProcess> workers = new ArrayList<>();
     private final CountDownLatch started = new CountDownLatch(1);
     private volatile CountDownLatch ended;
@@ -33,10 +41,12 @@ final class WorkerGroup {
     private volatile boolean stopping;
     private boolean finished;
 
-    WorkerGroup(Spool spool, Registry registry, Map<String, String> env) {
+    /** @param stateDir the watchdog's private directory, where the {@link StackHook} goes when there is one */
+    WorkerGroup(Spool spool, Registry registry, Map<String, String> env, Optional<Path> stateDir) {
         this.spool = spool;
         this.registry = registry;
         this.env = env;
+        this.stateDir = stateDir;
     }
 
     /** Starts the request's workers; false (nothing done) when a START came before. */
@@ -50,9 +60,10 @@ final class WorkerGroup {
             workers.add(new WorkerProcess(spec, spool));
         }
         registry.grace(graceMillis);
+        hook = StackHook.create(stateDir);
         started.countDown();
         for (WorkerProcess w : workers) {
-            w.start(env, ended::countDown);
+            w.start(env, hook, ended::countDown);
         }
         registry.sweep(workerPids());
         Thread keeper = new Thread(this::keepRegistry, "agent-registry");
@@ -88,6 +99,36 @@ final class WorkerGroup {
             finished = true;
         }
         registry.sweep(List.of());
+        hook.ifPresent(StackHook::close);
+    }
+
+    /**
+     * Sends one STACK frame per running worker, {@code id} first: the stacks of its Python
+     * processes ({@link StackHook}); on its own thread, so the agent's reading goes on.
+     */
+    void stacks(String id) {
+        List<WorkerProcess> snapshot;
+        Optional<StackHook> h;
+        synchronized (this) {
+            snapshot = List.copyOf(workers);
+            h = hook;
+        }
+        Thread t = new Thread(() -> {
+            for (WorkerProcess w : snapshot) {
+                if (!w.running()) {
+                    continue;
+                }
+                String text = h.map(x -> x.capture(w.processes()))
+                        .orElse("no stack: the agent could not set up its stack hook (no writable temporary directory)\n");
+                try {
+                    spool.put(new Frame(Frame.Type.STACK, w.rank(), (id + "\n" + text).getBytes(StandardCharsets.UTF_8)));
+                } catch (IOException e) {
+                    return;
+                }
+            }
+        }, "agent-stacks");
+        t.setDaemon(true);
+        t.start();
     }
 
     boolean stopping() {

@@ -7,9 +7,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -62,9 +64,10 @@ final class WorkerProcess {
     }
 
     /** Starts the worker; a failure to start is reported as {@link Exit.NotStarted}, not thrown. */
-    void start(Map<String, String> agentEnv, Runnable onEnd) {
+    void start(Map<String, String> agentEnv, Optional<StackHook> hook, Runnable onEnd) {
         Map<String, String> env = new HashMap<>(agentEnv);
         env.putAll(spec.env());
+        hook.ifPresent(h -> h.addTo(env));
         String token = ProcessHandle.current().pid() + "-" + spec.rank() + "-" + System.nanoTime();
         env.put(ProcessTree.TOKEN_VARIABLE, token);
         Path dir = Workdirs.resolve(spec.workdir(), agentEnv);
@@ -116,6 +119,26 @@ final class WorkerProcess {
         }, "wait-" + spec.rank());
         waiter.setDaemon(true);
         waiter.start();
+    }
+
+    /** True while the worker's own process runs. */
+    boolean running() {
+        Process p = process;
+        return p != null && p.isAlive();
+    }
+
+    /** The worker's process and every process of its tree, the worker first. */
+    List<Long> processes() {
+        ProcessTree t = tree;
+        List<Long> pids = new ArrayList<>(List.of(pid()));
+        if (t != null) {
+            t.members().forEach(h -> {
+                if (h.pid() != pids.get(0)) {
+                    pids.add(h.pid());
+                }
+            });
+        }
+        return pids;
     }
 
     private int waitFor() {

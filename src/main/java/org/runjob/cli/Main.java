@@ -105,6 +105,7 @@ public final class Main {
         cl.addSubcommand("status", new StatusCommand(io));
         cl.addSubcommand("logs", new LogsCommand(io));
         cl.addSubcommand("stop", new StopCommand(io));
+        cl.addSubcommand("stacks", new StacksCommand(io));
         cl.addSubcommand("help", new CommandLine.HelpCommand());
         // bash (and zsh through bashcompinit) completion, generated from the command model
         cl.addSubcommand("completion", new picocli.AutoComplete.GenerateCompletion());

@@ -26,6 +26,10 @@ sealed interface Event {
     record ErrorFile(String node, int rank, String json) implements Event {
     }
 
+    /** A rank's answer to STACKS: the capture's id and the stacks' text. */
+    record Stack(String node, int rank, String id, String text) implements Event {
+    }
+
     record Started(String node, int rank, long pid) implements Event {
     }
 

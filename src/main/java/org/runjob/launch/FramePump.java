@@ -126,6 +126,11 @@ final class FramePump {
                     case STDOUT -> deliver(new Event.Output(node, f.rank(), false, f.payload()));
                     case STDERR -> deliver(new Event.Output(node, f.rank(), true, f.payload()));
                     case EXITED -> deliver(new Event.Exited(node, f.rank(), Exit.decode(f.payload())));
+                    case STACK -> {
+                        String text = new String(f.payload(), StandardCharsets.UTF_8);
+                        int nl = text.indexOf('\n');
+                        deliver(new Event.Stack(node, f.rank(), nl < 0 ? text : text.substring(0, nl), nl < 0 ? "" : text.substring(nl + 1)));
+                    }
                     case DONE -> done = true;
                     case PONG -> { } // its arrival is what counts: lastRead
                     default -> throw new ProtocolException("a " + f.type() + " frame goes to an agent, not to the coordinator");

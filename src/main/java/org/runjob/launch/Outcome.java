@@ -1,5 +1,7 @@
 package org.runjob.launch;
 
+import java.util.List;
+
 import org.runjob.protocol.Exit;
 
 /** How a worker ended, as the coordinator records it. */
@@ -47,6 +49,27 @@ public sealed interface Outcome {
 
         public String describe() {
             return "lost: " + reason;
+        }
+    }
+
+    /**
+     * The attempt hung ({@code failure.hang_timeout_s}); the rank that stood out in the stacks, or
+     * the first running one, carries it.
+     *
+     * @param folder the capture's folder in the run folder
+     * @param stacks one line per rank ({@link StackSummary})
+     */
+    record Hung(String why, String folder, List<String> stacks) implements Outcome {
+        public Hung {
+            stacks = List.copyOf(stacks);
+        }
+
+        public boolean success() {
+            return false;
+        }
+
+        public String describe() {
+            return "hung: " + why;
         }
     }
 

@@ -11,9 +11,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -33,8 +35,11 @@ import org.runjob.protocol.Frame;
  *       running; output goes to the {@link OutputRouter}; an exit with code 0 makes it succeeded.</li>
  *   <li>The first worker that exits non-zero, dies by a signal or cannot start, or whose node is
  *       lost, is the root cause: every agent is told STOP (SIGTERM to each worker tree, SIGKILL after
- *       the grace period). Workers the agents stopped end as stopped; others that fail meanwhile
+ *       the grace period). SupervisedWorkers the agents stopped end as stopped; others that fail meanwhile
  *       as failed.</li>
+ *   <li>With {@code failure.hang_timeout_s}, an attempt in which no rank printed for that long is
+ *       hung ({@link StackWatch}): every rank's stacks are saved, and the rank that stood out is
+ *       the root cause. {@link StackWatch} also serves {@code runjob stacks}.</li>
  *   <li>The first Ctrl-C / SIGTERM does the same stop and marks the attempt interrupted; the second
  *       sends KILL now.</li>
  *   <li>Backstops: agents that have not finished {@value #STOP_SLACK_MS} ms after the grace period
@@ -68,13 +73,13 @@ final class Supervisor {
      */
     static final int EVENT_CAPACITY = 1024;
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>(EVENT_CAPACITY);
-    private final Map<Integer, Worker> workers = new LinkedHashMap<>();
+    private final Map<Integer, SupervisedWorker> workers = new LinkedHashMap<>();
     private final Map<String, AgentChannel> agents = new LinkedHashMap<>();
     /** Why an agent stopped its workers on its own, by node. */
     private final Map<String, String> agentStops = new HashMap<>();
     /** Events that arrived while agents were still starting, for the main loop. */
     private final List<Event> early = new ArrayList<>();
-    private Worker rootCause;
+    private SupervisedWorker rootCause;
     private boolean interrupted;
     private int interruptsSeen;
     private final Escalation escalation;
@@ -84,29 +89,12 @@ final class Supervisor {
     private boolean changed = true;
     private boolean outputSince;
     private long lastPublish;
-
-    /** Mutable only here, on the supervisor's thread. */
-    private static final class Worker {
-        final WorkerLaunch launch;
-        WorkerState state = WorkerState.STARTING;
-        OptionalLong pid = OptionalLong.empty();
-        Instant start;
-        Instant end;
-        Outcome outcome;
-        List<String> tail = List.of();
-        Instant lastOutput;
-        Optional<String> errorFile = Optional.empty();
-        long[] bytes = new long[2];
-
-        Worker(WorkerLaunch launch) {
-            this.launch = launch;
-        }
-    }
-
-    Supervisor(LaunchPlan plan, int attempt, AgentStarter starter, OutputRouter router, Interrupts interrupts,
-               Clock clock, long graceMillis) {
-        this(plan, attempt, starter, router, interrupts, clock, graceMillis, StatusSink.NONE);
-    }
+    private final StackWatch stacks;
+    /** System.nanoTime() of the last output or start of any rank: what the hang timeout measures. */
+    private long lastActivity = System.nanoTime();
+    /** Once the hang capture is complete: the hang, and the rank that carries it. */
+    private Outcome.Hung hang;
+    private int hangRank = -1;
 
     Supervisor(LaunchPlan plan, int attempt, AgentStarter starter, OutputRouter router, Interrupts interrupts,
                Clock clock, long graceMillis, StatusSink status) {
@@ -119,7 +107,8 @@ final class Supervisor {
         this.clock = clock;
         this.graceMillis = graceMillis;
         this.escalation = new Escalation(System::nanoTime, graceMillis);
-        plan.workers().forEach(w -> workers.put(w.rank(), new Worker(w)));
+        plan.workers().forEach(w -> workers.put(w.rank(), new SupervisedWorker(w)));
+        this.stacks = new StackWatch(router.folder(), attempt, plan.spec().failure().hangTimeoutSeconds(), this::sendAll, this::hung);
     }
 
     AttemptResult run() {
@@ -145,6 +134,7 @@ final class Supervisor {
                 checkInterrupts();
                 backstops();
                 ping();
+                stacks.tick(running(), lastActivity, escalation.stopping());
                 // a burst of changes (200 workers starting) is one rewrite of status.json, not 200
                 long sincePublish = System.nanoTime() - lastPublish;
                 if ((changed && (events.isEmpty() || sincePublish > 200_000_000L)) || (outputSince && sincePublish > 1_000_000_000L)) {
@@ -162,13 +152,14 @@ final class Supervisor {
         } finally {
             interrupts.onRaise(() -> { });
             agents.values().forEach(AgentChannel::close);
+            stacks.close();
         }
         List<RankResult> results = new ArrayList<>();
-        for (Worker w : workers.values()) {
+        for (SupervisedWorker w : workers.values()) {
             if (!w.state.ended()) {
                 end(w, WorkerState.LOST, new Outcome.Lost("no exit was reported"));
             }
-            results.add(result(w));
+            results.add(w.result());
         }
         publish();
         Optional<RankResult> cause = rootCause == null ? Optional.empty()
@@ -203,9 +194,10 @@ final class Supervisor {
 
     private void handle(Event event) {
         if (event instanceof Event.Started s) {
-            Worker w = workers.get(s.rank());
+            SupervisedWorker w = workers.get(s.rank());
             w.pid = OptionalLong.of(s.pid());
             w.start = clock.instant();
+            lastActivity = System.nanoTime();
             if (w.state.canBecome(WorkerState.RUNNING)) {
                 w.state = WorkerState.RUNNING; // a late STARTED never revives a worker that already ended
             }
@@ -224,7 +216,10 @@ final class Supervisor {
         } else if (event instanceof Event.Output o) {
             router.output(o.node(), o.rank(), o.stderr(), o.bytes());
             workers.get(o.rank()).lastOutput = clock.instant();
+            lastActivity = System.nanoTime();
             outputSince = true;
+        } else if (event instanceof Event.Stack st) {
+            stacks.received(st.rank(), st.id(), st.text());
         } else if (event instanceof Event.Exited x) {
             exited(workers.get(x.rank()), x.exit());
         } else if (event instanceof Event.AgentDone d) {
@@ -252,7 +247,11 @@ final class Supervisor {
         }
     }
 
-    private void exited(Worker w, Exit exit) {
+    private void exited(SupervisedWorker w, Exit exit) {
+        if (w.launch.rank() == hangRank) {
+            end(w, WorkerState.FAILED, hang);
+            return;
+        }
         String agentStop = agentStops.get(w.launch.node());
         if (exit.stoppedByAgent() && agentStop != null) {
             // the agent stopped it on its own (no heartbeat): not the worker's doing, not ours
@@ -273,6 +272,19 @@ final class Supervisor {
         }
     }
 
+    /** The running ranks and their nodes. */
+    private Map<Integer, String> running() {
+        return workers.values().stream().filter(w -> w.state == WorkerState.RUNNING)
+                .collect(Collectors.toMap(w -> w.launch.rank(), w -> w.launch.node(), (a, b) -> a, TreeMap::new));
+    }
+
+    /** The hang capture is complete: {@code rank} carries the hang as the root cause, and every worker stops. */
+    private void hung(int rank, Outcome.Hung outcome) {
+        hangRank = rank;
+        hang = outcome;
+        failed(workers.get(rank));
+    }
+
     /** A backstop gives up on a node's agent: closed by force, its workers lost for {@code why}. */
     private void failNode(AgentChannel channel, String why) {
         LOG.warn("node {}: {}; closing it by force", channel.node(), why);
@@ -282,7 +294,7 @@ final class Supervisor {
     }
 
     private void lose(String node, String reason) {
-        for (Worker w : workers.values()) {
+        for (SupervisedWorker w : workers.values()) {
             if (w.launch.node().equals(node) && !w.state.ended()) {
                 end(w, WorkerState.LOST, new Outcome.Lost(reason));
                 failed(w);
@@ -293,7 +305,7 @@ final class Supervisor {
     /** Hands the live state to the status sink (status.json). */
     private void publish() {
         List<StatusSink.Rank> ranks = new ArrayList<>();
-        for (Worker w : workers.values()) {
+        for (SupervisedWorker w : workers.values()) {
             ranks.add(new StatusSink.Rank(w.launch.rank(), w.launch.node(), w.state, Optional.ofNullable(w.lastOutput)));
         }
         status.update(attempt, escalation.stopping(), ranks);
@@ -302,7 +314,7 @@ final class Supervisor {
         lastPublish = System.nanoTime();
     }
 
-    private void end(Worker w, WorkerState state, Outcome outcome) {
+    private void end(SupervisedWorker w, WorkerState state, Outcome outcome) {
         changed = true;
         w.state = state;
         w.outcome = outcome;
@@ -312,7 +324,7 @@ final class Supervisor {
         w.bytes = router.bytes(w.launch.rank());
     }
 
-    private void failed(Worker w) {
+    private void failed(SupervisedWorker w) {
         if (rootCause == null && !interrupted) {
             rootCause = w;
         }
@@ -384,10 +396,5 @@ final class Supervisor {
                 LOG.debug("node {}: cannot send {}: {}", channel.node(), frame.type(), e.getMessage());
             }
         }
-    }
-
-    private static RankResult result(Worker w) {
-        return new RankResult(w.launch.rank(), w.launch.localRank(), w.launch.node(), w.pid, w.start, w.end, w.state,
-                Optional.ofNullable(w.outcome), w.bytes[0], w.bytes[1], w.tail, w.errorFile);
     }
 }

@@ -48,6 +48,11 @@ public final class OutputRouter implements AutoCloseable {
         this.all = new BufferedOutputStream(Files.newOutputStream(folder.resolve("all.log")), 1 << 16);
     }
 
+    /** The run folder. */
+    public Path folder() {
+        return folder;
+    }
+
     /** Starts a new attempt: later output goes to that attempt's rank files. */
     public void attempt(int attempt) throws IOException {
         flushPartials();

@@ -12,7 +12,8 @@ import org.runjob.launch.RunResult;
 /**
  * The end-of-run report: on failure a "root cause" block first (the first failure by time: node,
  * rank and local rank, exit code or signal, pid; the exception and traceback from its
- * TORCHELASTIC_ERROR_FILE when torch's {@code @record} wrote one; the last stderr lines), then one row per rank
+ * TORCHELASTIC_ERROR_FILE when torch's {@code @record} wrote one; for a hang, each rank's innermost frames;
+ * the last stderr lines), then one row per rank
  * (node, rank, result, duration), then where the run folder is.
  */
 public final class RunReport {
@@ -43,6 +44,10 @@ public final class RunReport {
         out.println("root cause: rank " + cause.rank() + " (local rank " + cause.localRank() + ") on node " + cause.node()
                 + ": " + cause.outcome().map(Outcome::describe).orElse("?")
                 + (cause.pid().isPresent() ? ", pid " + cause.pid().getAsLong() : ""));
+        if (cause.outcome().orElse(null) instanceof Outcome.Hung hung) {
+            out.println("  each rank's main thread, innermost frame first (every thread of every process in " + hung.folder() + "/):");
+            hung.stacks().forEach(line -> out.println("  | " + line));
+        }
         cause.errorFile().flatMap(ErrorFile::parse).ifPresent(e -> {
             out.println("  error (TORCHELASTIC_ERROR_FILE): " + e.message());
             List<String> trace = e.traceback();

@@ -155,13 +155,18 @@ public record JobSpec(
     }
 
     /** Supervision settings: seconds from SIGTERM to SIGKILL, and whole-group restarts. */
-    public record FailureSpec(double gracePeriodSeconds, int maxRestarts) {
+    /** @param hangTimeoutSeconds a run whose ranks all stay silent this long is hung; 0: never */
+    public record FailureSpec(double gracePeriodSeconds, int maxRestarts, double hangTimeoutSeconds) {
         public static final double DEFAULT_GRACE_S = 10;
 
         public FailureSpec {
-            if (gracePeriodSeconds < 0 || maxRestarts < 0) {
-                throw new IllegalArgumentException("grace period and restarts are >= 0");
+            if (gracePeriodSeconds < 0 || maxRestarts < 0 || hangTimeoutSeconds < 0) {
+                throw new IllegalArgumentException("grace period, restarts and hang timeout are >= 0");
             }
+        }
+
+        public FailureSpec(double gracePeriodSeconds, int maxRestarts) {
+            this(gracePeriodSeconds, maxRestarts, 0);
         }
     }
 }

@@ -69,7 +69,8 @@ final class SpecBinder {
         JsonNode failure = object(root, "failure");
         JobSpec.FailureSpec failureSpec = new JobSpec.FailureSpec(
                 failure.has("grace_period_s") ? failure.get("grace_period_s").doubleValue() : JobSpec.FailureSpec.DEFAULT_GRACE_S,
-                integer(failure, "max_restarts").orElse(0));
+                integer(failure, "max_restarts").orElse(0),
+                failure.has("hang_timeout_s") ? failure.get("hang_timeout_s").doubleValue() : 0);
         return new JobSpec(name, nodes, rendezvous, entrypoint,
                 text(root, "workdir").orElse("~/.runjob/" + name),
                 files, env(root.get("env")), sshSpec, failureSpec,

@@ -90,7 +90,7 @@ class AgentStartTest {
         };
         AttemptResult result;
         try (OutputRouter router = new OutputRouter(tmp, new Console(System.out, false, Set.of()))) {
-            result = new Supervisor(plan(), 0, starter, router, Interrupts.none(), Clock.systemUTC(), 1000).run();
+            result = new Supervisor(plan(), 0, starter, router, Interrupts.none(), Clock.systemUTC(), 1000, StatusSink.NONE).run();
         }
         assertThat(channels.keySet()).containsExactlyInAnyOrder("a", "c");
         for (Recording r : channels.values()) {
@@ -129,7 +129,7 @@ class AgentStartTest {
         };
         AttemptResult result;
         try (OutputRouter router = new OutputRouter(tmp, new Console(System.out, false, Set.of()))) {
-            result = new Supervisor(plan(), 0, starter, router, Interrupts.none(), Clock.systemUTC(), 1000).run();
+            result = new Supervisor(plan(), 0, starter, router, Interrupts.none(), Clock.systemUTC(), 1000, StatusSink.NONE).run();
         }
         assertThat(channels.values()).hasSize(3).allSatisfy(r -> assertThat(r.sent).startsWith(Frame.Type.START));
         assertThat(result.ranks()).extracting(RankResult::state).containsOnly(WorkerState.LOST);
@@ -147,7 +147,7 @@ class AgentStartTest {
         };
         AttemptResult result;
         try (OutputRouter router = new OutputRouter(tmp, new Console(System.out, false, Set.of()))) {
-            result = new Supervisor(plan(), 0, starter, router, Interrupts.none(), Clock.systemUTC(), 1000).run();
+            result = new Supervisor(plan(), 0, starter, router, Interrupts.none(), Clock.systemUTC(), 1000, StatusSink.NONE).run();
         }
         assertThat(channels.values()).hasSize(3).allSatisfy(r -> {
             assertThat(r.sent).as(r.node).isEmpty();

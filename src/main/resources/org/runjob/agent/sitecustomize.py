@@ -1,0 +1,49 @@
+# runjob's stack hook, on PYTHONPATH of every worker the runjob agent starts.
+#
+# It registers faulthandler on a real-time signal, so that the agent can ask any Python process of
+# a rank for the stack of every thread at any time (a rank hung in C code included) without a
+# change to the training script. The dump goes to RUNJOB_STACKS_DIR/PID, whose first line names
+# the signal and the main thread: the agent signals only a process whose file says so and whose
+# handler is still installed. A forked child registers again, with a file of its own.
+# Then the next sitecustomize on sys.path (the system's, or the job's own) runs as it would have.
+import os
+import sys
+
+
+def _runjob_register():
+    folder = os.environ.get("RUNJOB_STACKS_DIR")
+    if not folder:
+        return
+    try:
+        import faulthandler
+        import signal
+        import threading
+        signum = signal.SIGRTMIN + 5
+        path = os.path.join(folder, str(os.getpid()))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        out = os.fdopen(fd, "w", buffering=1)
+        out.write("runjob-stacks %d 0x%016x\n" % (signum, threading.main_thread().ident or 0))
+        faulthandler.register(signum, file=out, all_threads=True, chain=False)
+        global _runjob_file
+        _runjob_file = out
+    except Exception:
+        pass
+
+
+def _runjob_next():
+    import importlib.machinery
+    import importlib.util
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is not None and spec.loader is not None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["sitecustomize"] = module
+        spec.loader.exec_module(module)
+
+
+_runjob_file = None
+_runjob_register()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_runjob_register)
+_runjob_next()

@@ -1,0 +1,112 @@
+package org.runjob.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.testbed.Testbed;
+
+/**
+ * The stack hook on real processes: a Python process answers with every thread's stack and goes
+ * on; the job's own sitecustomize still runs and its own SIGUSR1 handler still works; a process
+ * that is no hooked Python is never signalled.
+ */
+class StackHookTest {
+
+    static final String PYTHON = "/usr/bin/python3";
+    static final String SCRIPT = String.join("\n",
+            "import os, signal, sys, threading, time",
+            "def on_usr1(s, f):",
+            "    print('usr1', flush=True)",
+            "signal.signal(signal.SIGUSR1, on_usr1)",
+            "def waiting_here():",
+            "    while True:",
+            "        time.sleep(0.05)",
+            "threading.Thread(target=lambda: time.sleep(60), daemon=True).start()",
+            "print('ready', flush=True)",
+            "waiting_here()");
+
+    @TempDir
+    Path tmp;
+
+    final List<Process> started = new ArrayList<>();
+
+    @AfterEach
+    void kill() {
+        started.forEach(Process::destroyForcibly);
+    }
+
+    Process start(Map<String, String> env, String... argv) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        started.add(p);
+        return p;
+    }
+
+    @Test
+    void aPythonRankAnswersWithEveryThreadAndItsOwnSitecustomizeAndSignalHandlerStillWork() throws Exception {
+        Testbed.require(Files.isExecutable(Path.of(PYTHON)), PYTHON);
+        Path own = Files.createDirectories(tmp.resolve("own"));
+        Files.writeString(own.resolve("sitecustomize.py"), "open(" + pyString(tmp.resolve("own-ran").toString()) + ", 'w').close()\n");
+        StackHook hook = StackHook.create(Optional.of(Files.createDirectories(tmp.resolve("state")))).orElseThrow();
+        Map<String, String> env = new HashMap<>(Map.of("PYTHONPATH", own.toString()));
+        hook.addTo(env);
+        assertThat(env.get("PYTHONPATH")).isEqualTo(tmp.resolve("state") + ":" + own);
+
+        Process python = start(env, PYTHON, "-c", SCRIPT);
+        Process sleep = start(env, "sleep", "60");
+        var out = python.inputReader(StandardCharsets.UTF_8);
+        assertThat(out.readLine()).isEqualTo("ready");
+        assertThat(tmp.resolve("own-ran")).as("the job's own sitecustomize ran after runjob's").exists();
+
+        String text = hook.capture(List.of(python.pid(), sleep.pid()));
+        assertThat(text).startsWith("process " + python.pid() + " (python3), main thread 0x")
+                .containsPattern("Current thread 0x[0-9a-f]{16} \\(most recent call first\\):\n  File \"<string>\", line 7 in waiting_here\n"
+                        + "  File \"<string>\", line 10 in <module>")
+                .containsPattern("Thread 0x[0-9a-f]{16} \\(most recent call first\\):\n  File \"<string>\", line 8 in <lambda>")
+                .doesNotContain("process " + sleep.pid());
+        assertThat(python.isAlive()).isTrue();
+        assertThat(sleep.isAlive()).as("a process that is no hooked Python is not signalled").isTrue();
+        // a second capture takes only what was written since
+        assertThat(hook.capture(List.of(python.pid()))).containsOnlyOnce("in waiting_here");
+
+        new ProcessBuilder("kill", "-USR1", Long.toString(python.pid())).start().waitFor();
+        assertThat(out.readLine()).as("the script's own SIGUSR1 handler").isEqualTo("usr1");
+        hook.close();
+        assertThat(tmp.resolve("state/stacks")).doesNotExist();
+        assertThat(tmp.resolve("state")).exists();
+    }
+
+    @Test
+    void aRankWithoutHookedPythonSaysWhyAndIsLeftAlone() throws Exception {
+        StackHook hook = StackHook.create(Optional.empty()).orElseThrow();
+        Map<String, String> env = new HashMap<>();
+        hook.addTo(env);
+        Process sleep = start(env, "sleep", "60");
+        // a Python that ignores PYTHONPATH (-E) has no hook either
+        Process isolated = start(env, PYTHON, "-E", "-c", "print('ready', flush=True)\nimport time\ntime.sleep(60)");
+        assertThat(isolated.inputReader(StandardCharsets.UTF_8).readLine()).isEqualTo("ready");
+        assertThat(hook.capture(List.of(sleep.pid(), isolated.pid()))).isEqualTo(
+                "no stack: no process of this rank runs Python with runjob's stack hook (not Python, or started with -I or -E, which ignore PYTHONPATH)\n");
+        assertThat(sleep.isAlive() && isolated.isAlive()).as("neither was signalled").isTrue();
+        Path dir = Path.of(env.get(StackHook.VARIABLE)).getParent();
+        hook.close();
+        assertThat(dir).as("its own temporary directory is removed").doesNotExist();
+    }
+
+    static String pyString(String s) {
+        return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'";
+    }
+}
