@@ -181,7 +181,9 @@ public final class Preflight {
         row.put(Check.WORKDIR, workdirError.map(Cell::fail).orElse(Cell.ok("ok")));
         row.put(Check.DISK, f.get(NodeFacts.FREE_BYTES).filter(v -> v.matches("\\d+")).map(v -> disk(Long.parseLong(v)))
                 .orElse(Cell.warn("unknown")));
-        row.put(Check.PROGRAM, f.get(NodeFacts.PROGRAM_ERROR).map(Cell::fail).orElse(Cell.ok(program())));
+        row.put(Check.PROGRAM, f.get(NodeFacts.PROGRAM_ERROR).map(Cell::fail).orElse(Cell.ok(program()
+                + f.get(NodeFacts.PROGRAM_PATH).filter(p -> !p.equals(program())).map(p -> " -> " + p).orElse("")
+                + f.get(NodeFacts.PROGRAM_VERSION).map(v -> " (" + v + ")").orElse(""))));
         return failed(row) ? Optional.empty() : Optional.of(f);
     }
 

@@ -17,7 +17,8 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The preflight table (a row per node, a column per check, at most {@value #MAX_WIDTH} columns
- * wide) followed by every warning and failure in full; as JSON, the same with the GPU inventories
+ * wide) followed by every warning and failure in full, and each node's program in full where the
+ * table cut it; as JSON, the same with the GPU inventories
  * of the nodes that were probed.
  */
 public final class PreflightText {
@@ -60,6 +61,14 @@ public final class PreflightText {
             out.println(line(row, widths, colour));
         }
         details(report).forEach(out::println);
+        // what runs on each node (the interpreter behind python3, its version) is worth its full text
+        int program = header.indexOf(report.label(Check.PROGRAM));
+        for (NodeReport n : report.nodes()) {
+            Cell cell = n.cells().get(Check.PROGRAM);
+            if (cell != null && cell.status() == Cell.Status.OK && short_(cell).length() > widths[program]) {
+                out.println("ok   " + n.node() + " " + report.label(Check.PROGRAM) + ": " + cell.text());
+            }
+        }
         out.println(report.ok() ? "preflight: ok" : "preflight failed: nothing was started");
         out.flush();
     }

@@ -388,7 +388,9 @@ class SshClusterTest {
                 assertThat(node.get("checks").get(check).get("status").stringValue()).as(check).isIn("ok", "warn");
             }
         }
-        assertThat(report.get("nodes").get(1).get("checks").get("program").get("detail").stringValue()).isEqualTo("python3");
+        // what python3 is on the node: the interpreter it runs, its version, torch's where it has torch
+        assertThat(report.get("nodes").get(1).get("checks").get("program").get("detail").stringValue())
+                .matches("python3 -> /\\S*python3(\\.\\d+)? \\(Python 3\\.\\d+\\.\\d+(, torch \\S+)?\\)");
         // check ships none of the job's files; the agent jar is in the user's cache, named by its content
         assertThat(tmp.resolve("work-h2/sleeper.py")).doesNotExist();
         assertThat(tmp.resolve("work-h2/.runjob/runjob.jar")).doesNotExist();
