@@ -1,19 +1,22 @@
 package org.runjob.cli;
 
-import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
-/** {@code runjob status RUN}: a run's state, attempt and every rank's state and last output. */
+/**
+ * {@code runjob status RUN [--watch [SECONDS]]}: a run's state, attempt and every rank's state,
+ * how long ago it printed and its last line ({@link StatusView}); {@code --watch} redraws it until
+ * the run ends. {@code -o json} keeps raw times and adds each rank's last line and silent mark.
+ */
 @Command(name = "status", mixinStandardHelpOptions = true, description = "Show a run: its state, attempt, and each rank's state and last output.")
 final class StatusCommand implements Callable<Integer> {
 
@@ -22,24 +25,18 @@ final class StatusCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "RUN", description = "A run id, a unique prefix of one, last, or a run folder.")
     String run;
 
+    @Option(names = "--watch", arity = "0..1", fallbackValue = "2", paramLabel = "SECONDS",
+            description = "Show it again every SECONDS (default 2) until the run ends, in place on a terminal.")
+    Integer watch;
+
     @Mixin
     RunsOptions options;
 
+    /** Cursor home and clear screen: --watch redraws in place on a terminal. */
+    private static final String CLEAR = "\u001b[H\u001b[2J";
+
     StatusCommand(Io io) {
         this.io = io;
-    }
-
-    /** "12 s ago", "4 min ago", "3 h ago", "2 d ago"; "-" for none. */
-    static String age(String timestamp, Instant now) {
-        if (timestamp == null) {
-            return "-";
-        }
-        try {
-            long s = Math.max(0, Duration.between(Instant.parse(timestamp), now).toSeconds());
-            return s < 120 ? s + " s ago" : s < 7200 ? s / 60 + " min ago" : s < 172_800 ? s / 3600 + " h ago" : s / 86_400 + " d ago";
-        } catch (DateTimeParseException e) {
-            return timestamp;
-        }
     }
 
     @Override
@@ -49,31 +46,56 @@ final class StatusCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         if (found.get() instanceof RunsOptions.Submitted s) {
-            return Remote.call(io, s.entry(), List.of("status", s.entry().runId(), "-o", options.output.name()));
+            List<String> remote = new ArrayList<>(List.of("status", s.entry().runId(), "-o", options.output.name()));
+            if (watch != null) {
+                remote.addAll(List.of("--watch", Integer.toString(watch)));
+            }
+            return Remote.call(io, s.entry(), remote);
         }
         RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
-        JsonNode ranks = r.status().map(s -> s.path("ranks")).orElse(JsonMapper.builder().build().createArrayNode());
+        if (watch == null) {
+            show(r);
+            return ExitCode.OK;
+        }
+        if (watch < 1) {
+            io.err().println("runjob: --watch takes a number of seconds of at least 1");
+            return ExitCode.INVALID;
+        }
+        while (true) {
+            if (io.terminal()) {
+                io.out().print(CLEAR);
+            }
+            show(r);
+            if (!r.live()) {
+                return ExitCode.OK;
+            }
+            Thread.sleep(watch * 1000L);
+            r = RunRecords.read(r.folder(), io.env());
+            if (!io.terminal()) {
+                io.out().println();
+            }
+        }
+    }
+
+    private void show(RunRecords.Run r) {
+        Instant now = io.clock().instant();
+        List<StatusView.Row> rows = StatusView.rows(r, now);
         if (options.output == JobOptions.Output.json) {
             ObjectNode o = r.status().map(s -> (ObjectNode) s.deepCopy()).orElse(JsonMapper.builder().build().createObjectNode());
             o.put("state", r.state()).put("folder", r.folder().toString());
             r.exitCode().ifPresent(c -> o.put("exit_code", c));
+            for (int i = 0; i < rows.size() && o.path("ranks").get(i) instanceof ObjectNode rank; i++) {
+                rank.put("last_line", rows.get(i).lastLine()).put("silent", rows.get(i).silent());
+            }
             io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(o));
         } else {
             io.out().println("run " + r.runId() + " of job " + r.job() + ": " + r.state()
                     + r.exitCode().map(c -> " (exit " + c + ")").orElse("")
                     + r.status().map(s -> ", attempt " + s.path("attempt").asInt()).orElse("")
                     + r.coordinator().map(c -> ", runjob pid " + c.pid() + " on " + c.host() + (c.alive() ? "" : " (gone)")).orElse(""));
-            io.out().printf("%-16s %5s  %-10s  %s%n", "node", "rank", "state", "last output");
-            // a run whose runjob is gone cannot say what its ranks do: their last recorded state is not news
-            boolean dead = r.state().equals("dead");
-            Instant now = io.clock().instant();
-            for (JsonNode k : ranks) {
-                io.out().printf("%-16s %5d  %-10s  %s%n", k.path("node").asString(""), k.path("rank").asInt(),
-                        dead ? "unknown" : k.path("state").asString(""), age(k.path("last_output").asString(null), now));
-            }
+            StatusView.text(r.runId(), rows).forEach(io.out()::println);
             io.out().println("folder " + r.folder());
         }
         io.out().flush();
-        return ExitCode.OK;
     }
 }

@@ -19,10 +19,19 @@ public record Cli(int code, String out, String err) {
     public static final String RUN_ID = "20261201-070000-ab12";
 
     public static Cli run(Map<String, String> env, String... args) {
+        return run(Clock.fixed(NOW, ZoneOffset.UTC), env, args);
+    }
+
+    /** With the real clock: for what reads times a live run wrote (status's ages). */
+    public static Cli runNow(Map<String, String> env, String... args) {
+        return run(Clock.systemUTC(), env, args);
+    }
+
+    private static Cli run(Clock clock, Map<String, String> env, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         Io io = new Io(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                env, Clock.fixed(NOW, ZoneOffset.UTC), () -> 0xab12, false, Interrupts.none());
+                env, clock, () -> 0xab12, false, Interrupts.none());
         int code = Main.run(io, args);
         return new Cli(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }

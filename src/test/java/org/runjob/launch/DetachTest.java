@@ -107,6 +107,34 @@ class DetachTest {
     }
 
     @Test
+    void statusShowsLastLinesMarksTheSilentRankAndWatchEndsWithTheRun() throws Exception {
+        Path job = jobs.job("quiet", "quiet.py", 1, 2, Map.of(), 1, 0);
+        String id = cli("--detach", job.toString()).out().strip();
+        toClean.addAll(jobs.awaitPids("rank", 2, Duration.ofSeconds(10)));
+        // rank 0 printed once; rank 1 prints every 0.2 s: after 10 s and more rank 0 is the silent one
+        Poll.until(() -> Cli.runNow(System.getenv(), "status", id, "--logs-dir", logsDir()).out().matches("(?s).*\nn1 +0  running     1[2-9] s ago \\*.*"),
+                Duration.ofSeconds(30), "rank 0 to be marked silent for 12 s and more");
+        String status = Cli.runNow(System.getenv(), "status", id, "--logs-dir", logsDir()).out();
+        assertThat(status).containsPattern("\nn1 +0  running     1[2-9] s ago \\* +rank 0 said this once, and then a long tail t\\.\\.\\.\\n")
+                .containsPattern("\nn1 +1  running     [01] s ago +rank 1 tick \\d+\\n")
+                .contains("\n* silent far longer than the other ranks: runjob stacks " + id + " shows where every rank is\n");
+        JsonNode json = JsonMapper.builder().build().readTree(Cli.runNow(System.getenv(), "status", id, "--logs-dir", logsDir(), "-o", "json").out());
+        assertThat(json.get("ranks").get(0).get("last_line").stringValue()).isEqualTo("rank 0 said this once, and then a long tail t...");
+        assertThat(json.get("ranks").get(0).get("silent").booleanValue()).as(json.toString()).isTrue();
+        assertThat(json.get("ranks").get(1).get("silent").booleanValue()).isFalse();
+        assertThat(json.get("ranks").get(0).get("last_output").stringValue()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z");
+
+        var watch = CompletableFuture.supplyAsync(() -> Cli.runNow(System.getenv(), "status", id, "--logs-dir", logsDir(), "--watch", "1"));
+        assertThat(cli("stop", id, "--logs-dir", logsDir()).code()).isZero();
+        Cli watched = watch.get(30, TimeUnit.SECONDS);
+        assertThat(watched.code()).isZero();
+        // it redrew until the run ended, and showed the end
+        assertThat(watched.out()).startsWith("run " + id + " of job quiet: ")
+                .containsPattern("(^|\n\n)run " + id + " of job quiet: interrupted \\(exit 130\\), attempt 0, runjob pid \\d+ on \\S+ \\(gone\\)\\n[^\\n]*\\n"
+                        + "n1 +0  stopped [^\\n]*\\nn1 +1  stopped [^\\n]*\\nfolder [^\\n]+\\n$");
+    }
+
+    @Test
     void stopEndsADetachedRunLikeCtrlCAndAKilledRunjobShowsAsDead() throws Exception {
         Path job = jobs.job("held", "sleeper.py", 1, 2, Map.of(), 1, 0);
         String id = cli("--detach", job.toString()).out().strip();

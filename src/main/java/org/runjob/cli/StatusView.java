@@ -1,0 +1,109 @@
+package org.runjob.cli;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import org.runjob.logs.OutputRouter;
+
+import tools.jackson.databind.JsonNode;
+
+/**
+ * What {@code runjob status} shows of a run: per rank its node, state, how long ago it last
+ * printed, and its last line (read from its rank file in the run folder, cut to fit); a running
+ * rank silent far longer than the freshest one is marked {@code *} (at least
+ * {@value #SILENT_S} s more, and three times as long).
+ */
+final class StatusView {
+
+    static final long SILENT_S = 10;
+    static final int LINE_WIDTH = 48;
+    private static final int TAIL_BYTES = 8192;
+
+    private StatusView() {
+    }
+
+    /** One rank's row. */
+    record Row(String node, int rank, String state, Optional<Long> silentSeconds, String lastLine, boolean silent) {
+    }
+
+    static List<Row> rows(RunRecords.Run r, Instant now) {
+        boolean dead = r.state().equals("dead");
+        int attempt = r.status().map(s -> s.path("attempt").asInt()).orElse(0);
+        List<Row> rows = new ArrayList<>();
+        List<JsonNode> ranks = r.status().map(s -> s.path("ranks").valueStream().toList()).orElse(List.of());
+        for (JsonNode k : ranks) {
+            int rank = k.path("rank").asInt();
+            // a run whose runjob is gone cannot say what its ranks do: their last recorded state is not news
+            rows.add(new Row(k.path("node").asString(""), rank, dead ? "unknown" : k.path("state").asString(""),
+                    seconds(k.path("last_output").asString(null), now),
+                    lastLine(r.folder().resolve(OutputRouter.rankFileName(rank, attempt))), false));
+        }
+        long freshest = rows.stream().filter(x -> x.state().equals("running")).flatMap(x -> x.silentSeconds().stream())
+                .min(Long::compare).orElse(Long.MAX_VALUE);
+        List<Row> marked = new ArrayList<>();
+        for (Row x : rows) {
+            boolean silent = x.state().equals("running") && x.silentSeconds().isPresent() && freshest != Long.MAX_VALUE
+                    && x.silentSeconds().get() >= freshest + SILENT_S && x.silentSeconds().get() >= 3 * Math.max(1, freshest);
+            marked.add(new Row(x.node(), x.rank(), x.state(), x.silentSeconds(), x.lastLine(), silent));
+        }
+        return marked;
+    }
+
+    /** The table, then the mark's meaning when a rank has it. */
+    static List<String> text(String runId, List<Row> rows) {
+        List<String> out = new ArrayList<>();
+        out.add(String.format("%-16s %5s  %-10s  %-12s  %s", "node", "rank", "state", "last output", "last line"));
+        for (Row x : rows) {
+            out.add(String.format("%-16s %5d  %-10s  %-12s  %s", x.node(), x.rank(), x.state(),
+                    x.silentSeconds().map(StatusView::age).orElse("-") + (x.silent() ? " *" : ""), x.lastLine()).stripTrailing());
+        }
+        if (rows.stream().anyMatch(Row::silent)) {
+            out.add("* silent far longer than the other ranks: runjob stacks " + runId + " shows where every rank is");
+        }
+        return out;
+    }
+
+    /** "12 s ago", "4 min ago", "3 h ago", "2 d ago". */
+    static String age(long s) {
+        return s < 120 ? s + " s ago" : s < 7200 ? s / 60 + " min ago" : s < 172_800 ? s / 3600 + " h ago" : s / 86_400 + " d ago";
+    }
+
+    private static Optional<Long> seconds(String timestamp, Instant now) {
+        if (timestamp == null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(Math.max(0, Duration.between(Instant.parse(timestamp), now).toSeconds()));
+        } catch (DateTimeParseException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** The file's last non-blank line, control characters as spaces, cut to {@value #LINE_WIDTH} columns; "" when none. */
+    static String lastLine(Path file) {
+        String tail;
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
+            long from = Math.max(0, f.length() - TAIL_BYTES);
+            byte[] bytes = new byte[(int) (f.length() - from)];
+            f.seek(from);
+            f.readFully(bytes);
+            tail = new String(bytes, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+        List<String> lines = tail.lines().map(l -> l.replaceAll("\\p{Cntrl}", " ").strip()).filter(l -> !l.isEmpty()).toList();
+        if (lines.isEmpty()) {
+            return "";
+        }
+        String last = lines.get(lines.size() - 1);
+        return last.length() <= LINE_WIDTH ? last : last.substring(0, LINE_WIDTH - 3) + "...";
+    }
+}
