@@ -29,7 +29,8 @@ import java.util.stream.Stream;
  * capture signals only processes whose file says so and whose handler is still installed
  * ({@code SigCgt}), so a script that took the signal over, or a program that is no Python, is
  * never hit; faulthandler writes from the signal handler, so a rank blocked in C code (a
- * collective that never completes) answers too.
+ * collective that never completes) answers too. A JVM worker gives its thread dump through its
+ * attach listener ({@link JavaAttach}).
  *
  * <p>The directory is the watchdog's private one (mode 700, removed by the watchdog) when there
  * is one, else a temporary directory this hook removes on {@link #close}.
@@ -40,6 +41,7 @@ final class StackHook implements AutoCloseable {
     private static final String HEADER = "runjob-stacks ";
     private static final long SETTLE_MS = 100;
     private static final long CAPTURE_MS = 3000;
+    private static final int SIGQUIT = 3;
 
     private final Path dir;
     private final Path dumps;
@@ -80,16 +82,22 @@ final class StackHook implements AutoCloseable {
     /**
      * Signals every hooked Python process among {@code pids} at once and collects their dumps,
      * {@value #CAPTURE_MS} ms at most: per process {@code process PID (COMM), main thread 0x...},
-     * then faulthandler's text. A rank with no such process gets one line saying why.
+     * then faulthandler's text; then each JVM's thread dump ({@link JavaAttach}) after
+     * {@code process PID (COMM), thread dump}. A rank with neither gets one line saying why.
      */
     String capture(Collection<Long> pids) {
         Map<Long, Target> targets = new LinkedHashMap<>();
+        List<Long> jvms = new ArrayList<>();
         for (long pid : pids) {
-            target(pid).ifPresent(t -> targets.put(pid, t));
+            target(pid).ifPresentOrElse(t -> targets.put(pid, t), () -> {
+                if (isJvm(pid)) {
+                    jvms.add(pid);
+                }
+            });
         }
-        if (targets.isEmpty()) {
-            return "no stack: no process of this rank runs Python with runjob's stack hook"
-                    + " (not Python, or started with -I or -E, which ignore PYTHONPATH)\n";
+        if (targets.isEmpty() && jvms.isEmpty()) {
+            return "no stack: no process of this rank is a Python with runjob's stack hook or a JVM"
+                    + " (a Python started with -I or -E ignores PYTHONPATH; a JVM started with -Xrs takes no SIGQUIT)\n";
         }
         targets.values().forEach(Target::send);
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CAPTURE_MS);
@@ -102,7 +110,22 @@ final class StackHook implements AutoCloseable {
                 out.append('\n');
             }
         }
+        for (long pid : jvms) {
+            long left = Math.max(100, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+            out.append("process ").append(pid).append(" (").append(comm(pid)).append("), thread dump\n")
+                    .append(JavaAttach.threadDump(pid, left).orElse("(no answer within " + CAPTURE_MS / 1000 + " s)\n")).append('\n');
+        }
         return out.toString();
+    }
+
+    /** A HotSpot JVM ({@code java} as its program) that catches SIGQUIT, so its attach listener can be started. */
+    private static boolean isJvm(long pid) {
+        try {
+            Path exe = Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "exe"));
+            return exe.getFileName() != null && exe.getFileName().toString().equals("java") && catches(pid, SIGQUIT);
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
     }
 
     private Optional<Target> target(long pid) {

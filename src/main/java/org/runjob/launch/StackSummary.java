@@ -28,6 +28,9 @@ import java.util.stream.Collectors;
 public record StackSummary(List<String> lines, Set<Integer> suspects) {
 
     private static final Pattern PROCESS = Pattern.compile("^process \\d+ \\(.*\\), main thread (0x[0-9a-f]+)$");
+    private static final Pattern JVM = Pattern.compile("^process \\d+ \\(.*\\), thread dump$");
+    private static final Pattern JAVA_FRAME = Pattern.compile("^\\s+at (?:[\\w$.]+\\.)?([\\w$]+\\.[\\w$<>]+)\\((?:[^/)]*/)?([^:)]*)(?::(\\d+))?\\)$");
+    private static final Pattern JAVA_LIBRARY = Pattern.compile("^\\s+at (java|javax|jdk|sun|com\\.sun)\\..*");
     private static final Pattern THREAD = Pattern.compile("^(?:Current thread|Thread) (0x[0-9a-f]+) \\(most recent call first\\):$");
     private static final Pattern FRAME = Pattern.compile("^\\s+File \"(.*)\", line (\\d+) in (.*)$");
     private static final String COLLECTIVE = "torch/distributed/";
@@ -37,14 +40,15 @@ public record StackSummary(List<String> lines, Set<Integer> suspects) {
         suspects = Set.copyOf(suspects);
     }
 
-    /** A frame: its function, file and line. */
-    record Frame(String function, String file, int line) {
-        String shown() {
-            return function + " (" + file.substring(file.lastIndexOf('/') + 1) + ":" + line + ")";
+    /** A frame: its function, file and line (0: none, a native method), and whether it is library code. */
+    record Frame(String function, String file, int line, boolean library) {
+        Frame(String function, String file, int line) {
+            this(function, file, line, file.contains("/site-packages/") || file.contains("/dist-packages/") || file.contains("/lib/python")
+                    || file.startsWith("<"));
         }
 
-        boolean library() {
-            return file.contains("/site-packages/") || file.contains("/dist-packages/") || file.contains("/lib/python") || file.startsWith("<");
+        String shown() {
+            return function + " (" + file.substring(file.lastIndexOf('/') + 1) + (line > 0 ? ":" + line : "") + ")";
         }
     }
 
@@ -101,6 +105,9 @@ public record StackSummary(List<String> lines, Set<Integer> suspects) {
 
     /** The frames of the main thread of the text's first process, innermost first; empty when there are none. */
     static List<Frame> mainThread(String text) {
+        if (text.lines().findFirst().filter(l -> JVM.matcher(l).matches()).isPresent()) {
+            return javaMain(text);
+        }
         Map<String, List<Frame>> threads = new LinkedHashMap<>();
         String main = null;
         List<Frame> current = null;
@@ -122,6 +129,27 @@ public record StackSummary(List<String> lines, Set<Integer> suspects) {
             return List.of();
         }
         List<Frame> frames = main != null && threads.containsKey(main) ? threads.get(main) : new ArrayList<>(threads.values()).get(threads.size() - 1);
+        return List.copyOf(frames);
+    }
+
+    /** A HotSpot thread dump's {@code "main"} thread, innermost first: {@code Train.stuckHere (Train.java:7)}. */
+    private static List<Frame> javaMain(String text) {
+        List<Frame> frames = new ArrayList<>();
+        boolean inMain = false;
+        for (String line : text.split("\n")) {
+            if (line.startsWith("\"")) {
+                if (inMain) {
+                    break;
+                }
+                inMain = line.startsWith("\"main\" ");
+            } else if (inMain) {
+                Matcher m = JAVA_FRAME.matcher(line);
+                if (m.matches()) {
+                    frames.add(new Frame(m.group(1), m.group(2), m.group(3) == null ? 0 : Integer.parseInt(m.group(3)),
+                            JAVA_LIBRARY.matcher(line).matches()));
+                }
+            }
+        }
         return List.copyOf(frames);
     }
 }

@@ -19,8 +19,8 @@ import org.runjob.testbed.Testbed;
 
 /**
  * The stack hook on real processes: a Python process answers with every thread's stack and goes
- * on; the job's own sitecustomize still runs and its own SIGUSR1 handler still works; a process
- * that is no hooked Python is never signalled.
+ * on; the job's own sitecustomize still runs and its own SIGUSR1 handler still works; a JVM gives
+ * its thread dump; a process that is no hooked Python, or a JVM without SIGQUIT, is never signalled.
  */
 class StackHookTest {
 
@@ -99,11 +99,36 @@ class StackHookTest {
         Process isolated = start(env, PYTHON, "-E", "-c", "print('ready', flush=True)\nimport time\ntime.sleep(60)");
         assertThat(isolated.inputReader(StandardCharsets.UTF_8).readLine()).isEqualTo("ready");
         assertThat(hook.capture(List.of(sleep.pid(), isolated.pid()))).isEqualTo(
-                "no stack: no process of this rank runs Python with runjob's stack hook (not Python, or started with -I or -E, which ignore PYTHONPATH)\n");
+                "no stack: no process of this rank is a Python with runjob's stack hook or a JVM"
+                        + " (a Python started with -I or -E ignores PYTHONPATH; a JVM started with -Xrs takes no SIGQUIT)\n");
         assertThat(sleep.isAlive() && isolated.isAlive()).as("neither was signalled").isTrue();
         Path dir = Path.of(env.get(StackHook.VARIABLE)).getParent();
         hook.close();
         assertThat(dir).as("its own temporary directory is removed").doesNotExist();
+    }
+
+    @Test
+    void aJvmRankGivesItsThreadDumpAndGoesOnAndOneWithoutSigquitIsLeftAlone() throws Exception {
+        StackHook hook = StackHook.create(Optional.empty()).orElseThrow();
+        Map<String, String> env = new HashMap<>();
+        hook.addTo(env);
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        String cp = System.getProperty("java.class.path");
+        Process jvm = start(env, java, "-Xshare:auto", "-cp", cp, StuckJava.class.getName());
+        Process rs = start(env, java, "-Xrs", "-cp", cp, StuckJava.class.getName());
+        assertThat(jvm.inputReader(StandardCharsets.UTF_8).readLine()).isEqualTo("ready");
+        assertThat(rs.inputReader(StandardCharsets.UTF_8).readLine()).isEqualTo("ready");
+
+        String text = hook.capture(List.of(jvm.pid(), rs.pid()));
+        assertThat(text).startsWith("process " + jvm.pid() + " (java), thread dump\n")
+                .containsPattern("\n\"main\" #1 [^\n]*\n   " + Thread.class.getName() + ".State: TIMED_WAITING \\(sleeping\\)\n"
+                        + "\tat " + Thread.class.getName() + ".sleep\\([^)]*\\)\n\tat org.runjob.agent.StuckJava.waitingHere\\(StuckJava.java:11\\)\n")
+                .doesNotContain("process " + rs.pid());
+        // the listener runs now: the second dump needs no signal
+        assertThat(hook.capture(List.of(jvm.pid()))).contains("StuckJava.waitingHere(StuckJava.java:11)");
+        assertThat(jvm.isAlive()).isTrue();
+        assertThat(rs.isAlive()).as("a JVM that takes no SIGQUIT is not sent one").isTrue();
+        hook.close();
     }
 
     static String pyString(String s) {

@@ -53,6 +53,16 @@ class StackSummaryTest {
     }
 
     @Test
+    void aJvmRankIsSummedUpFromItsMainThread() {
+        String dump = "process 12 (java), thread dump\n2026-12-02 08:20:00\nFull thread dump OpenJDK 64-Bit Server VM:\n\n"
+                + "\"Reference Handler\" #2 daemon prio=10\n\tat jdk.internal.misc.Unsafe.park(java.base@17/Native Method)\n\n"
+                + "\"main\" #1 prio=5 os_prio=0 tid=0x1 nid=0x2 waiting on condition\n"
+                + "\tat jdk.internal.misc.Unsafe.park(java.base@17/Native Method)\n\tat org.example.Train.stuckHere(Train.java:7)\n"
+                + "\tat org.example.Train.main(Train.java:12)\n\n\"Attach Listener\" #9 daemon\n";
+        assertThat(StackSummary.of(Map.of(0, dump)).lines()).containsExactly("rank 0: Unsafe.park (Native Method) <- Train.stuckHere (Train.java:7)");
+    }
+
+    @Test
     void aRankWithoutPythonFramesSaysWhy() {
         StackSummary s = StackSummary.of(Map.of(0, "no stack: no process of this rank runs Python with runjob's stack hook (x)\n"));
         assertThat(s.lines()).containsExactly("rank 0: no stack: no process of this rank runs Python with runjob's stack hook (x)");
