@@ -21,7 +21,8 @@ import java.util.concurrent.TimeUnit;
  * the listener; the request is {@code 1 NUL threaddump NUL NUL NUL NUL}, the answer a status line
  * ({@code 0}) and the dump. The caller checks first that the JVM catches SIGQUIT (a JVM started
  * with {@code -Xrs} does not, and would die of it). A first SIGQUIT also prints a dump on the
- * worker's own stdout, as the JVM always does.
+ * worker's own stdout, as the JVM always does. A socket of that name owned by another user (in a
+ * shared {@code /tmp}) is not asked.
  */
 final class JavaAttach {
 
@@ -52,6 +53,10 @@ final class JavaAttach {
                     }
                     Thread.sleep(POLL_MS);
                 }
+            }
+            // /tmp is shared: a socket someone else made under that name is not the JVM's listener
+            if (!Files.getOwner(socket, LinkOption.NOFOLLOW_LINKS).equals(Files.getOwner(Path.of("/proc", Long.toString(pid))))) {
+                return Optional.empty();
             }
             return ask(socket);
         } catch (IOException e) {
