@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -42,6 +43,7 @@ final class StackHook implements AutoCloseable {
     private static final long SETTLE_MS = 100;
     private static final long CAPTURE_MS = 3000;
     private static final int SIGQUIT = 3;
+    static final long PY_SPY_MS = 10_000;
 
     private final Path dir;
     private final Path dumps;
@@ -86,6 +88,11 @@ final class StackHook implements AutoCloseable {
      * {@code process PID (COMM), thread dump}. A rank with neither gets one line saying why.
      */
     String capture(Collection<Long> pids) {
+        return capture(pids, Optional.empty());
+    }
+
+    /** {@link #capture(Collection)}, and with {@code pySpy} each Python process's {@code py-spy dump --native} after its own dump. */
+    String capture(Collection<Long> pids, Optional<Path> pySpy) {
         Map<Long, Target> targets = new LinkedHashMap<>();
         List<Long> jvms = new ArrayList<>();
         for (long pid : pids) {
@@ -109,6 +116,7 @@ final class StackHook implements AutoCloseable {
             if (!dump.endsWith("\n\n")) {
                 out.append('\n');
             }
+            pySpy.ifPresent(spy -> out.append("py-spy dump --native (native frames too):\n").append(pySpy(spy, t.pid)).append('\n'));
         }
         for (long pid : jvms) {
             long left = Math.max(100, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
@@ -116,6 +124,23 @@ final class StackHook implements AutoCloseable {
                     .append(JavaAttach.threadDump(pid, left).orElse("(no answer within " + CAPTURE_MS / 1000 + " s)\n")).append('\n');
         }
         return out.toString();
+    }
+
+    /** What {@code py-spy dump --native --pid PID} printed (stdout, then stderr), {@value #PY_SPY_MS} ms at most. */
+    private static String pySpy(Path spy, long pid) {
+        try {
+            Process p = new ProcessBuilder(spy.toString(), "dump", "--native", "--pid", Long.toString(pid)).redirectErrorStream(true).start();
+            CompletableFuture.delayedExecutor(PY_SPY_MS, TimeUnit.MILLISECONDS).execute(p::destroyForcibly);
+            p.getOutputStream().close();
+            String text = new String(p.getInputStream().readNBytes(1 << 20), StandardCharsets.UTF_8);
+            int code = p.waitFor();
+            return text + (code == 0 ? "" : "(py-spy exited " + code + ")\n");
+        } catch (IOException e) {
+            return "(py-spy did not start: " + e.getMessage() + ")\n";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "(interrupted)\n";
+        }
     }
 
     /** A HotSpot JVM ({@code java} as its program) that catches SIGQUIT, so its attach listener can be started. */

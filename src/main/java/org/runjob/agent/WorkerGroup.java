@@ -103,10 +103,16 @@ final class WorkerGroup {
     }
 
     /**
-     * Sends one STACK frame per running worker, {@code id} first: the stacks of its Python
-     * processes ({@link StackHook}); on its own thread, so the agent's reading goes on.
+     * Sends one STACK frame per running worker, the capture's id first: the stacks of its Python
+     * processes and JVMs ({@link StackHook}); on its own thread, so the agent's reading goes on.
+     *
+     * @param request {@code ID}, or {@code ID native}: py-spy's native frames too, where py-spy is on the PATH
      */
-    void stacks(String id) {
+    void stacks(String request) {
+        String[] parts = request.split(" ");
+        String id = parts[0];
+        boolean nativeFrames = parts.length > 1 && parts[1].equals("native");
+        Optional<Path> pySpy = nativeFrames ? Programs.find("py-spy", env.get("PATH"), Path.of("/")) : Optional.empty();
         List<WorkerProcess> snapshot;
         Optional<StackHook> h;
         synchronized (this) {
@@ -118,8 +124,11 @@ final class WorkerGroup {
                 if (!w.running()) {
                     continue;
                 }
-                String text = h.map(x -> x.capture(w.processes()))
+                String text = h.map(x -> x.capture(w.processes(), pySpy))
                         .orElse("no stack: the agent could not set up its stack hook (no writable temporary directory)\n");
+                if (nativeFrames && pySpy.isEmpty()) {
+                    text += "(no native frames: py-spy is not on this node's PATH)\n";
+                }
                 try {
                     spool.put(new Frame(Frame.Type.STACK, w.rank(), (id + "\n" + text).getBytes(StandardCharsets.UTF_8)));
                 } catch (IOException e) {

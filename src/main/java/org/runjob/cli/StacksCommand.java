@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.ZoneOffset;
@@ -24,7 +26,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code runjob stacks RUN [--ranks R]}: every thread's stack of every running rank, the run
+ * {@code runjob stacks RUN [--ranks R] [--native]}: every thread's stack of every running rank, the run
  * undisturbed. It asks the run's runjob through the run folder ({@code stacks/requests/ID}, which
  * runjob polls), waits for {@code stacks/ID/summary.txt}, and prints each rank's file under its
  * {@code [node/rank]} header, then one line per rank. The capture stays in the run folder. A
@@ -45,6 +47,9 @@ final class StacksCommand implements Callable<Integer> {
 
     @Option(names = "--ranks", split = ",", paramLabel = "RANKS", description = "Only these ranks, e.g. --ranks 0-3,7.")
     List<String> ranks = new ArrayList<>();
+
+    @Option(names = "--native", description = "Also py-spy's native frames of every Python process, where py-spy is on the node's PATH.")
+    boolean nativeFrames;
 
     @Option(names = "--wait", paramLabel = "SECONDS", defaultValue = "30", description = "How long to wait for the stacks (default: ${DEFAULT-VALUE}).")
     int waitSeconds;
@@ -68,6 +73,9 @@ final class StacksCommand implements Callable<Integer> {
         }
         if (found.get() instanceof RunsOptions.Submitted s) {
             List<String> remote = new ArrayList<>(List.of("stacks", s.entry().runId(), "--wait", Integer.toString(waitSeconds)));
+            if (nativeFrames) {
+                remote.add("--native");
+            }
             if (!ranks.isEmpty()) {
                 remote.addAll(List.of("--ranks", String.join(",", ranks)));
             }
@@ -82,7 +90,10 @@ final class StacksCommand implements Callable<Integer> {
         Path stacks = r.folder().resolve("stacks");
         Path requests = stacks.resolve("requests");
         Files.createDirectories(requests);
-        Files.createFile(requests.resolve(id));
+        // written aside and renamed into place: runjob reads a request whole or not at all
+        Path writing = requests.resolve("." + id);
+        Files.writeString(writing, nativeFrames ? "native\n" : "", StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        Files.move(writing, requests.resolve(id), StandardCopyOption.ATOMIC_MOVE);
         Path capture = stacks.resolve(id);
         long deadline = System.nanoTime() + Duration.ofSeconds(waitSeconds).toNanos();
         while (!Files.isRegularFile(capture.resolve("summary.txt"))) {

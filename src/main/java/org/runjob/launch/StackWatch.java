@@ -11,7 +11,6 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
@@ -22,7 +21,8 @@ import org.runjob.protocol.Frame;
 
 /**
  * Every rank's stacks, for the supervisor, on its thread: captures asked for through the run
- * folder ({@code runjob stacks} creates {@code stacks/requests/ID}) and, with
+ * folder ({@code runjob stacks} creates {@code stacks/requests/ID}, holding {@code native} for
+ * py-spy's native frames too) and, with
  * {@code failure.hang_timeout_s}, the one capture that declares the attempt hung.
  *
  * <p>A capture sends STACKS to every agent and writes each running rank's answer to
@@ -49,7 +49,7 @@ final class StackWatch {
     private final long hangNanos;
     private final Consumer<Frame> sendAll;
     private final Hung onHang;
-    private final Deque<String> queued = new ArrayDeque<>();
+    private final Deque<Request> queued = new ArrayDeque<>();
     private Capture capture;
     private long lastPoll;
     private boolean hangTaken;
@@ -61,6 +61,10 @@ final class StackWatch {
         this.hangNanos = Math.round(hangTimeoutSeconds * 1e9);
         this.sendAll = sendAll;
         this.onHang = onHang;
+    }
+
+    /** A request from the run folder: its id, and whether it asks for native frames too (the file says {@code native}). */
+    private record Request(String id, boolean nativeFrames) {
     }
 
     /** The capture in flight. */
@@ -102,7 +106,7 @@ final class StackWatch {
         if (capture == null && hangNanos > 0 && !hangTaken && !stopping && !running.isEmpty() && now - lastActivity >= hangNanos) {
             hangTaken = true;
             LOG.warn("no rank wrote output for {}: taking every rank's stacks, then stopping the attempt (failure.hang_timeout_s)", seconds());
-            begin("attempt-" + attempt + "-hang", true, running);
+            begin(new Request("attempt-" + attempt + "-hang", false), true, running);
         } else if (capture == null && !queued.isEmpty()) {
             begin(queued.poll(), false, running);
         }
@@ -124,14 +128,15 @@ final class StackWatch {
         }
     }
 
-    private void begin(String id, boolean hang, Map<Integer, String> running) {
+    private void begin(Request request, boolean hang, Map<Integer, String> running) {
         try {
-            capture = new Capture(id, hang, running);
+            capture = new Capture(request.id(), hang, running);
         } catch (IOException e) {
-            LOG.warn("cannot write stacks to {}: {}", stacks.resolve(id), e.getMessage());
+            LOG.warn("cannot write stacks to {}: {}", stacks.resolve(request.id()), e.getMessage());
             return;
         }
-        sendAll.accept(new Frame(Frame.Type.STACKS, -1, id.getBytes(StandardCharsets.UTF_8)));
+        String payload = request.id() + (request.nativeFrames() ? " native" : "");
+        sendAll.accept(new Frame(Frame.Type.STACKS, -1, payload.getBytes(StandardCharsets.UTF_8)));
         if (running.isEmpty()) {
             finish(true);
         }
@@ -162,19 +167,24 @@ final class StackWatch {
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
-        TreeSet<String> ids = new TreeSet<>();
+        TreeMap<String, Boolean> requests = new TreeMap<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             for (Path f : files) {
                 String name = f.getFileName().toString();
+                if (name.startsWith(".")) {
+                    continue; // a request being written: it is renamed into place whole
+                }
+                boolean nativeFrames = Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS) && Files.size(f) < 64
+                        && Files.readString(f).strip().equals("native");
                 Files.deleteIfExists(f);
                 if (ID.matcher(name).matches() && !name.equals(REQUESTS) && !Files.exists(stacks.resolve(name))) {
-                    ids.add(name);
+                    requests.put(name, nativeFrames);
                 }
             }
         } catch (IOException e) {
             LOG.debug("cannot read stack requests: {}", e.getMessage());
         }
-        queued.addAll(ids);
+        requests.forEach((id, nativeFrames) -> queued.add(new Request(id, nativeFrames)));
     }
 
     private String seconds() {

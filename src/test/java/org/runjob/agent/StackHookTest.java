@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -81,6 +82,12 @@ class StackHookTest {
         assertThat(sleep.isAlive()).as("a process that is no hooked Python is not signalled").isTrue();
         // a second capture takes only what was written since
         assertThat(hook.capture(List.of(python.pid()))).containsOnlyOnce("in waiting_here");
+        // native frames come from py-spy where it is installed: it is asked for each Python process (here a stand-in that echoes)
+        Path spy = tmp.resolve("py-spy");
+        Files.writeString(spy, "#!/bin/sh\necho \"py-spy $*\"\n");
+        Files.setPosixFilePermissions(spy, PosixFilePermissions.fromString("rwx------"));
+        assertThat(hook.capture(List.of(python.pid()), Optional.of(spy))).contains("in waiting_here")
+                .endsWith("\npy-spy dump --native (native frames too):\npy-spy dump --native --pid " + python.pid() + "\n\n");
 
         new ProcessBuilder("kill", "-USR1", Long.toString(python.pid())).start().waitFor();
         assertThat(out.readLine()).as("the script's own SIGUSR1 handler").isEqualTo("usr1");

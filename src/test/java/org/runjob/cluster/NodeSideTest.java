@@ -123,6 +123,14 @@ class NodeSideTest {
         Poll.until(() -> Cli.run(System.getenv(), "status", id, "--logs-dir", logs).out()
                 .matches("(?s)run " + id + " of job detached: running, attempt 0.*h2 +0  running .*h3 +1  running .*"),
                 Duration.ofSeconds(10), "status to show both ranks running");
+        // every rank's stacks over SSH, through the run folder; the sleepers wait in common.sleep_forever and go on
+        Cli stacks = Cli.run(System.getenv(), "stacks", id, "--logs-dir", logs);
+        assertThat(stacks.code()).as(stacks.err()).isZero();
+        assertThat(stacks.out()).startsWith("[h2/0]\nprocess ").contains("\n[h3/1]\nprocess ")
+                .containsPattern("/common.py\", line \\d+ in sleep_forever\n")
+                .containsPattern("\n  rank 0: sleep_forever \\(common.py:\\d+\\)\n")
+                .containsPattern("\n  rank 1: sleep_forever \\(common.py:\\d+\\)\n");
+        assertThat(Pids.living(pids)).hasSize(2);
         Cli stop = Cli.run(System.getenv(), "stop", id, "--logs-dir", logs);
         assertThat(stop.code()).as(stop.err()).isZero();
         assertThat(stop.err()).isEqualTo("runjob: run " + id + " interrupted (exit 130)\n");

@@ -142,6 +142,10 @@ class HangTest {
             Cli one = runjob("stacks", id, "--ranks", "1", "--logs-dir", logs);
             assertThat(one.code()).as(one.err()).isZero();
             assertThat(one.out()).startsWith("[local1/1]\nprocess ").doesNotContain("[local1/0]").doesNotContain("  rank 0: ");
+            Cli nativeFrames = runjob("stacks", id, "--ranks", "0", "--native", "--logs-dir", logs);
+            assertThat(nativeFrames.code()).as(nativeFrames.err()).isZero();
+            assertThat(nativeFrames.out()).startsWith("[local1/0]\nprocess ").contains(Testbed.runs("py-spy", "--version")
+                    ? "py-spy dump --native (native frames too):\n" : "\n(no native frames: py-spy is not on this node's PATH)\n");
         } finally {
             Cli stop = runjob("stop", id, "--logs-dir", logs);
             assertThat(stop.code()).as(stop.err()).isZero();
