@@ -9,10 +9,14 @@ import java.util.Optional;
  * it failed, and whether a Ctrl-C / SIGTERM ended it.
  */
 public record AttemptResult(int attempt, Instant start, Instant end, List<RankResult> ranks,
-                            Optional<RankResult> rootCause, boolean interrupted) {
+                            Optional<RankResult> rootCause, boolean interrupted, Optional<String> interruptReason) {
 
     public AttemptResult {
         ranks = List.copyOf(ranks);
+    }
+
+    public AttemptResult(int attempt, Instant start, Instant end, List<RankResult> ranks, Optional<RankResult> rootCause, boolean interrupted) {
+        this(attempt, start, end, ranks, rootCause, interrupted, Optional.empty());
     }
 
     /** "succeeded", "interrupted" or "failed": how summary.json, status.json and the report name the end. */

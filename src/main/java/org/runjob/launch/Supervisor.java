@@ -164,7 +164,7 @@ final class Supervisor {
         publish();
         Optional<RankResult> cause = rootCause == null ? Optional.empty()
                 : results.stream().filter(r -> r.rank() == rootCause.launch.rank()).findFirst();
-        return new AttemptResult(attempt, begin, clock.instant(), results, cause, interrupted);
+        return new AttemptResult(attempt, begin, clock.instant(), results, cause, interrupted, interrupted ? interrupts.reason() : Optional.empty());
     }
 
     /** Starts every agent ({@link AgentStartup}); a node that fails the start loses its workers and stops the rest. */
@@ -348,7 +348,7 @@ final class Supervisor {
             interrupted = true;
         }
         if (!escalation.stopping()) {
-            LOG.warn("interrupted: stopping every worker (again to kill at once)");
+            LOG.warn("{}: stopping every worker (again to kill at once)", interrupts.reason().orElse("interrupted"));
             stop();
         } else if (count >= 2) {
             LOG.warn("interrupted again: killing every worker now");

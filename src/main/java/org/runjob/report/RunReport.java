@@ -26,7 +26,7 @@ public final class RunReport {
         out.println();
         last.rootCause().ifPresent(cause -> rootCause(cause, out));
         if (last.interrupted()) {
-            out.println("interrupted: every worker was stopped");
+            out.println("interrupted" + last.interruptReason().map(r -> " (" + r + ")").orElse("") + ": every worker was stopped");
         }
         out.printf("%-16s %5s %6s  %-10s %-28s %9s%n", "node", "rank", "local", "result", "outcome", "duration");
         for (RankResult r : last.ranks()) {

@@ -27,6 +27,7 @@ public final class SummaryJson {
         root.put("job", run.job());
         root.put("run_id", run.runId());
         root.put("result", run.verdict());
+        run.last().interruptReason().ifPresent(r -> root.put("interrupted_by", r));
         root.put("exit_code", exitCode);
         ArrayNode cmd = root.putArray("command");
         command.forEach(cmd::add);

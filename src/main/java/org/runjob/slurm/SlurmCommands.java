@@ -182,6 +182,8 @@ public final class SlurmCommands {
         slurm.account().ifPresent(a -> argv.add("--account=" + a));
         slurm.qos().ifPresent(q -> argv.add("--qos=" + q));
         slurm.time().ifPresent(t -> argv.add("--time=" + t));
+        // the batch step is runjob itself (exec): Slurm's warning before the time limit stops the run gracefully
+        argv.add("--signal=B:USR1@" + slurm.stopBeforeLimitSeconds());
         argv.add("--nodelist=" + String.join(",", nodes));
         argv.add("--nodes=" + nodes.size());
         argv.add("--ntasks-per-node=" + shape.workers());

@@ -119,11 +119,19 @@ public record JobSpec(
      * @param allocArgs more arguments for {@code salloc} (e.g. {@code --mem=0}, {@code --constraint=a100})
      * @param srunArgs  more arguments for each node's {@code srun} step
      */
+    /** @param stopBeforeLimitSeconds a submitted run stops gracefully this long before its time limit */
     public record SlurmSpec(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
-                            List<String> allocArgs, List<String> srunArgs) {
+                            List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds) {
+        public static final int DEFAULT_STOP_BEFORE_LIMIT_S = 90;
+
         public SlurmSpec {
             allocArgs = List.copyOf(allocArgs);
             srunArgs = List.copyOf(srunArgs);
+        }
+
+        public SlurmSpec(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
+                         List<String> allocArgs, List<String> srunArgs) {
+            this(partition, account, time, qos, allocArgs, srunArgs, DEFAULT_STOP_BEFORE_LIMIT_S);
         }
     }
 

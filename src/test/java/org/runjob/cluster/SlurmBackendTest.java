@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.launch.Interrupts;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.RunjobProcess;
@@ -29,6 +30,7 @@ import org.runjob.testbed.SlurmTestbed;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
 
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -207,6 +209,8 @@ class SlurmBackendTest {
         Path job = evenJob("queued", "ticks.py", Map.of("TICKS", "20"));
         String runId = submit(job);
         String jobId = queuedJobId("queued", runId);
+        // a follow-on job that waits for the run's success, as a pipeline would
+        String after = sbatch("--job-name=after", "--dependency=afterok:" + jobId, "--nodelist=h1", "--output=/dev/null", "--wrap", "true");
         // the run's runjob is the batch step's, under slurmstepd: nothing of the run is a child of the submitting runjob, which exited
         Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(90), "the queued run to succeed");
         assertThat(Files.readString(jobs.logs.resolve("queued").resolve(runId).resolve("all.log")).lines()
@@ -214,6 +218,43 @@ class SlurmBackendTest {
         Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the batch job to leave the queue");
         assertThat(jobState(jobId)).isEqualTo("COMPLETED");
         assertThat(Cli.run(env, "runs").out()).containsPattern(runId + " +queued +succeeded ");
+        assertThat(jobState(after)).as("the afterok job ran").isEqualTo("COMPLETED");
+    }
+
+    @Test
+    void aSubmittedRunStopsGracefullyBeforeItsTimeLimitWithItsWorkersLastLines() throws Exception {
+        SshTestbed bed = jobs.bed;
+        String nodes = jobs.node(bed.host(1), 1).replace(", workdir: " + dir.resolve("work-h1"), "")
+                + jobs.node(bed.host(2), 1).replace(", workdir: " + dir.resolve("work-h2"), "");
+        // a 2 min limit and a warning 30 s before it: Slurm may send it up to 60 s early, so 30-90 s in, after the workers started
+        Path job = jobs.job("timed", nodes, jobs.worker("term_reporter.py"), List.of("python3", "term_reporter.py"),
+                "backend: slurm\nworkdir: " + dir.resolve("work") + "\nslurm: {time: '2', stop_before_limit_s: 30}\nfailure: {grace_period_s: 2}\n", Map.of());
+        String runId = submit(job);
+        String jobId = queuedJobId("timed", runId);
+        jobs.awaitPids(2, Duration.ofSeconds(30));
+        Poll.until(() -> Cli.run(env, "status", runId).out().contains("interrupted (exit 130)"), Duration.ofSeconds(110),
+                "the run to stop at Slurm's time-limit warning");
+        Path folder = jobs.logs.resolve("timed").resolve(runId);
+        assertThat(Files.readString(folder.resolve("all.log"))).contains("[h1/0] rank 0 got TERM\n").contains("[h2/1] rank 1 got TERM\n");
+        JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
+        assertThat(summary.path("interrupted_by").asString()).isEqualTo(Interrupts.TIME_LIMIT);
+        assertThat(Files.readString(folder.resolve("slurm-" + jobId + ".out")))
+                .contains("interrupted (" + Interrupts.TIME_LIMIT + "): every worker was stopped");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the batch job to leave the queue");
+        assertThat(jobState(jobId)).as("ended by runjob before Slurm's limit: not TIMEOUT").isEqualTo("FAILED");
+    }
+
+    /** sbatch --parsable ARGS: the job id. */
+    private String sbatch(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("sbatch", "--parsable"));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().putAll(slurm.env());
+        Process p = pb.start();
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes()).strip();
+        assertThat(p.waitFor()).as(out).isZero();
+        return out.split(";")[0];
     }
 
     @Test
