@@ -9,10 +9,21 @@ import java.util.Optional;
  * it failed, and whether a Ctrl-C / SIGTERM ended it.
  */
 public record AttemptResult(int attempt, Instant start, Instant end, List<RankResult> ranks,
-                            Optional<RankResult> rootCause, boolean interrupted, Optional<String> interruptReason) {
+                            Optional<RankResult> rootCause, boolean interrupted, Optional<String> interruptReason,
+                            Optional<String> nodesGone) {
 
     public AttemptResult {
         ranks = List.copyOf(ranks);
+    }
+
+    public AttemptResult(int attempt, Instant start, Instant end, List<RankResult> ranks, Optional<RankResult> rootCause, boolean interrupted,
+                         Optional<String> interruptReason) {
+        this(attempt, start, end, ranks, rootCause, interrupted, interruptReason, Optional.empty());
+    }
+
+    /** This attempt, with why its nodes are gone for good (the backend said so after it failed). */
+    public AttemptResult withNodesGone(String why) {
+        return new AttemptResult(attempt, start, end, ranks, rootCause, interrupted, interruptReason, Optional.of(why));
     }
 
     public AttemptResult(int attempt, Instant start, Instant end, List<RankResult> ranks, Optional<RankResult> rootCause, boolean interrupted) {

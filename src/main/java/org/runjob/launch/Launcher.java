@@ -5,6 +5,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -18,7 +19,8 @@ import org.runjob.spec.NodeSpec;
 /**
  * Runs a plan to the end: attempt after attempt while workers fail and {@code failure.max_restarts}
  * allows (a restart starts the whole group again, with RUNJOB_ATTEMPT and
- * TORCHELASTIC_RESTART_COUNT set to the attempt number), never after an interrupt.
+ * TORCHELASTIC_RESTART_COUNT set to the attempt number), never after an interrupt, nor once the
+ * backend says the nodes are gone ({@link NodeStarter#gone}: a cancelled Slurm job).
  */
 public final class Launcher {
 
@@ -67,9 +69,17 @@ public final class Launcher {
                 router.attempt(attempt);
             }
             AttemptResult result = new Supervisor(plan, attempt, agents, router, interrupts, clock, grace, status).run();
+            if (!result.succeeded() && !result.interrupted()) {
+                // a lost node may be the backend's doing (a cancelled or preempted Slurm job): say so, and never restart into it
+                Optional<String> gone = starter.gone();
+                if (gone.isPresent()) {
+                    LOG.warn("{}: {}", gone.get(), attempt < maxRestarts ? "no restart can use its nodes" : "its nodes are gone");
+                    result = result.withNodesGone(gone.get());
+                }
+            }
             attempts.add(result);
             router.flush();
-            if (result.succeeded() || result.interrupted() || attempt >= maxRestarts) {
+            if (result.succeeded() || result.interrupted() || result.nodesGone().isPresent() || attempt >= maxRestarts) {
                 return attempts;
             }
             LOG.warn("attempt {} failed ({}); restarting the whole group, attempt {} of {}", attempt,

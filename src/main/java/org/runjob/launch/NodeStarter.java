@@ -36,6 +36,11 @@ public final class NodeStarter {
         this.runId = runId;
     }
 
+    /** Why the job's nodes are gone for good, when its backend can tell ({@link Cluster#gone}). */
+    public Optional<String> gone() {
+        return cluster.gone();
+    }
+
     /** Reaches the node (SSH login, Slurm allocation) and says how: its errors say what failed. "local" for local nodes. */
     public String reach(NodeSpec node) throws NodeException {
         return cluster.node(node).reach();

@@ -27,6 +27,15 @@ public interface Cluster extends AutoCloseable {
     default void ended(int exitCode) {
     }
 
+    /**
+     * Why the nodes are gone for good, when the backend can tell (the Slurm job was cancelled,
+     * reached its time limit, was preempted, lost a node): a restart cannot use them. Asked after
+     * an attempt failed; empty while they can still be used.
+     */
+    default Optional<String> gone() {
+        return Optional.empty();
+    }
+
     @Override
     void close();
 }

@@ -24,6 +24,7 @@ public final class RunReport {
     public static void print(RunResult run, PrintStream out) {
         AttemptResult last = run.last();
         out.println();
+        last.nodesGone().ifPresent(why -> out.println("the nodes are gone: " + why));
         last.rootCause().ifPresent(cause -> rootCause(cause, out));
         if (last.interrupted()) {
             out.println("interrupted" + last.interruptReason().map(r -> " (" + r + ")").orElse("") + ": every worker was stopped");

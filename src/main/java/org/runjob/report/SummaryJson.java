@@ -28,6 +28,7 @@ public final class SummaryJson {
         root.put("run_id", run.runId());
         root.put("result", run.verdict());
         run.last().interruptReason().ifPresent(r -> root.put("interrupted_by", r));
+        run.last().nodesGone().ifPresent(r -> root.put("nodes_gone", r));
         root.put("exit_code", exitCode);
         ArrayNode cmd = root.putArray("command");
         command.forEach(cmd::add);

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -82,6 +83,32 @@ public final class SlurmCluster implements Cluster {
     @Override
     public synchronized Optional<RunHandle> handle() {
         return Optional.ofNullable(allocation).map(a -> new RunHandle("slurm", Map.of("job_id", a.jobId())));
+    }
+
+    /** What slurmctld says of the allocation, when it has ended: its state, and who cancelled it. */
+    @Override
+    public Optional<String> gone() {
+        Allocation a;
+        synchronized (this) {
+            a = allocation;
+        }
+        if (a == null) {
+            return Optional.empty();
+        }
+        // a job being cancelled reads COMPLETING until its steps are gone: wait for the state it ends in
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SlurmEvents.SETTLE_S);
+        while (true) {
+            String out = SlurmCommands.ask(List.of("scontrol", "-o", "show", "job", a.jobId()), env).orElse("");
+            if (!SlurmEvents.ending(out) || System.nanoTime() > deadline) {
+                return SlurmEvents.gone(a.jobId(), out);
+            }
+            try {
+                Thread.sleep(250);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return SlurmEvents.gone(a.jobId(), out);
+            }
+        }
     }
 
     /** The node's NodeAddr, once sinfo answered. */

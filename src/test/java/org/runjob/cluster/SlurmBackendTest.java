@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -242,6 +243,24 @@ class SlurmBackendTest {
                 .contains("interrupted (" + Interrupts.TIME_LIMIT + "): every worker was stopped");
         Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the batch job to leave the queue");
         assertThat(jobState(jobId)).as("ended by runjob before Slurm's limit: not TIMEOUT").isEqualTo("FAILED");
+    }
+
+    @Test
+    void aCancelFromOutsideIsNamedAndNeverRestartedInto() throws Exception {
+        Path job = evenJob("cancelled", "sleeper.py", Map.of());
+        var run = CompletableFuture.supplyAsync(() -> run(job, "--set", "failure.max_restarts=2"));
+        List<Long> ranks = jobs.awaitPids(2, Duration.ofSeconds(60));
+        String jobId = slurm.queue().lines().filter(l -> l.endsWith(" runjob-cancelled")).findFirst().orElseThrow().split(" ")[0];
+        slurm.out("scancel", jobId);
+        Cli r = run.get(120, TimeUnit.SECONDS);
+        assertThat(r.code()).as(r.err()).isEqualTo(1);
+        String gone = "Slurm job " + jobId + " was cancelled from outside runjob (scancel) (CANCELLED)";
+        assertThat(r.err()).contains("\nthe nodes are gone: " + gone + "\nroot cause: ").contains(" failed in ").doesNotContain("attempts");
+        Path folder = jobs.logs.resolve("cancelled").resolve(Cli.RUN_ID);
+        assertThat(Files.readString(folder.resolve("runjob.log"))).contains(gone + ": no restart can use its nodes").doesNotContain("restarting");
+        assertThat(JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json"))).path("nodes_gone").asString())
+                .isEqualTo(gone);
+        Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the ranks of the cancelled job");
     }
 
     /** sbatch --parsable ARGS: the job id. */
