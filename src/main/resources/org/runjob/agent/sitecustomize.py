@@ -15,14 +15,16 @@ def _runjob_register():
     if not folder:
         return
     try:
+        # the C modules, not signal and threading: those cost 5 ms of every Python start (enum)
+        import _signal
+        import _thread
         import faulthandler
-        import signal
-        import threading
-        signum = signal.SIGRTMIN + 5
+        signum = _signal.SIGRTMIN + 5
         path = os.path.join(folder, str(os.getpid()))
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         out = os.fdopen(fd, "w", buffering=1)
-        out.write("runjob-stacks %d 0x%016x\n" % (signum, threading.main_thread().ident or 0))
+        # at start-up, and in a forked child, the thread that runs this is the main thread
+        out.write("runjob-stacks %d 0x%016x\n" % (signum, _thread.get_ident()))
         faulthandler.register(signum, file=out, all_threads=True, chain=False)
         global _runjob_file
         _runjob_file = out
@@ -31,13 +33,14 @@ def _runjob_register():
 
 
 def _runjob_next():
+    # importlib.machinery, not importlib.util: that one costs 4 ms of every Python start (contextlib)
     import importlib.machinery
-    import importlib.util
     here = os.path.dirname(os.path.abspath(__file__))
     path = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
     if spec is not None and spec.loader is not None:
-        module = importlib.util.module_from_spec(spec)
+        module = type(sys)(spec.name)
+        module.__spec__, module.__loader__, module.__file__ = spec, spec.loader, spec.origin
         sys.modules["sitecustomize"] = module
         spec.loader.exec_module(module)
 

@@ -97,6 +97,37 @@ class StackHookTest {
     }
 
     @Test
+    void aForkedChildAnswersFromItsOwnFile() throws Exception {
+        Testbed.require(Files.isExecutable(Path.of(PYTHON)), PYTHON);
+        StackHook hook = StackHook.create(Optional.of(Files.createDirectories(tmp.resolve("state")))).orElseThrow();
+        Map<String, String> env = new HashMap<>();
+        hook.addTo(env);
+        Process python = start(env, PYTHON, "-c", String.join("\n",
+                "import os, time",
+                "def child_waits():",
+                "    while True:",
+                "        time.sleep(0.05)",
+                "def parent_waits():",
+                "    while True:",
+                "        time.sleep(0.05)",
+                "pid = os.fork()",
+                "if pid == 0:",
+                "    child_waits()",
+                "print(pid, flush=True)",
+                "parent_waits()"));
+        long child = Long.parseLong(python.inputReader(StandardCharsets.UTF_8).readLine().strip());
+        try {
+            String text = hook.capture(List.of(python.pid(), child));
+            assertThat(text).containsPattern("process " + python.pid() + " \\(python3\\), main thread 0x[0-9a-f]{16}\n"
+                    + "Current thread 0x[0-9a-f]{16} \\(most recent call first\\):\n  File \"<string>\", line 7 in parent_waits\n")
+                    .containsPattern("process " + child + " \\(python3\\), main thread 0x[0-9a-f]{16}\n"
+                    + "Current thread 0x[0-9a-f]{16} \\(most recent call first\\):\n  File \"<string>\", line 4 in child_waits\n");
+        } finally {
+            ProcessHandle.of(child).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    @Test
     void aRankWithoutHookedPythonSaysWhyAndIsLeftAlone() throws Exception {
         StackHook hook = StackHook.create(Optional.empty()).orElseThrow();
         Map<String, String> env = new HashMap<>();
