@@ -151,6 +151,7 @@ public final class SlurmCommands {
             if (shape.gpus() != 0) {
                 argv.add("--gpus-per-node=" + (shape.gpus() < 0 ? "<all of the node's>" : Integer.toString(shape.gpus())));
             }
+            slurm.cpusPerWorker().ifPresent(c -> argv.add("--cpus-per-task=" + c));
             argv.addAll(slurm.allocArgs());
         }
         if (held) {
@@ -190,6 +191,7 @@ public final class SlurmCommands {
         if (shape.gpus() > 0) {
             argv.add("--gpus-per-node=" + shape.gpus());
         }
+        slurm.cpusPerWorker().ifPresent(c -> argv.add("--cpus-per-task=" + c));
         argv.addAll(slurm.allocArgs());
         argv.add(script.toString());
         argv.addAll(coordinator);

@@ -119,9 +119,12 @@ public record JobSpec(
      * @param allocArgs more arguments for {@code salloc} (e.g. {@code --mem=0}, {@code --constraint=a100})
      * @param srunArgs  more arguments for each node's {@code srun} step
      */
-    /** @param stopBeforeLimitSeconds a submitted run stops gracefully this long before its time limit */
+    /**
+     * @param stopBeforeLimitSeconds a submitted run stops gracefully this long before its time limit
+     * @param cpusPerWorker          CPUs the allocation holds per worker (Slurm's default: one)
+     */
     public record SlurmSpec(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
-                            List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds) {
+                            List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker) {
         public static final int DEFAULT_STOP_BEFORE_LIMIT_S = 90;
 
         public SlurmSpec {
@@ -131,7 +134,7 @@ public record JobSpec(
 
         public SlurmSpec(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
                          List<String> allocArgs, List<String> srunArgs) {
-            this(partition, account, time, qos, allocArgs, srunArgs, DEFAULT_STOP_BEFORE_LIMIT_S);
+            this(partition, account, time, qos, allocArgs, srunArgs, DEFAULT_STOP_BEFORE_LIMIT_S, Optional.empty());
         }
     }
 

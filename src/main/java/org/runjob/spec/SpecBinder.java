@@ -82,7 +82,7 @@ final class SpecBinder {
     private static JobSpec.SlurmSpec slurm(JsonNode s) {
         return new JobSpec.SlurmSpec(text(s, "partition"), text(s, "account"), text(s, "time"), text(s, "qos"),
                 strings(s.get("alloc_args")), strings(s.get("srun_args")),
-                integer(s, "stop_before_limit_s").orElse(JobSpec.SlurmSpec.DEFAULT_STOP_BEFORE_LIMIT_S));
+                integer(s, "stop_before_limit_s").orElse(JobSpec.SlurmSpec.DEFAULT_STOP_BEFORE_LIMIT_S), integer(s, "cpus_per_worker"));
     }
 
     private NodeSpec node(JsonNode n, boolean slurm) {

@@ -246,6 +246,17 @@ class SlurmBackendTest {
     }
 
     @Test
+    void eachWorkerGetsTheCpusTheJobAsksFor() throws Exception {
+        Path job = evenJob("cpus", "cpus.py", Map.of());
+        Cli plain = run(job);
+        assertThat(plain.code()).as(plain.err()).isZero();
+        assertThat(plain.out()).contains("[h1/0] rank 0 cpus 1\n").contains("[h2/1] rank 1 cpus 1\n");
+        Cli more = run(job, "--set", "slurm.cpus_per_worker=2");
+        assertThat(more.code()).as(more.err()).isZero();
+        assertThat(more.out()).contains("[h1/0] rank 0 cpus 2\n").contains("[h2/1] rank 1 cpus 2\n");
+    }
+
+    @Test
     void aCancelFromOutsideIsNamedAndNeverRestartedInto() throws Exception {
         Path job = evenJob("cancelled", "sleeper.py", Map.of());
         var run = CompletableFuture.supplyAsync(() -> run(job, "--set", "failure.max_restarts=2"));

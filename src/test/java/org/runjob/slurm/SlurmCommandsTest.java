@@ -50,6 +50,19 @@ class SlurmCommandsTest {
     }
 
     @Test
+    void cpusPerWorkerAreAskedForAndTheTimeLimitWarningIsSubmitted() {
+        JobSpec.SlurmSpec slurm = new JobSpec.SlurmSpec(Optional.empty(), Optional.empty(), Optional.of("10"), Optional.empty(), List.of(), List.of(),
+                45, Optional.of(6));
+        SlurmCommands c = commands(job(slurm, node("a", 2, List.of()), node("b", 2, List.of())));
+        assertThat(c.salloc("r")).containsExactly("salloc", "--job-name=r", "--time=10", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2",
+                "--cpus-per-task=6", "sh", "-c", "read -r code || code=1; exit \"$code\"");
+        assertThat(c.sbatch("runjob-r", Path.of("/runs/r/1"), Path.of("/runs/r/1/submit.sh"), List.of("java", "run")))
+                .containsExactly("sbatch", "--parsable", "--job-name=runjob-r", "--output=/runs/r/1/slurm-%j.out", "--open-mode=append", "--time=10",
+                        "--signal=B:USR1@45", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2", "--cpus-per-task=6", "/runs/r/1/submit.sh",
+                        "java", "run");
+    }
+
+    @Test
     void unequalWorkersWithEqualGpusAreLaidOutByAHostfile() {
         SlurmCommands c = commands(job(PLAIN, node("a", 2, List.of()), node("b", 1, List.of()), node("c", 3, List.of())));
         assertThat(c.salloc("r")).containsExactly("salloc", "--no-shell", "--job-name=r", "--nodelist=a,b,c", "--nodes=3", "--ntasks=6",
