@@ -1,21 +1,13 @@
 package org.runjob.cli;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.util.Properties;
+import org.runjob.report.BuildInfo;
 
 import picocli.CommandLine.IVersionProvider;
 
-/** The version Maven wrote into the jar. */
+/** The version, commit and build time Maven wrote into the jar, and the Java that runs it. */
 final class VersionProvider implements IVersionProvider {
     @Override
-    public String[] getVersion() throws IOException {
-        Properties p = new Properties();
-        try (InputStream in = VersionProvider.class.getResourceAsStream("/runjob-version.properties")) {
-            if (in != null) {
-                p.load(in);
-            }
-        }
-        return new String[] {"runjob " + p.getProperty("version", "unknown"), "Java " + System.getProperty("java.version")};
+    public String[] getVersion() {
+        return new String[] {BuildInfo.current().line(), "Java " + System.getProperty("java.version")};
     }
 }

@@ -37,6 +37,12 @@ public final class SummaryJson {
         } else {
             root.set("git", git);
         }
+        BuildInfo build = BuildInfo.current();
+        ObjectNode runjob = root.putObject("runjob");
+        runjob.put("version", build.version());
+        runjob.put("commit", build.commit().orElse(null));
+        runjob.put("dirty", build.dirty());
+        runjob.put("built", build.built().orElse(null));
         root.put("start", run.attempts().get(0).start().toString());
         root.put("end", run.last().end().toString());
         ArrayNode attempts = root.putArray("attempts");

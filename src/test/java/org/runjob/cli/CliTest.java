@@ -3,6 +3,7 @@ package org.runjob.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -246,8 +247,15 @@ class CliTest {
     }
 
     @Test
-    void versionAndUsageErrors() {
-        assertThat(Cli.run("--version").out()).startsWith("runjob ");
+    void versionAndUsageErrors() throws Exception {
+        // the build's commit is this checkout's, and when it was built
+        Process git = new ProcessBuilder("git", "rev-parse", "HEAD").start();
+        String head = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(git.waitFor()).isZero();
+        assertThat(Cli.run("--version").out()).matches("runjob \\S+ \\(commit [0-9a-f]{7,}(, with changes)?; built "
+                + "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\)\nJava \\S+\n");
+        String commit = Cli.run("--version").out().replaceFirst("(?s)^runjob \\S+ \\(commit ([0-9a-f]+).*", "$1");
+        assertThat(head).startsWith(commit);
         Cli unknown = Cli.run("--no-such-flag", "jobs/two-node.yaml");
         assertThat(unknown.code()).isEqualTo(2);
         assertThat(unknown.err()).contains("Unknown option: '--no-such-flag'");

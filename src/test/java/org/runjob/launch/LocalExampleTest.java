@@ -52,6 +52,10 @@ class LocalExampleTest {
         assertThat(summary.get("ranks").get(2).get("stdout_bytes").intValue()).isEqualTo(38);
         // the job file lives in this repository: its commit is recorded
         assertThat(summary.get("git").get("commit").stringValue()).matches("[0-9a-f]{40}");
+        // and the runjob that ran it: its version, commit and build time
+        assertThat(summary.get("runjob").get("commit").stringValue()).matches("[0-9a-f]{7,}");
+        assertThat(summary.get("git").get("commit").stringValue()).startsWith(summary.get("runjob").get("commit").stringValue());
+        assertThat(summary.get("runjob").get("built").stringValue()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z");
         assertThat(Files.readString(folder.resolve("runjob.log"))).contains("rank 0 on local1 started, pid ");
         assertThat(tmp.resolve("work").resolve("checkin.py")).exists();
         // the run folder's job.yaml runs as it ran, from anywhere: its files are absolute
