@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
 import org.apache.logging.log4j.LogManager;
@@ -90,11 +91,11 @@ final class StackWatch {
      * takes requests (every {@value #POLL_MS} ms), and starts the hang capture when no rank wrote
      * anything for the timeout.
      *
-     * @param running      the running ranks and their nodes
+     * @param running      the running ranks and their nodes (asked only when a capture starts)
      * @param lastActivity System.nanoTime() of the last output (or start) of any rank
      * @param stopping     the attempt is stopping: no hang is declared any more
      */
-    void tick(Map<Integer, String> running, long lastActivity, boolean stopping) {
+    void tick(Supplier<Map<Integer, String>> running, long lastActivity, boolean stopping) {
         long now = System.nanoTime();
         if (capture != null && (capture.texts.keySet().containsAll(capture.expected.keySet()) || now > capture.deadline)) {
             finish(true);
@@ -103,12 +104,16 @@ final class StackWatch {
             lastPoll = now;
             poll();
         }
-        if (capture == null && hangNanos > 0 && !hangTaken && !stopping && !running.isEmpty() && now - lastActivity >= hangNanos) {
-            hangTaken = true;
-            LOG.warn("no rank wrote output for {}: taking every rank's stacks, then stopping the attempt (failure.hang_timeout_s)", seconds());
-            begin(new Request("attempt-" + attempt + "-hang", false), true, running);
-        } else if (capture == null && !queued.isEmpty()) {
-            begin(queued.poll(), false, running);
+        if (capture == null && hangNanos > 0 && !hangTaken && !stopping && now - lastActivity >= hangNanos) {
+            Map<Integer, String> ranks = running.get();
+            if (!ranks.isEmpty()) {
+                hangTaken = true;
+                LOG.warn("no rank wrote output for {}: taking every rank's stacks, then stopping the attempt (failure.hang_timeout_s)", seconds());
+                begin(new Request("attempt-" + attempt + "-hang", false), true, ranks);
+            }
+        }
+        if (capture == null && !queued.isEmpty()) {
+            begin(queued.poll(), false, running.get());
         }
     }
 

@@ -134,7 +134,7 @@ final class Supervisor {
                 checkInterrupts();
                 backstops();
                 ping();
-                stacks.tick(running(), lastActivity, escalation.stopping());
+                stacks.tick(this::running, lastActivity, escalation.stopping());
                 // a burst of changes (200 workers starting) is one rewrite of status.json, not 200
                 long sincePublish = System.nanoTime() - lastPublish;
                 if ((changed && (events.isEmpty() || sincePublish > 200_000_000L)) || (outputSince && sincePublish > 1_000_000_000L)) {
