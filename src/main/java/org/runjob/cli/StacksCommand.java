@@ -24,13 +24,17 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * {@code runjob stacks RUN [--ranks R] [--native]}: every thread's stack of every running rank, the run
  * undisturbed. It asks the run's runjob through the run folder ({@code stacks/requests/ID}, which
  * runjob polls), waits for {@code stacks/ID/summary.txt}, and prints each rank's file under its
- * {@code [node/rank]} header, then one line per rank. The capture stays in the run folder. A
- * submitted run is asked on its machine.
+ * {@code [node/rank]} header, then one line per rank ({@code -o json}: {@code folder}, {@code ranks}
+ * with rank, node and stacks, {@code summary}). The capture stays in the run folder. A submitted
+ * run is asked on its machine.
  */
 @Command(name = "stacks", mixinStandardHelpOptions = true,
         description = "Print every thread's stack of every rank of a running run; the run goes on. Saved under stacks/ in the run folder.")
@@ -38,6 +42,7 @@ final class StacksCommand implements Callable<Integer> {
 
     static final long POLL_MS = 100;
     private static final Pattern RANK_FILE = Pattern.compile("rank-(\\d+)\\.txt");
+    private static final Pattern SUMMARY_LINE = Pattern.compile("^rank (\\d+):");
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
 
     private final Io io;
@@ -72,7 +77,8 @@ final class StacksCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         if (found.get() instanceof RunsOptions.Submitted s) {
-            List<String> remote = new ArrayList<>(List.of("stacks", s.entry().runId(), "--wait", Integer.toString(waitSeconds)));
+            List<String> remote = new ArrayList<>(List.of("stacks", s.entry().runId(), "--wait", Integer.toString(waitSeconds),
+                    "-o", options.output.name()));
             if (nativeFrames) {
                 remote.add("--native");
             }
@@ -123,17 +129,33 @@ final class StacksCommand implements Callable<Integer> {
                 }
             }
         }
+        List<String> summary = new ArrayList<>();
+        for (String line : Files.readAllLines(capture.resolve("summary.txt"))) {
+            Matcher m = SUMMARY_LINE.matcher(line);
+            if (selection.ranks().isEmpty() || (m.find() && selection.ranks().contains(Integer.parseInt(m.group(1))))) {
+                summary.add(line);
+            }
+        }
+        if (options.output == JobOptions.Output.json) {
+            ObjectNode root = JsonMapper.builder().build().createObjectNode().put("folder", capture.toString());
+            ArrayNode ranks = root.putArray("ranks");
+            for (Map.Entry<Integer, Path> f : files.entrySet()) {
+                String text = Files.readString(f.getValue());
+                int nl = text.indexOf('\n');
+                ranks.addObject().put("rank", f.getKey()).put("node", text.substring(1, Math.max(1, text.indexOf('/'))))
+                        .put("stacks", nl < 0 ? "" : text.substring(nl + 1));
+            }
+            summary.forEach(root.putArray("summary")::add);
+            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            io.out().flush();
+            return;
+        }
         for (Path f : files.values()) {
             io.out().print(Files.readString(f));
             io.out().println();
         }
         io.out().println("each rank's main thread, innermost frame first:");
-        for (String line : Files.readAllLines(capture.resolve("summary.txt"))) {
-            Matcher m = Pattern.compile("^rank (\\d+):").matcher(line);
-            if (selection.ranks().isEmpty() || (m.find() && selection.ranks().contains(Integer.parseInt(m.group(1))))) {
-                io.out().println("  " + line);
-            }
-        }
+        summary.forEach(line -> io.out().println("  " + line));
         io.out().println("saved in " + capture);
         io.out().flush();
     }

@@ -17,7 +17,7 @@ import tools.jackson.databind.node.ObjectNode;
  * how long ago it printed and its last line ({@link StatusView}); {@code --watch} redraws it until
  * the run ends. {@code -o json} keeps raw times and adds each rank's last line and silent mark.
  */
-@Command(name = "status", mixinStandardHelpOptions = true, description = "Show a run: its state, attempt, and each rank's state and last output.")
+@Command(name = "status", mixinStandardHelpOptions = true, description = "Show a run: its state, attempt, and each rank's state, last output and last line; --watch redraws it until the run ends.")
 final class StatusCommand implements Callable<Integer> {
 
     private final Io io;

@@ -23,6 +23,9 @@ import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.Testbed;
 
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
 /**
  * Hung ranks with real PyTorch (gloo on CPU), jobs/hang.yaml: rank 1 stops at step 3 while rank
  * 0 waits in all_reduce. The hang timeout fails the run with every rank's stacks and names rank
@@ -142,6 +145,14 @@ class HangTest {
             Cli one = runjob("stacks", id, "--ranks", "1", "--logs-dir", logs);
             assertThat(one.code()).as(one.err()).isZero();
             assertThat(one.out()).startsWith("[local1/1]\nprocess ").doesNotContain("[local1/0]").doesNotContain("  rank 0: ");
+            Cli json = runjob("stacks", id, "-o", "json", "--logs-dir", logs);
+            assertThat(json.code()).as(json.err()).isZero();
+            JsonNode tree = JsonMapper.builder().build().readTree(json.out());
+            assertThat(tree.get("ranks").valueStream().map(k -> k.get("rank").intValue() + "@" + k.get("node").stringValue()))
+                    .containsExactly("0@local1", "1@local1");
+            assertThat(tree.get("ranks").get(1).get("stacks").stringValue()).startsWith("process ").contains("/train.py\", line ");
+            assertThat(tree.get("summary").valueStream().map(JsonNode::stringValue)).hasSize(2).allMatch(l -> l.matches("rank [01]: .*"));
+            assertThat(tree.get("folder").stringValue()).startsWith(folder(id).resolve("stacks").resolve("request-").toString());
             Cli nativeFrames = runjob("stacks", id, "--ranks", "0", "--native", "--logs-dir", logs);
             assertThat(nativeFrames.code()).as(nativeFrames.err()).isZero();
             assertThat(nativeFrames.out()).startsWith("[local1/0]\nprocess ").contains(Testbed.runs("py-spy", "--version")
