@@ -24,6 +24,7 @@ import org.runjob.protocol.Exit;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.protocol.ProtocolException;
+import org.runjob.protocol.Stacks;
 import org.runjob.protocol.StartRequest;
 
 /**
@@ -198,7 +199,7 @@ public final class Agent {
                     case STOP -> workers.stopAll();
                     case KILL -> workers.killAll();
                     case PING -> put(new Frame(Frame.Type.PONG, -1, f.payload()));
-                    case STACKS -> workers.stacks(new String(f.payload(), StandardCharsets.UTF_8));
+                    case STACKS -> workers.stacks(Stacks.Request.decode(f.payload()));
                     default -> {
                         if (!requests.handle(f)) {
                             throw new ProtocolException("a " + f.type() + " frame goes to the coordinator, not to an agent");

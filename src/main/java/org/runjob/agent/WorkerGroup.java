@@ -1,7 +1,6 @@
 package org.runjob.agent;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -12,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
 import org.runjob.protocol.Frame;
+import org.runjob.protocol.Stacks;
 import org.runjob.protocol.StartRequest;
 import org.runjob.protocol.WorkerStart;
 
@@ -106,13 +106,10 @@ final class WorkerGroup {
      * Sends one STACK frame per running worker, the capture's id first: the stacks of its Python
      * processes and JVMs ({@link StackHook}); on its own thread, so the agent's reading goes on.
      *
-     * @param request {@code ID}, or {@code ID native}: py-spy's native frames too, where py-spy is on the PATH
+     * @param request with native frames: py-spy's too, where py-spy is on the PATH
      */
-    void stacks(String request) {
-        String[] parts = request.split(" ");
-        String id = parts[0];
-        boolean nativeFrames = parts.length > 1 && parts[1].equals("native");
-        Optional<Path> pySpy = nativeFrames ? Programs.find("py-spy", env.get("PATH"), Path.of("/")) : Optional.empty();
+    void stacks(Stacks.Request request) {
+        Optional<Path> pySpy = request.nativeFrames() ? Programs.find("py-spy", env.get("PATH"), Path.of("/")) : Optional.empty();
         List<WorkerProcess> snapshot;
         Optional<StackHook> h;
         synchronized (this) {
@@ -126,11 +123,11 @@ final class WorkerGroup {
                 }
                 String text = h.map(x -> x.capture(w.processes(), pySpy))
                         .orElse("no stack: the agent could not set up its stack hook (no writable temporary directory)\n");
-                if (nativeFrames && pySpy.isEmpty()) {
+                if (request.nativeFrames() && pySpy.isEmpty()) {
                     text += "(no native frames: py-spy is not on this node's PATH)\n";
                 }
                 try {
-                    spool.put(new Frame(Frame.Type.STACK, w.rank(), (id + "\n" + text).getBytes(StandardCharsets.UTF_8)));
+                    spool.put(new Frame(Frame.Type.STACK, w.rank(), new Stacks.Answer(request.id(), text).encode()));
                 } catch (IOException e) {
                     return;
                 }

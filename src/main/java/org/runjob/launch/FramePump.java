@@ -14,6 +14,7 @@ import org.runjob.protocol.Exit;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.protocol.ProtocolException;
+import org.runjob.protocol.Stacks;
 
 /**
  * Reads an agent's frames and puts them on the supervisor's queue as events, on its own thread.
@@ -127,9 +128,8 @@ final class FramePump {
                     case STDERR -> deliver(new Event.Output(node, f.rank(), true, f.payload()));
                     case EXITED -> deliver(new Event.Exited(node, f.rank(), Exit.decode(f.payload())));
                     case STACK -> {
-                        String text = new String(f.payload(), StandardCharsets.UTF_8);
-                        int nl = text.indexOf('\n');
-                        deliver(new Event.Stack(node, f.rank(), nl < 0 ? text : text.substring(0, nl), nl < 0 ? "" : text.substring(nl + 1)));
+                        Stacks.Answer a = Stacks.Answer.decode(f.payload());
+                        deliver(new Event.Stack(node, f.rank(), a.id(), a.text()));
                     }
                     case DONE -> done = true;
                     case PONG -> { } // its arrival is what counts: lastRead

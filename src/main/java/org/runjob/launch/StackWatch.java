@@ -19,6 +19,7 @@ import java.util.regex.Pattern;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.runjob.protocol.Frame;
+import org.runjob.protocol.Stacks;
 
 /**
  * Every rank's stacks, for the supervisor, on its thread: captures asked for through the run
@@ -50,7 +51,8 @@ final class StackWatch {
     private final long hangNanos;
     private final Consumer<Frame> sendAll;
     private final Hung onHang;
-    private final Deque<Request> queued = new ArrayDeque<>();
+    /** Requests from the run folder (a file that says {@code native} asks for native frames too). */
+    private final Deque<Stacks.Request> queued = new ArrayDeque<>();
     private Capture capture;
     private long lastPoll;
     private boolean hangTaken;
@@ -62,10 +64,6 @@ final class StackWatch {
         this.hangNanos = Math.round(hangTimeoutSeconds * 1e9);
         this.sendAll = sendAll;
         this.onHang = onHang;
-    }
-
-    /** A request from the run folder: its id, and whether it asks for native frames too (the file says {@code native}). */
-    private record Request(String id, boolean nativeFrames) {
     }
 
     /** The capture in flight. */
@@ -109,7 +107,7 @@ final class StackWatch {
             if (!ranks.isEmpty()) {
                 hangTaken = true;
                 LOG.warn("no rank wrote output for {}: taking every rank's stacks, then stopping the attempt (failure.hang_timeout_s)", seconds());
-                begin(new Request("attempt-" + attempt + "-hang", false), true, ranks);
+                begin(new Stacks.Request("attempt-" + attempt + "-hang", false), true, ranks);
             }
         }
         if (capture == null && !queued.isEmpty()) {
@@ -133,15 +131,14 @@ final class StackWatch {
         }
     }
 
-    private void begin(Request request, boolean hang, Map<Integer, String> running) {
+    private void begin(Stacks.Request request, boolean hang, Map<Integer, String> running) {
         try {
             capture = new Capture(request.id(), hang, running);
         } catch (IOException e) {
             LOG.warn("cannot write stacks to {}: {}", stacks.resolve(request.id()), e.getMessage());
             return;
         }
-        String payload = request.id() + (request.nativeFrames() ? " native" : "");
-        sendAll.accept(new Frame(Frame.Type.STACKS, -1, payload.getBytes(StandardCharsets.UTF_8)));
+        sendAll.accept(new Frame(Frame.Type.STACKS, -1, request.encode()));
         if (running.isEmpty()) {
             finish(true);
         }
@@ -189,7 +186,7 @@ final class StackWatch {
         } catch (IOException e) {
             LOG.debug("cannot read stack requests: {}", e.getMessage());
         }
-        requests.forEach((id, nativeFrames) -> queued.add(new Request(id, nativeFrames)));
+        requests.forEach((id, nativeFrames) -> queued.add(new Stacks.Request(id, nativeFrames)));
     }
 
     private String seconds() {
