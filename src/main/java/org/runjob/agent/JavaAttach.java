@@ -35,7 +35,7 @@ final class JavaAttach {
     /** The dump, or empty when the JVM did not answer within {@code timeoutMs}. */
     static Optional<String> threadDump(long pid, long timeoutMs) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        long nspid = nsPid(pid);
+        long nspid = ProcInfo.nsPid(pid);
         Path socket = Path.of("/proc", Long.toString(pid), "root", "tmp", ".java_pid" + nspid);
         Path trigger = Path.of("/proc", Long.toString(pid), "cwd", ".attach_pid" + nspid);
         boolean triggered = false;
@@ -44,9 +44,7 @@ final class JavaAttach {
                 Files.deleteIfExists(trigger);
                 Files.createFile(trigger);
                 triggered = true;
-                Process quit = new ProcessBuilder("kill", "-QUIT", Long.toString(pid)).redirectErrorStream(true)
-                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-                quit.waitFor(2, TimeUnit.SECONDS);
+                Commands.kill(pid, "QUIT");
                 while (!isSocket(socket)) {
                     if (System.nanoTime() > deadline) {
                         return Optional.empty();
@@ -100,20 +98,5 @@ final class JavaAttach {
         } catch (IOException e) {
             return false;
         }
-    }
-
-    /** The pid in the JVM's own pid namespace (the last NSpid field), which names its files. */
-    private static long nsPid(long pid) {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
-                if (line.startsWith("NSpid:")) {
-                    String[] f = line.substring("NSpid:".length()).strip().split("\\s+");
-                    return Long.parseLong(f[f.length - 1]);
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            // an old kernel: no namespaces to think of
-        }
-        return pid;
     }
 }

@@ -1,14 +1,10 @@
 package org.runjob.agent;
 
 import java.io.File;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
@@ -74,26 +70,11 @@ public final class Programs {
         if (!PYTHON.matcher(program.getFileName().toString()).matches()) {
             return Optional.empty();
         }
-        try {
-            ProcessBuilder pb = new ProcessBuilder(program.toString(), "-c", PROBE).directory(workdir.toFile())
-                    .redirectError(ProcessBuilder.Redirect.DISCARD);
-            pb.environment().clear();
-            pb.environment().putAll(env);
-            Process p = pb.start();
-            CompletableFuture.delayedExecutor(PYTHON_MS, TimeUnit.MILLISECONDS).execute(p::destroyForcibly);
-            p.getOutputStream().close();
-            byte[] out = p.getInputStream().readNBytes(4096);
-            p.waitFor();
-            String[] parts = new String(out, StandardCharsets.UTF_8).strip().split(" ");
-            if (p.exitValue() != 0 || parts.length != 3) {
-                return Optional.empty();
-            }
-            return Optional.of(new Python(parts[0], parts[1], parts[2].equals("-") ? Optional.empty() : Optional.of(parts[2])));
-        } catch (IOException e) {
-            return Optional.empty();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Optional.empty();
-        }
+        ProcessBuilder pb = new ProcessBuilder(program.toString(), "-c", PROBE).directory(workdir.toFile())
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().clear();
+        pb.environment().putAll(env);
+        return Commands.run(pb, PYTHON_MS, 4096).filter(r -> r.code() == 0).map(r -> r.out().strip().split(" ")).filter(parts -> parts.length == 3)
+                .map(parts -> new Python(parts[0], parts[1], parts[2].equals("-") ? Optional.empty() : Optional.of(parts[2])));
     }
 }

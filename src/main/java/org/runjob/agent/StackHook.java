@@ -15,7 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -110,7 +109,7 @@ final class StackHook implements AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CAPTURE_MS);
         StringBuilder out = new StringBuilder();
         for (Target t : targets.values()) {
-            out.append("process ").append(t.pid).append(" (").append(comm(t.pid)).append("), main thread ").append(t.mainThread).append('\n');
+            out.append("process ").append(t.pid).append(" (").append(ProcInfo.comm(t.pid)).append("), main thread ").append(t.mainThread).append('\n');
             String dump = t.await(deadline);
             out.append(dump.isEmpty() ? "(no answer within " + CAPTURE_MS / 1000 + " s)\n" : dump);
             if (!dump.endsWith("\n\n")) {
@@ -120,7 +119,7 @@ final class StackHook implements AutoCloseable {
         }
         for (long pid : jvms) {
             long left = Math.max(100, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-            out.append("process ").append(pid).append(" (").append(comm(pid)).append("), thread dump\n")
+            out.append("process ").append(pid).append(" (").append(ProcInfo.comm(pid)).append("), thread dump\n")
                     .append(JavaAttach.threadDump(pid, left).orElse("(no answer within " + CAPTURE_MS / 1000 + " s)\n")).append('\n');
         }
         return out.toString();
@@ -128,26 +127,17 @@ final class StackHook implements AutoCloseable {
 
     /** What {@code py-spy dump --native --pid PID} printed (stdout, then stderr), {@value #PY_SPY_MS} ms at most. */
     private static String pySpy(Path spy, long pid) {
-        try {
-            Process p = new ProcessBuilder(spy.toString(), "dump", "--native", "--pid", Long.toString(pid)).redirectErrorStream(true).start();
-            CompletableFuture.delayedExecutor(PY_SPY_MS, TimeUnit.MILLISECONDS).execute(p::destroyForcibly);
-            p.getOutputStream().close();
-            String text = new String(p.getInputStream().readNBytes(1 << 20), StandardCharsets.UTF_8);
-            int code = p.waitFor();
-            return text + (code == 0 ? "" : "(py-spy exited " + code + ")\n");
-        } catch (IOException e) {
-            return "(py-spy did not start: " + e.getMessage() + ")\n";
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "(interrupted)\n";
-        }
+        return Commands.run(new ProcessBuilder(spy.toString(), "dump", "--native", "--pid", Long.toString(pid)).redirectErrorStream(true),
+                        PY_SPY_MS, 1 << 20)
+                .map(r -> r.out() + (r.code() == 0 ? "" : "(py-spy exited " + r.code() + ")\n"))
+                .orElse("(py-spy did not start)\n");
     }
 
     /** A HotSpot JVM ({@code java} as its program) that catches SIGQUIT, so its attach listener can be started. */
     private static boolean isJvm(long pid) {
         try {
             Path exe = Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "exe"));
-            return exe.getFileName() != null && exe.getFileName().toString().equals("java") && catches(pid, SIGQUIT);
+            return exe.getFileName() != null && exe.getFileName().toString().equals("java") && ProcInfo.catches(pid, SIGQUIT);
         } catch (IOException | RuntimeException e) {
             return false;
         }
@@ -165,7 +155,7 @@ final class StackHook implements AutoCloseable {
             }
             String[] parts = header.substring(HEADER.length()).split(" ");
             int signal = Integer.parseInt(parts[0]);
-            if (signal < 32 || signal > 64 || !catches(pid, signal)) {
+            if (signal < 32 || signal > 64 || !ProcInfo.catches(pid, signal)) {
                 return Optional.empty();
             }
             return Optional.of(new Target(pid, signal, parts.length > 1 ? parts[1] : "?", file, f.length()));
@@ -174,38 +164,12 @@ final class StackHook implements AutoCloseable {
         }
     }
 
-    /** True when {@code pid} has a handler installed for {@code signal} ({@code SigCgt} in /proc). */
-    private static boolean catches(long pid, int signal) throws IOException {
-        for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
-            if (line.startsWith("SigCgt:")) {
-                long mask = Long.parseUnsignedLong(line.substring("SigCgt:".length()).strip(), 16);
-                return (mask >>> (signal - 1) & 1) == 1;
-            }
-        }
-        return false;
-    }
-
-    private static String comm(long pid) {
-        try {
-            return Files.readString(Path.of("/proc", Long.toString(pid), "comm")).strip();
-        } catch (IOException e) {
-            return "?";
-        }
-    }
-
     /** One hooked process: its dump file and the length it had before the signal. */
     private record Target(long pid, int signal, String mainThread, Path file, long before) {
 
+        /** Signals the process; when that fails its dump stays empty and says so. */
         void send() {
-            try {
-                Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true)
-                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-                kill.waitFor(2, TimeUnit.SECONDS);
-            } catch (IOException e) {
-                // no kill command: the dump stays empty and says so
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            Commands.kill(pid, Integer.toString(signal));
         }
 
         /** What faulthandler appended, once the file has stopped growing for {@value #SETTLE_MS} ms, or at the deadline. */
