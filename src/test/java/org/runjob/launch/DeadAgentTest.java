@@ -50,20 +50,34 @@ class DeadAgentTest {
         assertThat(Pids.living(daemon)).isEmpty();
     }
 
-    @Test
-    void sigkillOfALocalAgentLeavesNothingWithinGracePlusThreeSeconds() throws Exception {
+    /** A run of jobs/agentkill: its runjob, the ranks 0-3 and rank 0's daemon (pids 0-4), and node n1's agent. */
+    private record DaemonRun(Path job, Process runjob, List<Long> pids, long agent) {
+    }
+
+    /** Two nodes of two ranks that ignore SIGTERM; rank 0's daemon is adopted and recorded by n1's agent for its watchdog. */
+    private DaemonRun startWithRecordedDaemon() throws Exception {
         Path job = jobs.job("agentkill", "daemon.py", 2, 2, Map.of("IGNORE_TERM", "1"), 1, 0);
         Process runjob = jobs.start(job);
         List<Long> pids = new ArrayList<>(jobs.awaitPids("rank", 4, Duration.ofSeconds(30)));
         pids.addAll(jobs.awaitPids("daemon", 1, Duration.ofSeconds(5)));
         toClean.addAll(pids);
         long agent = Pids.parentOf(pids.get(0));
-        assertThat(Pids.parentOf(pids.get(1))).isEqualTo(agent);
-        assertThat(Pids.parentOf(pids.get(4))).as("the daemon is adopted by its agent").isEqualTo(agent);
-        long otherAgent = Pids.parentOf(pids.get(2));
         // the agent records its tree every 100 ms for its watchdog; a daemon younger than that could escape
         Path registry = Pids.registryOf(agent);
         Poll.until(() -> Pids.recorded(registry).contains(pids.get(4)), Duration.ofSeconds(5), "the daemon to be recorded");
+        return new DaemonRun(job, runjob, pids, agent);
+    }
+
+    @Test
+    void sigkillOfALocalAgentLeavesNothingWithinGracePlusThreeSeconds() throws Exception {
+        DaemonRun run = startWithRecordedDaemon();
+        Path job = run.job();
+        Process runjob = run.runjob();
+        List<Long> pids = run.pids();
+        long agent = run.agent();
+        assertThat(Pids.parentOf(pids.get(1))).isEqualTo(agent);
+        assertThat(Pids.parentOf(pids.get(4))).as("the daemon is adopted by its agent").isEqualTo(agent);
+        long otherAgent = Pids.parentOf(pids.get(2));
 
         ProcessHandle.of(agent).orElseThrow().destroyForcibly();
         // the watchdog: TERM (ignored by the workers), KILL after the 1 s grace; the daemon goes too
@@ -91,16 +105,12 @@ class DeadAgentTest {
      */
     @Test
     void runjobEndingALostLocalNodeLeavesItsWatchdogToSweep() throws Exception {
-        Path job = jobs.job("agentkill", "daemon.py", 2, 2, Map.of("IGNORE_TERM", "1"), 1, 0);
-        Process runjob = jobs.start(job);
-        List<Long> pids = new ArrayList<>(jobs.awaitPids("rank", 4, Duration.ofSeconds(30)));
-        pids.addAll(jobs.awaitPids("daemon", 1, Duration.ofSeconds(5)));
-        toClean.addAll(pids);
-        long agent = Pids.parentOf(pids.get(0));
+        DaemonRun run = startWithRecordedDaemon();
+        Process runjob = run.runjob();
+        List<Long> pids = run.pids();
+        long agent = run.agent();
         long watchdog = Pids.parentOf(agent);
         toClean.add(watchdog);
-        Path registry = Pids.registryOf(agent);
-        Poll.until(() -> Pids.recorded(registry).contains(pids.get(4)), Duration.ofSeconds(5), "the daemon to be recorded");
 
         LocalJobs.signal(watchdog, "STOP");
         try {
