@@ -35,26 +35,28 @@ final class StatusView {
     }
 
     static List<Row> rows(RunRecords.Run r, Instant now) {
+        // a run whose runjob is gone cannot say what its ranks do: their last recorded state is not news
         boolean dead = r.state().equals("dead");
         int attempt = r.status().map(s -> s.path("attempt").asInt()).orElse(0);
-        List<Row> rows = new ArrayList<>();
         List<JsonNode> ranks = r.status().map(s -> s.path("ranks").valueStream().toList()).orElse(List.of());
-        for (JsonNode k : ranks) {
+        List<Optional<Long>> silence = ranks.stream().map(k -> seconds(k.path("last_output").asString(null), now)).toList();
+        long freshest = Long.MAX_VALUE;
+        for (int i = 0; i < ranks.size(); i++) {
+            if (!dead && ranks.get(i).path("state").asString("").equals("running") && silence.get(i).isPresent()) {
+                freshest = Math.min(freshest, silence.get(i).get());
+            }
+        }
+        List<Row> rows = new ArrayList<>();
+        for (int i = 0; i < ranks.size(); i++) {
+            JsonNode k = ranks.get(i);
             int rank = k.path("rank").asInt();
-            // a run whose runjob is gone cannot say what its ranks do: their last recorded state is not news
-            rows.add(new Row(k.path("node").asString(""), rank, dead ? "unknown" : k.path("state").asString(""),
-                    seconds(k.path("last_output").asString(null), now),
-                    lastLine(r.folder().resolve(OutputRouter.rankFileName(rank, attempt))), false));
+            String state = dead ? "unknown" : k.path("state").asString("");
+            Optional<Long> s = silence.get(i);
+            boolean silent = state.equals("running") && s.isPresent() && freshest != Long.MAX_VALUE
+                    && s.get() >= freshest + SILENT_S && s.get() >= 3 * Math.max(1, freshest);
+            rows.add(new Row(k.path("node").asString(""), rank, state, s, lastLine(r.folder().resolve(OutputRouter.rankFileName(rank, attempt))), silent));
         }
-        long freshest = rows.stream().filter(x -> x.state().equals("running")).flatMap(x -> x.silentSeconds().stream())
-                .min(Long::compare).orElse(Long.MAX_VALUE);
-        List<Row> marked = new ArrayList<>();
-        for (Row x : rows) {
-            boolean silent = x.state().equals("running") && x.silentSeconds().isPresent() && freshest != Long.MAX_VALUE
-                    && x.silentSeconds().get() >= freshest + SILENT_S && x.silentSeconds().get() >= 3 * Math.max(1, freshest);
-            marked.add(new Row(x.node(), x.rank(), x.state(), x.silentSeconds(), x.lastLine(), silent));
-        }
-        return marked;
+        return rows;
     }
 
     /** The table, then the mark's meaning when a rank has it. */
