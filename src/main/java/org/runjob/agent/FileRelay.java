@@ -2,6 +2,7 @@ package org.runjob.agent;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
+import java.io.Closeable;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
@@ -73,6 +74,7 @@ final class FileRelay implements AutoCloseable {
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final Semaphore peers = new Semaphore(MAX_PEERS);
     private ServerSocket server;
+    private Thread acceptor;
 
     FileRelay(FileReceiver receiver) {
         this.receiver = receiver;
@@ -89,7 +91,7 @@ final class FileRelay implements AutoCloseable {
             ServerSocket s = new ServerSocket();
             s.bind(new InetSocketAddress(0), MAX_PEERS);
             server = s;
-            Thread acceptor = new Thread(() -> accept(s, key, receiver.held()), "relay-serve");
+            acceptor = new Thread(() -> accept(s, key, receiver.held()), "relay-serve");
             acceptor.setDaemon(true);
             acceptor.start();
             return "serving " + s.getLocalPort();
@@ -118,6 +120,13 @@ final class FileRelay implements AutoCloseable {
                     backOff();
                 }
                 continue;
+            }
+            if (s.isClosed()) {
+                // accepted while the server was being closed: closeServer has returned or is about to,
+                // and nothing is served after it
+                closeQuietly(peer);
+                peers.release();
+                return;
             }
             open.add(peer);
             Thread t = new Thread(() -> {
@@ -279,15 +288,31 @@ final class FileRelay implements AutoCloseable {
         }
     }
 
-    /** Stops serving: no new peer is accepted; transfers under way go on. */
+    /**
+     * Stops serving: no new peer is accepted; transfers under way go on. Returns once the acceptor
+     * has ended, so the listening socket is released: a socket closed while another thread is blocked
+     * in accept stays open until that thread leaves it, and a peer that connects in that window
+     * is refused.
+     */
     synchronized void closeServer() {
         if (server != null) {
+            closeQuietly(server);
+            acceptor.interrupt();
             try {
-                server.close();
-            } catch (IOException e) {
-                // closed
+                acceptor.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
             server = null;
+            acceptor = null;
+        }
+    }
+
+    private static void closeQuietly(Closeable c) {
+        try {
+            c.close();
+        } catch (IOException e) {
+            // closed
         }
     }
 
@@ -296,11 +321,7 @@ final class FileRelay implements AutoCloseable {
     public void close() {
         closeServer();
         for (Socket s : open) {
-            try {
-                s.close();
-            } catch (IOException e) {
-                // closed
-            }
+            closeQuietly(s);
         }
     }
 }

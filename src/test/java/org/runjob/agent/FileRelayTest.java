@@ -1,6 +1,7 @@
 package org.runjob.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -168,5 +169,22 @@ class FileRelayTest {
         server.closeServer();
         assertThat(fetch(KEY)).isEqualTo("error relay from 127.0.0.1:" + port + ": Connection refused");
         assertThat(leftIn(to)).isEmpty();
+    }
+
+    @Test
+    void aPeerRightAfterCloseIsRefusedEveryTime() throws Exception {
+        // a socket closed while its acceptor blocks in accept stays listening until that thread leaves
+        // accept; closeServer waits for it, so a peer that connects right after is never served
+        for (int i = 0; i < 100; i++) {
+            String serving = server.serve(KEY);
+            int p = Integer.parseInt(serving.substring("serving ".length()));
+            server.closeServer();
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress("127.0.0.1", p), 1000);
+                fail("attempt " + i + ": port " + p + " still accepts after closeServer");
+            } catch (IOException e) {
+                assertThat(e).hasMessageContaining("Connection refused");
+            }
+        }
     }
 }
