@@ -133,7 +133,7 @@ final class AgentRequests {
 
     private FileReceiver receiver() {
         if (receiver == null) {
-            receiver = new FileReceiver(workdir());
+            receiver = new FileReceiver(workdir(), options.store().flatMap(d -> FileStore.open(Workdirs.resolve(d, env))));
         }
         return receiver;
     }

@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
@@ -48,6 +49,8 @@ import org.runjob.protocol.FileManifest;
  *       written; when complete and equal to the manifest's, it gets its mode and time and is renamed
  *       over the destination (renameat: a symlink there is replaced, never followed). Otherwise,
  *       and on any failure (disk full included), the temporary file is removed.</li>
+ *   <li>With a {@link FileStore} (a run in a directory of its own), a file the store holds is
+ *       hard-linked into place and answered {@code same}; each file received is added to it.</li>
  *   <li>The last FILE_DATA (rank -1) ends the transfer; the answer is {@code ok N} (bytes written)
  *       or the first error.</li>
  * </ol>
@@ -55,6 +58,7 @@ import org.runjob.protocol.FileManifest;
 final class FileReceiver {
 
     private final Path workdir;
+    private final Optional<FileStore> store;
     private final String tag;
     private List<FileManifest.Entry> entries = List.of();
     /** The manifest of the last transfer that ended well: what the workdir holds for this run. */
@@ -71,7 +75,13 @@ final class FileReceiver {
     private long received;
 
     FileReceiver(Path workdir) {
+        this(workdir, Optional.empty());
+    }
+
+    /** A receiver that links files {@code store} holds instead of receiving them, and keeps there what it receives. */
+    FileReceiver(Path workdir, Optional<FileStore> store) {
         this.workdir = workdir;
+        this.store = store;
         byte[] r = new byte[6];
         new SecureRandom().nextBytes(r);
         this.tag = ".runjob-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(r);
@@ -91,7 +101,7 @@ final class FileReceiver {
         StringBuilder answer = new StringBuilder();
         for (FileManifest.Entry e : entries) {
             try {
-                boolean n = !same(e);
+                boolean n = !same(e) && !linked(e);
                 need.add(n);
                 bytes += n ? e.size() : 0;
                 answer.append(n ? "need" : "same").append('\n');
@@ -237,6 +247,18 @@ final class FileReceiver {
         dir.move(tmp, dir, Path.of(name(e.dest())));
         tmp = null;
         closeCurrent();
+        store.ifPresent(s -> s.keep(e, workdir.resolve(e.dest())));
+    }
+
+    /** True when the store held {@code e} and it is now linked into place. */
+    private boolean linked(FileManifest.Entry e) throws IOException {
+        if (store.isEmpty()) {
+            return false;
+        }
+        try (SecureDirectoryStream<Path> d = walk(e.dest(), true)) {
+            // the directories on the way exist and none is a symlink: the link lands in the workdir
+            return d != null && store.get().linkTo(e, workdir.resolve(e.dest()));
+        }
     }
 
     /** Ends the current file: closes it, removes its temporary name unless it was renamed. */

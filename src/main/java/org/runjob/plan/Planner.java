@@ -134,7 +134,7 @@ public final class Planner {
                 workers.add(new WorkerLaunch(rank, localRank, node.name(), nodeRank, argv(spec.entrypoint(), localRank), env));
             }
             nodes.add(new NodePlan(node.name(), nodeRank, node.address(),
-                    visible, node.workdir().orElse(spec.workdir()), spec.files(), workers));
+                    visible, spec.runDirOf(node, Optional.of(runId)), spec.files(), workers));
         }
         return new LaunchPlan(spec.name(), runId, worldSize, master.name(), masterAddr, port, nodes, spec);
     }

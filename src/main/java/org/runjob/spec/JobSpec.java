@@ -14,6 +14,8 @@ import java.util.Optional;
  *
  * @param slurm  present when the job runs under Slurm ({@code backend: slurm}); its nodes are then Slurm nodes
  * @param strictGpuLeases {@code gpu_leases: strict}: a listed GPU that another run holds fails preflight (else a warning)
+ * @param runsShareWorkdir every run works in the workdir itself, one at a time ({@code runs_share_workdir}); else each
+ *                 run works in a directory of its own under it
  * @param relay  whether nodes pass the job's files on to each other ({@code relay})
  * @param source the job file this spec was loaded from
  */
@@ -23,6 +25,7 @@ public record JobSpec(
         RendezvousSpec rendezvous,
         EntrypointSpec entrypoint,
         String workdir,
+        boolean runsShareWorkdir,
         List<ShippedFile> files,
         Map<String, String> env,
         SshSpec ssh,
@@ -35,12 +38,29 @@ public record JobSpec(
 
     /** The same job with {@code more} arguments after the entrypoint's own. */
     public JobSpec withEntrypointArgs(List<String> more) {
-        return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, files, env, ssh, failure, logsDir, slurm,
+        return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, slurm,
                 strictGpuLeases, relay, source);
     }
 
-    /** The default rendezvous port, as torchrun's. */
-    public static final int DEFAULT_MASTER_PORT = 29500;
+    /** The directory under a workdir that holds each run's own directory. */
+    public static final String RUN_DIRS = "runs";
+
+    /** {@code node}'s workdir as the job file gives it: the node's own, else the job's. */
+    public String workdirOf(NodeSpec node) {
+        return node.workdir().orElse(workdir);
+    }
+
+    /**
+     * Where run {@code runId} works on {@code node}: its own directory {@code WORKDIR/runs/RUN}, or
+     * the workdir itself when the job's runs share it ({@code runs_share_workdir}) or there is no run.
+     */
+    public String runDirOf(NodeSpec node, Optional<String> runId) {
+        String base = workdirOf(node);
+        if (runsShareWorkdir || runId.isEmpty()) {
+            return base;
+        }
+        return (base.endsWith("/") ? base : base + "/") + RUN_DIRS + "/" + runId.get();
+    }
 
     public JobSpec {
         Objects.requireNonNull(name, "name");

@@ -73,6 +73,7 @@ final class SpecBinder {
                 failure.has("hang_timeout_s") ? failure.get("hang_timeout_s").doubleValue() : 0);
         return new JobSpec(name, nodes, rendezvous, entrypoint,
                 text(root, "workdir").orElse("~/.runjob/" + name),
+                root.has("runs_share_workdir") && root.get("runs_share_workdir").booleanValue(),
                 files, env(root.get("env")), sshSpec, failureSpec,
                 text(object(root, "logs"), "dir").orElse("runs"), slurm ? Optional.of(slurm(object(root, "slurm"))) : Optional.empty(),
                 text(root, "gpu_leases").orElse("warn").equals("strict"),
@@ -127,10 +128,7 @@ final class SpecBinder {
     }
 
     private static JobSpec.MasterPort port(JsonNode p) {
-        if (p == null) {
-            return new JobSpec.MasterPort.Fixed(JobSpec.DEFAULT_MASTER_PORT);
-        }
-        return p.isString() ? new JobSpec.MasterPort.Auto() : new JobSpec.MasterPort.Fixed(p.intValue());
+        return p == null || p.isString() ? new JobSpec.MasterPort.Auto() : new JobSpec.MasterPort.Fixed(p.intValue());
     }
 
     private static JsonNode object(JsonNode parent, String key) {

@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.distribute.Sha256;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -57,7 +59,16 @@ class LocalExampleTest {
         assertThat(summary.get("git").get("commit").stringValue()).startsWith(summary.get("runjob").get("commit").stringValue());
         assertThat(summary.get("runjob").get("built").stringValue()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z");
         assertThat(Files.readString(folder.resolve("runjob.log"))).contains("rank 0 on local1 started, pid ");
-        assertThat(tmp.resolve("work").resolve("checkin.py")).exists();
+        // the run works in a directory of its own; the file it received is kept once per content for later runs
+        Path checkin = tmp.resolve("work/runs").resolve(Cli.RUN_ID).resolve("checkin.py");
+        assertThat(checkin).exists();
+        assertThat(Files.getAttribute(checkin, "unix:nlink")).isEqualTo(2);
+        try (var stored = Files.list(tmp.resolve("work/.runjob/files"))) {
+            assertThat(stored.map(p -> p.getFileName().toString()).toList())
+                    .containsExactly(Sha256.of(Path.of("examples/checkin/checkin.py")) + "-"
+                            + Integer.toOctalString((Integer) Files.getAttribute(Path.of("examples/checkin/checkin.py"), "unix:mode") & 0777) + "-"
+                            + Files.getLastModifiedTime(Path.of("examples/checkin/checkin.py")).to(TimeUnit.SECONDS));
+        }
         // the run folder's job.yaml runs as it ran, from anywhere: its files are absolute
         assertThat(Files.readString(folder.resolve("job.yaml"))).contains("files:\n  - " + Path.of("examples/checkin/checkin.py").toAbsolutePath());
         Cli again = Cli.run(System.getenv(), "--dry-run", folder.resolve("job.yaml").toString());

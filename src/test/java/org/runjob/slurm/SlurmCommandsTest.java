@@ -25,7 +25,7 @@ class SlurmCommandsTest {
 
     static JobSpec job(JobSpec.SlurmSpec slurm, NodeSpec... nodes) {
         return new JobSpec("j", List.of(nodes), new JobSpec.RendezvousSpec(nodes[0].name(), Optional.empty(), new JobSpec.MasterPort.Auto()),
-                new EntrypointSpec.Command(List.of("true"), false), "w", List.of(), Map.of(),
+                new EntrypointSpec.Command(List.of("true"), false), "w", false, List.of(), Map.of(),
                 new JobSpec.SshSpec(Optional.empty(), JobSpec.SshSpec.DEFAULT_KNOWN_HOSTS, JobSpec.HostKeyPolicy.STRICT, 10, Optional.empty()),
                 new JobSpec.FailureSpec(10, 0), "runs", Optional.of(slurm), false, Relay.AUTO, Path.of("j.yaml"));
     }

@@ -46,8 +46,10 @@ class SpecLoaderTest {
         JobSpec spec = load(write("min.yaml", MINIMAL), Map.of());
         assertThat(spec.rendezvous().master()).isEqualTo("a");
         assertThat(spec.rendezvous().addr()).isEmpty();
-        assertThat(spec.rendezvous().port()).isEqualTo(new JobSpec.MasterPort.Fixed(29500));
+        assertThat(spec.rendezvous().port()).isEqualTo(new JobSpec.MasterPort.Auto());
         assertThat(spec.workdir()).isEqualTo("~/.runjob/min");
+        assertThat(spec.runsShareWorkdir()).isFalse();
+        assertThat(spec.runDirOf(spec.nodes().get(0), Optional.of("R1"))).isEqualTo("~/.runjob/min/runs/R1");
         assertThat(spec.logsDir()).isEqualTo("runs");
         assertThat(spec.ssh().hostKeyPolicy()).isEqualTo(JobSpec.HostKeyPolicy.STRICT);
         assertThat(spec.ssh().knownHosts()).isEqualTo("~/.ssh/known_hosts");

@@ -20,15 +20,25 @@ public final class RunjobProcess {
 
     /** As {@link #start(Path, Path)}: {@code runjob OPTIONS... JOB} with {@code env} added to this JVM's environment. */
     public static Process start(Path dir, Path job, Map<String, String> env, String... options) throws IOException {
+        return start(dir, job.getFileName().toString(), env, List.of(options), job, List.of());
+    }
+
+    /** {@code runjob OPTIONS... JOB -- ARGS...} with {@code env} added; its stdout and stderr go to NAME.out / .err in {@code dir}. */
+    public static Process start(Path dir, String name, Map<String, String> env, List<String> options, Path job, List<String> args)
+            throws IOException {
         List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
                 System.getProperty("java.class.path"), "org.runjob.cli.Main"));
-        cmd.addAll(List.of(options));
+        cmd.addAll(options);
         cmd.add(job.toString());
+        if (!args.isEmpty()) {
+            cmd.add("--");
+            cmd.addAll(args);
+        }
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().putAll(env);
         return pb.directory(dir.toFile())
-                .redirectOutput(dir.resolve(job.getFileName() + ".out").toFile())
-                .redirectError(dir.resolve(job.getFileName() + ".err").toFile()).start();
+                .redirectOutput(dir.resolve(name + ".out").toFile())
+                .redirectError(dir.resolve(name + ".err").toFile()).start();
     }
 
     public static String stderrOf(Path dir, Path job) throws IOException {

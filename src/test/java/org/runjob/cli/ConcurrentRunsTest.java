@@ -1,0 +1,132 @@
+package org.runjob.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.testbed.FakeCuda;
+import org.runjob.testbed.Poll;
+import org.runjob.testbed.RunjobProcess;
+
+/**
+ * Many runs of one job at once on one machine, with no workdir set: each run works in a
+ * directory of its own, on GPUs of its own, with its own arguments and its own version of the
+ * job's files; a run that finds no free GPU waits for one.
+ */
+class ConcurrentRunsTest {
+
+    @TempDir
+    Path tmp;
+
+    final List<Process> running = new ArrayList<>();
+
+    @AfterEach
+    void stop() {
+        running.forEach(p -> p.descendants().forEach(ProcessHandle::destroyForcibly));
+        running.forEach(Process::destroyForcibly);
+    }
+
+    /**
+     * VERSION of the worker script: it writes its arguments to a file in its current directory,
+     * marks itself up, waits for GO (so every run is up at once), then prints what it reads back.
+     */
+    private Path script(String version) throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve(version));
+        return Files.writeString(dir.resolve("step.sh"), "echo \"$*\" > mine.txt\n"
+                + "echo $CUDA_VISIBLE_DEVICES > \"$MARKS/$RUNJOB_RUN_ID\"\n"
+                + "i=0; while [ ! -e \"$MARKS/go\" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+                + "echo \"" + version + " args $(cat mine.txt) gpu $CUDA_VISIBLE_DEVICES in $(pwd)\"\n");
+    }
+
+    /** Job "sweep" with no workdir (HOME is the test's), one worker on one free GPU, running {@code script}. */
+    private Path job(String file, Path script) throws IOException {
+        return Files.writeString(tmp.resolve(file), "name: sweep\nnodes:\n  - {name: box, local: true, gpus: {count: 1}}\n"
+                + "files: [" + script + "]\nentrypoint: {command: [sh, step.sh]}\n"
+                + "failure: {grace_period_s: 1}\nlogs: {dir: " + tmp.resolve("runs") + "}\n");
+    }
+
+    @Test
+    void runsOfOneJobAtOnceEachWorkInTheirOwnDirectoryOnTheirOwnGpu() throws Exception {
+        Map<String, String> env = FakeCuda.env(GpuLeaseTest.IDLE); // 4 idle GPUs
+        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
+        env.put("RUNJOB_GPU_LEASES", tmp.resolve("leases").toString());
+        env.put("MARKS", Files.createDirectories(tmp.resolve("marks")).toString());
+        Path v1 = job("v1.yaml", script("v1"));
+        Path v2 = job("v2.yaml", script("v2"));
+        // three runs of v1 with their own arguments, one of v2 (the same file name, other bytes), and a fifth that waits for a GPU
+        Map<String, Process> runs = new LinkedHashMap<>();
+        runs.put("lr0.1", start("lr0.1", env, List.of(), v1, List.of("--lr", "0.1")));
+        runs.put("lr0.01", start("lr0.01", env, List.of(), v1, List.of("--lr", "0.01")));
+        runs.put("lr0.001", start("lr0.001", env, List.of(), v1, List.of("--lr", "0.001")));
+        runs.put("v2", start("v2", env, List.of(), v2, List.of("--lr", "0.5")));
+        Poll.until(() -> marks() == 4, Duration.ofSeconds(90), "four runs up at once");
+        runs.put("waits", start("waits", env, List.of("--wait-for-gpus", "90s"), v1, List.of("--lr", "7")));
+        Poll.until(() -> stderr("waits").contains("waiting for free GPUs"), Duration.ofSeconds(60), "the fifth run to wait for a GPU");
+        Files.createFile(tmp.resolve("marks/go"));
+
+        Set<String> gpus = new HashSet<>();
+        Set<String> dirs = new HashSet<>();
+        Path base = tmp.resolve("home/.runjob/sweep");
+        for (var run : runs.entrySet()) {
+            Process p = run.getValue();
+            assertThat(p.waitFor(120, TimeUnit.SECONDS)).as(run.getKey() + " ends").isTrue();
+            assertThat(p.exitValue()).as(run.getKey() + ": " + stderr(run.getKey())).isZero();
+            List<String> out = Files.readAllLines(tmp.resolve(run.getKey() + ".out"));
+            assertThat(out).hasSize(1);
+            String version = run.getKey().equals("v2") ? "v2" : "v1";
+            String args = run.getKey().equals("v2") ? "--lr 0.5" : run.getKey().equals("waits") ? "--lr 7" : "--lr " + run.getKey().substring(2);
+            assertThat(out.get(0)).matches("\\[box/0] " + version + " args " + args + " gpu [0-3] in " + base + "/runs/\\d{8}-\\d{6}-[0-9a-f]{4}");
+            if (!run.getKey().equals("waits")) {
+                gpus.add(out.get(0).replaceAll(".* gpu (\\d) in .*", "$1"));
+            }
+            dirs.add(out.get(0).replaceAll(".* in ", ""));
+        }
+        assertThat(gpus).as("the four runs at once had a GPU each").hasSize(4);
+        assertThat(dirs).as("every run had a directory of its own").hasSize(5);
+        // each run's version of step.sh is stored once and linked into each run's directory
+        try (var stored = Files.list(base.resolve(".runjob/files"))) {
+            List<Path> copies = stored.toList();
+            assertThat(copies).hasSize(2);
+            List<Object> links = new ArrayList<>();
+            for (Path c : copies) {
+                links.add(Files.getAttribute(c, "unix:nlink"));
+            }
+            assertThat(links).containsExactlyInAnyOrder(5, 2); // v1: the store and four runs; v2: the store and one run
+        }
+    }
+
+    private Process start(String name, Map<String, String> env, List<String> options, Path job, List<String> args) throws IOException {
+        Process p = RunjobProcess.start(tmp, name, env, options, job, args);
+        running.add(p);
+        return p;
+    }
+
+    private String stderr(String name) {
+        try {
+            return Files.readString(tmp.resolve(name + ".err"));
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private long marks() {
+        try (var files = Files.list(tmp.resolve("marks"))) {
+            return files.count();
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+}
