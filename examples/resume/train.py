@@ -3,7 +3,7 @@
 Reads the launcher's contract from the environment (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR,
 MASTER_PORT, TORCHELASTIC_RESTART_COUNT), trains nn.Linear(2, 2) with DDP (gloo on CPU, NCCL on
 GPUs) for EPOCHS epochs, and after every epoch rank 0 saves a snapshot (model, optimizer, next
-epoch, and the run id it belongs to) to SNAPSHOT (default snapshot.pt in the workdir). On start
+epoch, and the run id it belongs to) to SNAPSHOT (default snapshot.pt in the current directory, the run's own). On start
 every rank loads the snapshot when it exists *and was written by this run* (RUNJOB_RUN_ID, or
 TORCHELASTIC_RUN_ID under torchrun): a snapshot left by an earlier run is ignored, not resumed.
 

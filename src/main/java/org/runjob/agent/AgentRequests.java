@@ -5,6 +5,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 import org.runjob.protocol.AgentOptions;
@@ -69,7 +70,7 @@ final class AgentRequests {
                 closeListener();
                 reply.accept("ok");
             }
-            case PROBE_GPUS -> reply.accept(GpuProbeChild.run(env, workdir().resolve(".runjob")));
+            case PROBE_GPUS -> reply.accept(GpuProbeChild.run(env, base().resolve(".runjob")));
             case LEASE -> reply.accept(leases.handle(text(f.payload())));
             default -> {
                 return false;
@@ -127,13 +128,21 @@ final class AgentRequests {
         }
     }
 
-    private Path workdir() {
+    /** The workdir, as the job file names it. */
+    private Path base() {
         return Workdirs.resolve(options.workdir().orElse("~"), env);
+    }
+
+    /** Where the run works: its own directory, else the workdir. */
+    private Path workdir() {
+        return Workdirs.resolve(options.runDir().or(options::workdir).orElse("~"), env);
     }
 
     private FileReceiver receiver() {
         if (receiver == null) {
-            receiver = new FileReceiver(workdir(), options.store().flatMap(d -> FileStore.open(Workdirs.resolve(d, env))));
+            // a run in a directory of its own links what earlier runs received, kept in the workdir's .runjob/files
+            Optional<FileStore> store = options.runDir().isPresent() ? FileStore.open(base().resolve(".runjob").resolve("files")) : Optional.empty();
+            receiver = new FileReceiver(workdir(), store);
         }
         return receiver;
     }

@@ -40,9 +40,12 @@ import org.runjob.protocol.NodeFacts;
  *       someone else could plant code the job runs.</li>
  *   <li>A random token in {@code .runjob/id} (published with a hard link, so racing nodes agree on
  *       one): nodes that report the same token share the workdir (NFS home, say).</li>
- *   <li>For a run, the run lock ({@link #lock}): held by this agent until it exits (the kernel
- *       drops it whatever ends the agent). Another run's lock still held refuses this run, naming
- *       it; agents of the same run on a shared workdir share one lock.</li>
+ *   <li>For a run in a directory of its own ({@code --run-dir}, the default), that directory
+ *       ({@code WORKDIR/runs/RUN}) is made and judged as {@code .runjob} is; such runs take no lock.</li>
+ *   <li>For a run in the workdir itself ({@code runs_share_workdir}), the run lock ({@link #lock}):
+ *       held by this agent until it exits (the kernel drops it whatever ends the agent). Another
+ *       run's lock still held refuses this run, naming it; agents of the same run on a shared
+ *       workdir share one lock.</li>
  * </ol>
  */
 final class WorkdirGuard {
@@ -72,6 +75,10 @@ final class WorkdirGuard {
         Path dir = Workdirs.resolve(options.workdir().get(), env);
         f.put(NodeFacts.WORKDIR, dir.toString());
         Optional<String> problem = prepare(dir, options, f);
+        Path runDir = options.runDir().map(d -> Workdirs.resolve(d, env)).orElse(dir);
+        if (problem.isEmpty() && options.runDir().isPresent()) {
+            problem = runDir(dir, runDir);
+        }
         problem.ifPresent(p -> f.put(NodeFacts.WORKDIR_ERROR, p));
         try {
             f.put(NodeFacts.FREE_BYTES, Long.toString(Files.getFileStore(dir).getUsableSpace()));
@@ -79,12 +86,12 @@ final class WorkdirGuard {
             // unknown: preflight warns
         }
         options.program().ifPresent(program -> {
-            Optional<Path> found = Programs.find(program, env.get("PATH"), dir);
+            Optional<Path> found = Programs.find(program, env.get("PATH"), runDir);
             if (found.isEmpty()) {
-                Programs.missing(program, env.get("PATH"), dir).ifPresent(m -> f.put(NodeFacts.PROGRAM_ERROR, m));
+                Programs.missing(program, env.get("PATH"), runDir).ifPresent(m -> f.put(NodeFacts.PROGRAM_ERROR, m));
                 return;
             }
-            Optional<Programs.Python> python = Programs.python(found.get(), env, dir);
+            Optional<Programs.Python> python = Programs.python(found.get(), env, runDir);
             f.put(NodeFacts.PROGRAM_PATH, home(python.map(Programs.Python::executable).orElse(found.get().toString()), env));
             python.ifPresent(py -> f.put(NodeFacts.PROGRAM_VERSION, "Python " + py.version() + py.torch().map(t -> ", torch " + t).orElse("")));
         });
@@ -146,10 +153,46 @@ final class WorkdirGuard {
         } catch (IOException e) {
             return Optional.of("cannot write " + meta.resolve("id") + ": " + reason(e));
         }
-        if (options.runId().isPresent()) {
+        if (options.runId().isPresent() && options.runDir().isEmpty()) {
             lock(meta, options, f).ifPresent(m -> f.put(NodeFacts.LOCK_ERROR, m));
         }
         return Optional.empty();
+    }
+
+    /**
+     * The run's own directory ({@code WORKDIR/runs/RUN}), made when missing: inside the trusted
+     * workdir, every part of it owned by this user, writable by nobody else and no symlink. Runs
+     * in directories of their own take no run lock: they do not meet.
+     */
+    private static Optional<String> runDir(Path workdir, Path given) {
+        Path base = workdir.toAbsolutePath().normalize();
+        Path run = given.toAbsolutePath().normalize();
+        if (!run.startsWith(base) || run.equals(base)) {
+            return Optional.of("the run's directory " + run + " is not inside the workdir " + base);
+        }
+        for (Path p = base.resolve(base.relativize(run).getName(0)); ; p = p.resolve(run.getName(p.getNameCount()))) {
+            try {
+                if (!Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                    if (Files.isSymbolicLink(p)) {
+                        return Optional.of(p + " is a symlink; runjob never writes through one: remove it");
+                    }
+                    // 755 whatever the umask: a group-writable run directory (umask 002) would be refused below
+                    Files.createDirectory(p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+                }
+            } catch (FileAlreadyExistsException e) {
+                // another node of a shared workdir made it meanwhile
+            } catch (IOException e) {
+                return Optional.of("cannot create " + p + ": " + reason(e));
+            }
+            Optional<String> untrusted = Files.isSymbolicLink(p) ? Optional.of(p + " is a symlink; runjob never writes through one: remove it")
+                    : Trust.ofOwnDirectory(p);
+            if (untrusted.isPresent()) {
+                return untrusted;
+            }
+            if (p.equals(run)) {
+                return Optional.empty();
+            }
+        }
     }
 
     /** Creates {@code dir} and its missing parents, top down, none through a symlink at its own name. */

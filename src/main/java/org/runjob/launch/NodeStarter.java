@@ -58,18 +58,10 @@ public final class NodeStarter {
 
     /** The same, with {@code jit}'s compilers: {@link NodeJvm.Jit#FULL} for an agent that will receive much. */
     public NodeSession start(NodeSpec node, NodeJvm.Jit jit) throws IOException {
-        AgentOptions options = new AgentOptions(Optional.of(spec.runDirOf(node, runId)), Optional.of(program()), runId,
-                runId.map(r -> spec.name()), Optional.empty(), store(node));
+        String runDir = spec.runDirOf(node, runId);
+        AgentOptions options = new AgentOptions(Optional.of(spec.workdirOf(node)), Optional.of(program()), runId,
+                runId.map(r -> spec.name()), Optional.empty(), Optional.of(runDir).filter(d -> !d.equals(spec.workdirOf(node))));
         return NodeSession.start(node.name(), cluster.node(node), AgentJar.current(), jit, options, REMOTE_START_MS, env);
-    }
-
-    /** Where a run in a directory of its own finds files earlier runs received: WORKDIR/.runjob/files. */
-    private Optional<String> store(NodeSpec node) {
-        if (runId.isEmpty() || spec.runsShareWorkdir()) {
-            return Optional.empty();
-        }
-        String base = spec.workdirOf(node);
-        return Optional.of((base.endsWith("/") ? base : base + "/") + ".runjob/files");
     }
 
     private String program() {

@@ -6,15 +6,15 @@ import java.util.Optional;
 
 /**
  * The agent's command line:
- * {@code agent [--jar SHA256] [--workdir DIR] [--program NAME] [--run ID --job NAME] [--store DIR]}.
+ * {@code agent [--jar SHA256] [--workdir DIR] [--program NAME] [--run ID --job NAME] [--run-dir DIR]}.
  * With a workdir the agent checks its node and reports the facts in HELLO; with a run id it also
  * holds the workdir's run lock for its lifetime. Without options it only runs workers.
  * {@code --jar} is the SHA-256 the bootstrap verified the agent's jar by; HELLO reports it.
- * {@code --store} is where a run in a directory of its own keeps one copy per content of the
- * files it receives, for later runs to link instead of receiving them again.
+ * {@code --run-dir} is the run's own directory under the workdir, where its files land and its
+ * workers start; without it the run works in the workdir itself and holds its run lock.
  */
 public record AgentOptions(Optional<String> workdir, Optional<String> program, Optional<String> runId, Optional<String> job,
-                           Optional<String> jar, Optional<String> store) {
+                           Optional<String> jar, Optional<String> runDir) {
 
     public static final AgentOptions NONE = new AgentOptions(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
             Optional.empty(), Optional.empty());
@@ -31,7 +31,7 @@ public record AgentOptions(Optional<String> workdir, Optional<String> program, O
         String run = null;
         String job = null;
         String jar = null;
-        String store = null;
+        String runDir = null;
         for (int i = 0; i < args.size(); i += 2) {
             if (i + 1 >= args.size()) {
                 throw new IllegalArgumentException("agent option " + args.get(i) + " needs a value");
@@ -43,12 +43,12 @@ public record AgentOptions(Optional<String> workdir, Optional<String> program, O
                 case "--run" -> run = v;
                 case "--job" -> job = v;
                 case "--jar" -> jar = v;
-                case "--store" -> store = v;
+                case "--run-dir" -> runDir = v;
                 default -> throw new IllegalArgumentException("unknown agent option " + args.get(i));
             }
         }
         return new AgentOptions(Optional.ofNullable(workdir), Optional.ofNullable(program), Optional.ofNullable(run),
-                Optional.ofNullable(job), Optional.ofNullable(jar), Optional.ofNullable(store));
+                Optional.ofNullable(job), Optional.ofNullable(jar), Optional.ofNullable(runDir));
     }
 
     /** The options as arguments after {@code agent}. */
@@ -59,7 +59,7 @@ public record AgentOptions(Optional<String> workdir, Optional<String> program, O
         runId.ifPresent(r -> out.addAll(List.of("--run", r)));
         job.ifPresent(j -> out.addAll(List.of("--job", j)));
         jar.ifPresent(j -> out.addAll(List.of("--jar", j)));
-        store.ifPresent(d -> out.addAll(List.of("--store", d)));
+        runDir.ifPresent(d -> out.addAll(List.of("--run-dir", d)));
         return out;
     }
 }

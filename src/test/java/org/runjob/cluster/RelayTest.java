@@ -95,8 +95,11 @@ class RelayTest {
     Path job(String name) throws Exception {
         SshTestbed bed = jobs.bed;
         return jobs.job(name, jobs.node(bed.host(1), 1) + jobs.node(bed.host(2), 1) + jobs.node(bed.host(3), 1),
-                List.of(data), List.of("sha256sum", "data.bin"), "relay: always\n", Map.of());
+                List.of(data), List.of("sha256sum", "data.bin"), SHARED, Map.of());
     }
+
+    /** One directory for every run, so what a test leaves on a node (or takes away) is what the next run finds. */
+    static final String SHARED = "relay: always\nruns_share_workdir: true\n";
 
     /** h3's run folder file. */
     JsonNode summary(Path logs, String job) throws Exception {
@@ -174,7 +177,7 @@ class RelayTest {
         String nodes = jobs.node(bed.host(1), 1).replace(tmp.resolve("work-h1").toString(), shared.toString())
                 + jobs.node(bed.host(2), 1).replace(tmp.resolve("work-h2").toString(), shared.toString())
                 + jobs.node(bed.host(3), 1);
-        Path job = jobs.job("shared", nodes, List.of(data), List.of("sha256sum", "data.bin"), "relay: always\n", Map.of());
+        Path job = jobs.job("shared", nodes, List.of(data), List.of("sha256sum", "data.bin"), SHARED, Map.of());
         Cli cli = jobs.run(job);
         assertThat(cli.code()).as(cli.err()).isZero();
         Path logs = tmp.resolve("runs");

@@ -482,7 +482,9 @@ class SshClusterTest {
 
     @Test
     void unchangedFilesAreNotSentAgain() throws Exception {
-        Path job = jobs.job("resend", jobs.node(jobs.bed.host(2), 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
+        // one directory for every run: what the last run left there is checked in place
+        Path job = jobs.job("resend", jobs.node(jobs.bed.host(2), 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"),
+                "runs_share_workdir: true\n", Map.of());
         Cli first = jobs.run(job);
         assertThat(first.code()).as(first.err()).isZero();
         assertThat(detail(jobs.logs, "resend", "h2", "workdir")).matches("2 sent \\(\\d+ B\\), 0 kept");

@@ -71,13 +71,16 @@ class WorkdirSafetyTest {
         }
     }
 
+    /** One directory for every run: these tests are about what runs find in the workdir itself. */
+    static final String SHARED = "runs_share_workdir: true\n";
+
     @Test
     void threeNodesSharingOneWorkdirGetTheFilesOnceRunAfterRun() throws Exception {
         Path data = data("shared", "from the coordinator");
         for (int round = 1; round <= 3; round++) {
             Path shared = tmp.resolve("shared-" + round);
             Path job = jobs.job("shared" + round, node(jobs.bed.host(1), shared) + node(jobs.bed.host(2), shared)
-                    + node(jobs.bed.host(3), shared), files(data), List.of("python3", "show.py"), "", Map.of());
+                    + node(jobs.bed.host(3), shared), files(data), List.of("python3", "show.py"), SHARED, Map.of());
             Cli r = jobs.run(job);
             assertThat(r.code()).as("round %d: %s", round, r.err()).isZero();
             assertThat(r.err()).as("an rc file's stderr noise is no error").doesNotContain("rm: cannot remove");
@@ -113,11 +116,11 @@ class WorkdirSafetyTest {
     void aSecondRunOnABusyWorkdirIsRefusedAndTheFirstKeepsItsData() throws Exception {
         Path w = tmp.resolve("busy");
         Path first = jobs.job("first", node(jobs.bed.host(2), w), files(data("a", "data of the first run")),
-                List.of("python3", "show.py"), "", Map.of("HOLD", "1"));
+                List.of("python3", "show.py"), SHARED, Map.of("HOLD", "1"));
         Process running = jobs.start(first);
         toClean.addAll(jobs.awaitPids(1, Duration.ofSeconds(60)));
         Path second = jobs.job("second", node(jobs.bed.host(3), w), files(data("b", "data of the second run")),
-                List.of("python3", "show.py"), "", Map.of());
+                List.of("python3", "show.py"), SHARED, Map.of());
         Cli r = jobs.run(second);
         assertThat(r.code()).isEqualTo(3);
         assertThat(r.err()).contains("FAIL h3 workdir: workdir " + w + " is in use by run ").contains(" of job first (user root on ")
@@ -139,7 +142,7 @@ class WorkdirSafetyTest {
         Files.createSymbolicLink(w.resolve("sub"), precious);
         Path src = Files.createDirectories(tmp.resolve("src-links/sub"));
         Files.writeString(src.resolve("x.bin"), "overwritten?");
-        Path job = jobs.job("dirlink", node(jobs.bed.host(2), w), files(data("l", "d"), src), List.of("python3", "show.py"), "", Map.of());
+        Path job = jobs.job("dirlink", node(jobs.bed.host(2), w), files(data("l", "d"), src), List.of("python3", "show.py"), SHARED, Map.of());
         Cli r = jobs.run(job);
         assertThat(r.code()).isEqualTo(3);
         assertThat(r.err()).contains("FAIL h2 workdir: shipping failed: refusing to write sub/x.bin through the symlink " + w.resolve("sub")
@@ -161,6 +164,34 @@ class WorkdirSafetyTest {
         assertThat(Files.readString(victim)).isEqualTo("secret");
         assertThat(Files.getPosixFilePermissions(victim)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
         assertThat(Files.readString(victim2)).isEqualTo("secret2");
+    }
+
+    @Test
+    void aRunsOwnDirectoryIsMadeInsideTheWorkdirNeverThroughASymlink() throws Exception {
+        Path w = Files.createDirectories(tmp.resolve("perrun"));
+        Path elsewhere = Files.createDirectories(tmp.resolve("elsewhere"));
+        Files.createSymbolicLink(w.resolve("runs"), elsewhere);
+        Path job = jobs.job("perrun", node(jobs.bed.host(2), w), files(data("r", "d")), List.of("python3", "show.py"), "", Map.of());
+        Cli r = jobs.run(job);
+        assertThat(r.code()).isEqualTo(3);
+        assertThat(r.err()).contains("FAIL h2 workdir: " + w.resolve("runs") + " is a symlink; runjob never writes through one: remove it");
+        try (var left = Files.list(elsewhere)) {
+            assertThat(left).as("nothing created through the link").isEmpty();
+        }
+        // without the link, the run works in WORKDIR/runs/RUN and its files are kept once per content beside it
+        Files.delete(w.resolve("runs"));
+        Cli ok = jobs.run(job, "--set", "logs.dir=" + tmp.resolve("runs2"));
+        assertThat(ok.code()).as(ok.err()).isZero();
+        assertThat(ok.out()).contains("[h2/0] rank 0 data d\n");
+        try (var runs = Files.list(w.resolve("runs")); var stored = Files.list(w.resolve(".runjob/files"))) {
+            List<Path> all = runs.toList();
+            assertThat(all).hasSize(1);
+            Path run = all.get(0);
+            assertThat(Files.readString(run.resolve("data.txt"))).isEqualTo("d");
+            // at most 755, as the node's umask allows: never writable by others
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(run))).matches("rwx[r-]-[x-][r-]-[x-]");
+            assertThat(stored.count()).isEqualTo(3); // data.txt, common.py and show.py
+        }
     }
 
     @Test
@@ -228,7 +259,7 @@ class WorkdirSafetyTest {
             try (RandomAccessFile f = new RandomAccessFile(big.toFile(), "rw")) {
                 f.setLength(80L << 20);
             }
-            Path job = jobs.job("full", node(h2, small.resolve("w")), files(big), List.of("python3", "show.py"), "", Map.of());
+            Path job = jobs.job("full", node(h2, small.resolve("w")), files(big), List.of("python3", "show.py"), SHARED, Map.of());
             Cli r = jobs.run(job);
             assertThat(r.code()).isEqualTo(3);
             assertThat(r.err()).containsPattern("FAIL h2 workdir: shipping failed: no space left in workdir " + small.resolve("w")

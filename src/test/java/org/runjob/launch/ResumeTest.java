@@ -39,10 +39,13 @@ class ResumeTest {
         }
         assertThat(r.err()).contains("succeeded after 2 attempts");
 
-        // the next run (its own run id: a runjob of its own, with the real clock) finds the last run's snapshot
-        // in the shared workdir and does not resume it
+        // the run worked in a directory of its own, where its snapshot stays
+        assertThat(tmp.resolve("work/runs").resolve(Cli.RUN_ID).resolve("snapshot.pt")).isRegularFile();
+        // a next run told to work in that very directory (its own run id: a runjob of its own, with the real clock)
+        // finds the last run's snapshot and does not resume it
         Path next = Files.writeString(tmp.resolve("next.yaml"), "extends: " + Path.of("jobs/resume.yaml").toAbsolutePath() + "\n"
-                + "entrypoint: {command: [" + DdpTest.PYTHON + ", train.py]}\nworkdir: " + tmp.resolve("work") + "\n"
+                + "entrypoint: {command: [" + DdpTest.PYTHON + ", train.py]}\nworkdir: " + tmp.resolve("work/runs").resolve(Cli.RUN_ID) + "\n"
+                + "runs_share_workdir: true\n"
                 + "logs: {dir: " + tmp.resolve("runs2") + "}\nfailure: {grace_period_s: 5, max_restarts: 0}\n");
         Process again = RunjobProcess.start(tmp, next);
         assertThat(again.waitFor(120, TimeUnit.SECONDS)).isTrue();
