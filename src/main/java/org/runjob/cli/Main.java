@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.Arrays;
+import java.util.Optional;
 
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
@@ -105,6 +106,7 @@ public final class Main {
         cl.addSubcommand("status", new StatusCommand(io));
         cl.addSubcommand("logs", new LogsCommand(io));
         cl.addSubcommand("stop", new StopCommand(io));
+        cl.addSubcommand("resume", new ResumeCommand(io));
         cl.addSubcommand("stacks", new StacksCommand(io));
         cl.addSubcommand("help", new CommandLine.HelpCommand());
         // bash (and zsh through bashcompinit) completion, generated from the command model
@@ -120,6 +122,15 @@ public final class Main {
                 Configurator.setRootLevel(Level.DEBUG);
             }
             return new CommandLine.RunLast().execute(parseResult);
+        });
+        CommandLine.IParameterExceptionHandler usage = cl.getParameterExceptionHandler();
+        cl.setParameterExceptionHandler((ex, given) -> {
+            Optional<String> hint = EntrypointArgsHint.of(ex, given);
+            if (hint.isEmpty()) {
+                return usage.handleParseException(ex, given);
+            }
+            ex.getCommandLine().getErr().println("runjob: " + hint.get());
+            return ExitCode.INVALID;
         });
         cl.setExecutionExceptionHandler((ex, cmd, parseResult) -> {
             boolean verbose = parseResult.asCommandLineList().stream()

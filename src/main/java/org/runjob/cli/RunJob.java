@@ -42,6 +42,7 @@ import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
 import org.runjob.report.RunReport;
 import org.runjob.report.SummaryJson;
+import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
@@ -73,6 +74,13 @@ final class RunJob {
      */
     static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine,
                    Optional<String> givenRunId, Optional<Duration> waitForGpus, Optional<HostedRun> hosted) throws IOException {
+        return run(io, file, options, ranks, args, commandLine, givenRunId, waitForGpus, hosted, 0);
+    }
+
+    /** The same, numbering the first attempt {@code firstAttempt}: {@code runjob resume} goes on with a run that ended. */
+    static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine,
+                   Optional<String> givenRunId, Optional<Duration> waitForGpus, Optional<HostedRun> hosted, int firstAttempt)
+            throws IOException {
         SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args);
         if (loaded == null) {
             return ExitCode.INVALID;
@@ -126,7 +134,7 @@ final class RunJob {
                 return ExitCode.INVALID;
             }
             NodeStarter restarts = new NodeStarter(spec, cluster, io.env(), Optional.of(runId));
-            Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status)
+            Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status).startingAt(firstAttempt)
                     .withLeases(backend.gpus() == GpuAuthority.PROBED_AND_LEASED ? leaseRequests(plan, report) : Map.of());
             int code = launch(io, file, loaded, plan, backend, report, ranks, commandLine, launcher, checked.shipped(), status,
                     options.output == JobOptions.Output.json, cluster.handle());
@@ -210,16 +218,28 @@ final class RunJob {
 
     /**
      * The job as it ran, re-runnable from the run folder: {@code files} name their sources by
-     * absolute path (they were relative to the job file, which is elsewhere).
+     * absolute path (they were relative to the job file, which is elsewhere), and the entrypoint
+     * holds the arguments given after {@code --}.
      */
     private static JsonNode rebased(SpecLoader.Loaded loaded) {
         JsonNode json = loaded.document().json();
-        if (!(json instanceof ObjectNode o) || !o.has("files")) {
+        if (!(json instanceof ObjectNode o)) {
             return json;
         }
         ObjectNode copy = o.deepCopy();
-        var files = copy.putArray("files");
-        loaded.spec().files().forEach(f -> files.add(f.source().toAbsolutePath().toString()));
+        if (o.has("files")) {
+            var files = copy.putArray("files");
+            loaded.spec().files().forEach(f -> files.add(f.source().toAbsolutePath().toString()));
+        }
+        // the arguments given after -- are part of the job as it ran
+        ObjectNode entrypoint = copy.withObjectProperty("entrypoint");
+        if (loaded.spec().entrypoint() instanceof EntrypointSpec.Command c) {
+            var argv = entrypoint.putArray("command");
+            c.argv().forEach(argv::add);
+        } else if (loaded.spec().entrypoint() instanceof EntrypointSpec.Jar j && !j.args().isEmpty()) {
+            var args = entrypoint.putArray("args");
+            j.args().forEach(args::add);
+        }
         return copy;
     }
 

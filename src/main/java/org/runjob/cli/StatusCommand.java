@@ -2,13 +2,18 @@ package org.runjob.cli;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -83,6 +88,8 @@ final class StatusCommand implements Callable<Integer> {
         if (options.output == JobOptions.Output.json) {
             ObjectNode o = r.status().map(s -> (ObjectNode) s.deepCopy()).orElse(JsonMapper.builder().build().createObjectNode());
             o.put("state", r.state()).put("folder", r.folder().toString());
+            ObjectNode dirs = o.putObject("workdirs");
+            workdirs(r).forEach(dirs::put);
             r.exitCode().ifPresent(c -> o.put("exit_code", c));
             for (int i = 0; i < rows.size() && o.path("ranks").get(i) instanceof ObjectNode rank; i++) {
                 rank.put("last_line", rows.get(i).lastLine()).put("silent", rows.get(i).silent());
@@ -95,7 +102,26 @@ final class StatusCommand implements Callable<Integer> {
                     + r.coordinator().map(c -> ", runjob pid " + c.pid() + " on " + c.host() + (c.alive() ? "" : " (gone)")).orElse(""));
             StatusView.text(r.runId(), rows).forEach(io.out()::println);
             io.out().println("folder " + r.folder());
+            Map<String, String> dirs = workdirs(r);
+            if (new HashSet<>(dirs.values()).size() == 1) {
+                io.out().println("workdir " + dirs.values().iterator().next() + " (on " + (dirs.size() == 1 ? "node " : "nodes ")
+                        + String.join(", ", dirs.keySet()) + ")");
+            } else {
+                dirs.forEach((node, dir) -> io.out().println("workdir " + dir + " (on node " + node + ")"));
+            }
         }
         io.out().flush();
+    }
+
+    /** Where the run works on each node (its plan.json), in node order; empty when the plan is not there. */
+    static Map<String, String> workdirs(RunRecords.Run r) {
+        Map<String, String> out = new LinkedHashMap<>();
+        try {
+            JsonNode plan = JsonMapper.builder().build().readTree(r.folder().resolve("plan.json").toFile());
+            plan.path("nodes").forEach(n -> out.put(n.path("name").asString(""), n.path("workdir").asString("")));
+        } catch (JacksonException e) {
+            // a run refused before its plan was written
+        }
+        return out;
     }
 }

@@ -32,6 +32,7 @@ public final class Launcher {
     private final NodeStarter starter;
     private final StatusSink status;
     private Map<String, String> leases = Map.of();
+    private int firstAttempt;
 
     /**
      * @param started the agents preflight started (one per node), used by the first attempt
@@ -59,12 +60,18 @@ public final class Launcher {
         return this;
     }
 
+    /** Numbers the first attempt {@code attempt}: a resumed run goes on from its last attempt. */
+    public Launcher startingAt(int attempt) {
+        this.firstAttempt = attempt;
+        return this;
+    }
+
     public List<AttemptResult> run(LaunchPlan plan, OutputRouter router) throws IOException {
         long grace = Math.round(plan.spec().failure().gracePeriodSeconds() * 1000);
-        int maxRestarts = plan.spec().failure().maxRestarts();
+        int maxRestarts = firstAttempt + plan.spec().failure().maxRestarts();
         AgentStarter agents = (node, events) -> startAgent(plan, node, events);
         List<AttemptResult> attempts = new ArrayList<>();
-        for (int attempt = 0; ; attempt++) {
+        for (int attempt = firstAttempt; ; attempt++) {
             if (attempt > 0) {
                 router.attempt(attempt);
             }

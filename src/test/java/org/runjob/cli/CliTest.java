@@ -183,7 +183,15 @@ class CliTest {
         assertThat(run.out()).isEqualTo(r.out());
         Cli bare = Cli.run("--dry-run", "jobs/local.yaml", "--lr", "0.01");
         assertThat(bare.code()).isEqualTo(ExitCode.INVALID);
-        assertThat(bare.err()).contains("Unknown option: '--lr'");
+        assertThat(bare.err()).isEqualTo("runjob: unknown option --lr; arguments for the entrypoint go after --:"
+                + " runjob --dry-run jobs/local.yaml -- --lr 0.01\n");
+        Cli submit = Cli.run("submit", "jobs/local.yaml", "--lr", "it's", "--", "x");
+        assertThat(submit.code()).isEqualTo(ExitCode.INVALID);
+        assertThat(submit.err()).isEqualTo("runjob: unknown option --lr; arguments for the entrypoint go after --:"
+                + " runjob submit jobs/local.yaml -- --lr 'it'\\''s' x\n");
+        Cli typo = Cli.run("jobs/local.yaml", "--dryrun");
+        assertThat(typo.err()).isEqualTo("runjob: unknown option --dryrun (did you mean --dry-run?); arguments for the entrypoint"
+                + " go after --: runjob jobs/local.yaml -- --dryrun\n");
     }
 
     @Test

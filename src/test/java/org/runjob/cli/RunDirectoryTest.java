@@ -22,11 +22,12 @@ import org.runjob.testbed.Poll;
 import org.runjob.testbed.RunjobProcess;
 
 /**
- * Many runs of one job at once on one machine, with no workdir set: each run works in a
- * directory of its own, on GPUs of its own, with its own arguments and its own version of the
- * job's files; a run that finds no free GPU waits for one.
+ * Each run works in a directory of its own (no workdir set): many runs of one job at once on one
+ * machine, each on GPUs of its own, with its own arguments and its own version of the job's
+ * files; a run that finds no free GPU waits for one; a new run never resumes an earlier run's
+ * checkpoint, and {@code runjob resume} continues a run in its directory as its next attempt.
  */
-class ConcurrentRunsTest {
+class RunDirectoryTest {
 
     @TempDir
     Path tmp;
@@ -92,7 +93,12 @@ class ConcurrentRunsTest {
             if (!run.getKey().equals("waits")) {
                 gpus.add(out.get(0).replaceAll(".* gpu (\\d) in .*", "$1"));
             }
-            dirs.add(out.get(0).replaceAll(".* in ", ""));
+            String dir = out.get(0).replaceAll(".* in ", "");
+            dirs.add(dir);
+            // status names where the run works
+            String runId = Path.of(dir).getFileName().toString();
+            Cli status = Cli.run(env, "status", runId, "--logs-dir", tmp.resolve("runs").toString());
+            assertThat(status.out()).endsWith("\nworkdir ~/.runjob/sweep/runs/" + runId + " (on node box)\n");
         }
         assertThat(gpus).as("the four runs at once had a GPU each").hasSize(4);
         assertThat(dirs).as("every run had a directory of its own").hasSize(5);
@@ -106,6 +112,57 @@ class ConcurrentRunsTest {
             }
             assertThat(links).containsExactlyInAnyOrder(5, 2); // v1: the store and four runs; v2: the store and one run
         }
+    }
+
+    @Test
+    void aNewRunOfTheSweepExampleNeverResumesAnEarlierRunsCheckpoint() throws Exception {
+        Map<String, String> env = FakeCuda.env(GpuLeaseTest.IDLE);
+        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
+        env.put("RUNJOB_GPU_LEASES", tmp.resolve("leases").toString());
+        String logs = "logs.dir=" + tmp.resolve("runs");
+        for (int i = 0; i < 2; i++) {
+            Cli run = Cli.runNow(env, "--set", logs, "--set", "env.STEP_SECONDS=0", "jobs/sweep.yaml", "--", "--lr", "0.5", "--steps", "3");
+            assertThat(run.code()).as(run.err()).isZero();
+            assertThat(run.out()).isEqualTo("[here/0] lr 0.5 on GPU 0: loss 0 after 3 steps\n");
+        }
+        // runs that share one directory find what the last one left: the trap per-run directories remove
+        for (String expected : List.of("[here/0] lr 0.5 on GPU 0: loss 0 after 3 steps\n",
+                "[here/0] resumed at step 3\n[here/0] lr 0.5 on GPU 0: loss 0 after 3 steps\n")) {
+            Cli run = Cli.runNow(env, "--set", logs, "--set", "env.STEP_SECONDS=0", "--set", "runs_share_workdir=true", "jobs/sweep.yaml",
+                    "--", "--lr", "0.5", "--steps", "3");
+            assertThat(run.code()).as(run.err()).isZero();
+            assertThat(run.out()).isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void resumeContinuesARunThatFailedInItsDirectoryAsItsNextAttempt() throws Exception {
+        Map<String, String> env = FakeCuda.env(GpuLeaseTest.IDLE);
+        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
+        env.put("RUNJOB_GPU_LEASES", tmp.resolve("leases").toString());
+        Path logs = tmp.resolve("runs");
+        Cli failed = Cli.runNow(env, "--set", "logs.dir=" + logs, "--set", "env.STEP_SECONDS=0", "--set", "env.FAIL_AT_STEP=3",
+                "jobs/sweep.yaml", "--", "--lr", "0.25", "--steps", "5");
+        assertThat(failed.code()).isEqualTo(ExitCode.WORKER_FAILED);
+        assertThat(failed.out()).isEqualTo("[here/0] failing at step 3\n");
+        Path folder;
+        try (var runs = Files.list(logs.resolve("sweep"))) {
+            folder = runs.findFirst().orElseThrow();
+        }
+        String runId = folder.getFileName().toString();
+        // from another directory: the run folder is found through the run index, and stays where it is
+        Cli resumed = Cli.runNow(env, "resume", runId);
+        assertThat(resumed.code()).as(resumed.err()).isZero();
+        assertThat(resumed.err()).startsWith("runjob: resuming run " + runId + " of job sweep as attempt 1\n");
+        assertThat(resumed.out()).isEqualTo("[here/0#1] resumed at step 3\n[here/0#1] lr 0.25 on GPU 0: loss 0.0244141 after 5 steps\n");
+        assertThat(Files.readString(folder.resolve("rank-0.attempt-1.log"))).isEqualTo("resumed at step 3\nlr 0.25 on GPU 0: loss 0.0244141 after 5 steps\n");
+        assertThat(Files.readString(folder.resolve("summary.until-attempt-0.json"))).contains("\"result\" : \"failed\"");
+        assertThat(Files.readString(folder.resolve("summary.json"))).contains("\"result\" : \"succeeded\"");
+        Cli status = Cli.runNow(env, "status", runId);
+        assertThat(status.out()).startsWith("run " + runId + " of job sweep: succeeded (exit 0)");
+        // a run that ended well has nothing left to do, but may still be resumed; one that never ran cannot be
+        Cli again = Cli.runNow(env, "resume", "nosuchrun");
+        assertThat(again.code()).isEqualTo(ExitCode.INVALID);
     }
 
     private Process start(String name, Map<String, String> env, List<String> options, Path job, List<String> args) throws IOException {

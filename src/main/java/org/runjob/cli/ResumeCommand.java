@@ -1,0 +1,90 @@
+package org.runjob.cli;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code runjob resume RUN}: a run that ended goes on as its next attempt, with the same run id,
+ * in the same directory on every node (so its script finds its snapshot there) and the same run
+ * folder. It runs the folder's {@code job.yaml}, the job as it ran (its arguments included);
+ * the earlier attempts' {@code summary.json} is kept as {@code summary.until-attempt-N.json}.
+ * A run that still runs, a submitted run and a run that never started are refused by name.
+ */
+@Command(name = "resume", mixinStandardHelpOptions = true,
+        description = "Continue a run that ended as its next attempt: same run id, same directory on every node (its snapshot is there), same run folder.")
+final class ResumeCommand implements Callable<Integer> {
+
+    private final Io io;
+
+    @Parameters(index = "0", paramLabel = "RUN", description = "A run id, a unique prefix of one, last, or a run folder.")
+    String run;
+
+    @Option(names = "--wait-for-gpus", paramLabel = "DURATION",
+            description = "When a node has fewer free GPUs than its gpus: {count: N}, wait up to DURATION (90s, 10m, 2h) for them.")
+    String waitForGpus;
+
+    @Mixin
+    RunsOptions options;
+
+    ResumeCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        Optional<Duration> wait = Optional.empty();
+        if (waitForGpus != null) {
+            wait = Durations.parse(waitForGpus);
+            if (wait.isEmpty()) {
+                io.err().println("runjob: --wait-for-gpus takes a duration such as 90s, 10m or 2h, not '" + waitForGpus + "'");
+                return ExitCode.INVALID;
+            }
+        }
+        var found = options.find(io, run);
+        if (found.isEmpty()) {
+            return ExitCode.INVALID;
+        }
+        if (found.get() instanceof RunsOptions.Submitted s) {
+            io.err().println("runjob: run " + s.entry().runId() + " was submitted: its coordinator's node holds it; runjob resume"
+                    + " continues runs that ran here");
+            return ExitCode.INVALID;
+        }
+        RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
+        if (r.live()) {
+            io.err().println("runjob: run " + r.runId() + " is " + r.state() + ": stop it first (runjob stop " + r.runId()
+                    + "), or follow it (runjob logs -f " + r.runId() + ")");
+            return ExitCode.INVALID;
+        }
+        Path job = r.folder().resolve("job.yaml");
+        if (!Files.isRegularFile(job) || r.state().equals("preflight failed")) {
+            io.err().println("runjob: run " + r.runId() + " never started (" + r.state() + "): there is nothing to resume; run its job again");
+            return ExitCode.INVALID;
+        }
+        int next = r.status().map(s -> s.path("attempt").asInt(0) + 1).orElse(1);
+        Path summary = r.folder().resolve("summary.json");
+        if (Files.isRegularFile(summary)) {
+            Files.move(summary, r.folder().resolve("summary.until-attempt-" + (next - 1) + ".json"), StandardCopyOption.REPLACE_EXISTING);
+        }
+        io.err().println("runjob: resuming run " + r.runId() + " of job " + r.job() + " as attempt " + next);
+        JobOptions jobOptions = new JobOptions();
+        // the run folder stays where it is, whatever the current directory
+        jobOptions.sets = new ArrayList<>(List.of("logs.dir=" + r.folder().getParent().getParent().toAbsolutePath()));
+        jobOptions.output = options.output;
+        List<String> command = List.of("runjob", "resume", r.runId());
+        return RunJob.run(io, job.toString(), jobOptions, new RankSelection(Set.of()), List.of(), command, Optional.of(r.runId()), wait,
+                Optional.empty(), next);
+    }
+}
