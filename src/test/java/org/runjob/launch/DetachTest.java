@@ -131,7 +131,7 @@ class DetachTest {
         // it redrew until the run ended, and showed the end
         assertThat(watched.out()).startsWith("run " + id + " of job quiet: ")
                 .containsPattern("(^|\n\n)run " + id + " of job quiet: interrupted \\(exit 130\\), attempt 0, runjob pid \\d+ on \\S+ \\(gone\\)\\n[^\\n]*\\n"
-                        + "n1 +0  stopped [^\\n]*\\nn1 +1  stopped [^\\n]*\\nfolder [^\\n]+\\n$");
+                        + "n1 +0  stopped [^\\n]*\\nn1 +1  stopped [^\\n]*\\nfolder [^\\n]+\\nworkdir [^\\n]+ \\(on node n1\\)\\n$");
     }
 
     @Test
