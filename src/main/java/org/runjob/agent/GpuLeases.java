@@ -6,6 +6,7 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -26,8 +27,9 @@ import java.util.Optional;
  * ({@value #DEFAULT_DIR}, mode 1777 like /tmp), and an advisory lock ({@code fcntl}) on it held by
  * the agent of the run that uses the GPU, until that node's workers are gone. A lease dies with its
  * holder: when the agent exits, is killed, or its machine reboots, the kernel drops the lock;
- * nothing needs cleaning up. The file
- * says who holds it ("run R of job J (user U, since T)"), for others to read; the lock alone decides.
+ * nothing needs cleaning up. The lock alone decides, and names its holder: the kernel says
+ * which process holds it ({@link LockHolder}); the file's text ("run R of job J (user U, since
+ * T)"), which anyone can write, is shown only for a holder this machine cannot see.
  *
  * <p>Requests (text, one per line): the first line {@code pick N JOB RUN}, {@code hold JOB RUN} or
  * {@code query}, then one line per GPU, {@code INDEX BUS-ID}, in the order to try. {@code pick}
@@ -149,13 +151,23 @@ public final class GpuLeases {
         return Optional.of(readHolder(bus));
     }
 
+    /**
+     * Who holds {@code bus}'s lease: named from the lock itself ({@link LockHolder}), since anyone
+     * can write the file's text; the text only for a holder this machine cannot see (another host
+     * of a network file system), and said to be its claim.
+     */
     private String readHolder(String bus) {
+        Optional<Long> pid = LockHolder.pid(file(bus));
+        if (pid.isPresent()) {
+            return LockHolder.describe(pid.get());
+        }
         try {
             byte[] b = Files.readAllBytes(file(bus));
             String text = new String(b, 0, Math.min(b.length, 300), StandardCharsets.UTF_8).strip();
-            return text.isEmpty() || !text.chars().allMatch(c -> c >= 0x20) ? "another runjob run" : text;
+            return text.isEmpty() || !text.chars().allMatch(c -> c >= 0x20) ? "a process this machine cannot see"
+                    : "a process this machine cannot see (the lease file says: " + text + ")";
         } catch (IOException e) {
-            return "another runjob run";
+            return "a process this machine cannot see";
         }
     }
 
@@ -175,6 +187,8 @@ public final class GpuLeases {
         for (int attempt = 0; ; attempt++) {
             try {
                 return FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+            } catch (AccessDeniedException e) {
+                throw blocked(f);
             } catch (NoSuchFileException e) {
                 try {
                     FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW,
@@ -188,6 +202,22 @@ public final class GpuLeases {
                 }
             }
         }
+    }
+
+    /** A lease file this user cannot open: whose it is, and what to do. */
+    private static IOException blocked(Path f) {
+        String owner;
+        String mode;
+        try {
+            owner = Files.getOwner(f, LinkOption.NOFOLLOW_LINKS).getName();
+            mode = Integer.toOctalString((Integer) Files.getAttribute(f, "unix:mode", LinkOption.NOFOLLOW_LINKS) & 0777);
+        } catch (IOException | RuntimeException e) {
+            owner = "another user";
+            mode = "?";
+        }
+        return new IOException("the lease file " + f + " is user " + owner + "'s with mode " + mode + ", so no one else can lease this GPU:"
+                + " ask " + owner + " or root to remove it (runjob makes it again, mode 666), or set " + VARIABLE
+                + " to a directory of your own (your runs then see only each other's leases)");
     }
 
     /**

@@ -55,6 +55,7 @@ final class GpusCommand implements Callable<Integer> {
         JobSpec spec = loaded.spec();
         Map<String, GpuInventory> found = new LinkedHashMap<>();
         Map<String, Map<Integer, String>> leases = new LinkedHashMap<>();
+        Map<String, String> leaseErrors = new LinkedHashMap<>();
         try (Cluster cluster = Launch.open(Backends.of(spec), spec, io)) {
             NodeStarter starter = new NodeStarter(spec, cluster, io.env(), Optional.empty());
             MachineGpus machineGpus = new MachineGpus();
@@ -62,6 +63,7 @@ final class GpusCommand implements Callable<Integer> {
                 fanOut.onEach(spec.nodes(), node -> probe(node, starter, machineGpus)).forEach((node, p) -> {
                     found.put(node.name(), p.gpus());
                     leases.put(node.name(), p.leases());
+                    p.leaseError().ifPresent(e -> leaseErrors.put(node.name(), e));
                 });
             }
         }
@@ -71,12 +73,24 @@ final class GpusCommand implements Callable<Integer> {
             GpuTable.print(found, leases, io.out());
         }
         io.out().flush();
+        // GPUs are no use to a run that cannot lease them: say where, and why
+        leaseErrors.forEach((node, why) -> io.err().println("runjob: " + node + ": GPU leases cannot be taken, so runs that use its GPUs"
+                + " would fail or run unleased: " + why));
         boolean all = found.values().stream().allMatch(inv -> !inv.gpus().isEmpty());
-        return all ? ExitCode.OK : ExitCode.PREFLIGHT_FAILED;
+        return all && leaseErrors.isEmpty() ? ExitCode.OK : ExitCode.PREFLIGHT_FAILED;
     }
 
-    /** A node's GPUs, and those of them another runjob run holds (index to who). */
-    private record Probed(GpuInventory gpus, Map<Integer, String> leases) {
+    /** A node's GPUs, those of them another run holds (index to who), and why leases cannot be taken there. */
+    private record Probed(GpuInventory gpus, Map<Integer, String> leases, Optional<String> leaseError) {
+
+        Probed(GpuInventory gpus) {
+            this(gpus, Map.of(), Optional.empty());
+        }
+
+        static Probed of(GpuInventory gpus, String answer) {
+            GpuPick.Answer a = GpuPick.parse(answer);
+            return new Probed(gpus, a.error().isPresent() ? Map.of() : a.held(), a.error());
+        }
     }
 
     private static Probed probe(NodeSpec node, NodeStarter starter, MachineGpus machineGpus) {
@@ -84,15 +98,10 @@ final class GpusCommand implements Callable<Integer> {
             starter.reach(node);
             try (NodeSession session = starter.start(node)) {
                 GpuInventory inv = machineGpus.of(session, session.hello(60_000));
-                return new Probed(inv, inv.gpus().isEmpty() ? Map.of() : held(session.lease(GpuPick.request("query", inv.gpus()))));
+                return inv.gpus().isEmpty() ? new Probed(inv) : Probed.of(inv, session.lease(GpuPick.request("query", inv.gpus())));
             }
         } catch (NodeException | IOException e) {
-            return new Probed(GpuInventory.none("unreachable: " + e.getMessage()), Map.of());
+            return new Probed(GpuInventory.none("unreachable: " + e.getMessage()));
         }
-    }
-
-    private static Map<Integer, String> held(String answer) {
-        GpuPick.Answer a = GpuPick.parse(answer);
-        return a.error().isPresent() ? Map.of() : a.held();
     }
 }

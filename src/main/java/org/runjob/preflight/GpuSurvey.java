@@ -115,6 +115,12 @@ final class GpuSurvey {
             }
             String shortage = GpuPick.shortage(count.count(), inventory, candidates, answer);
             long now = System.nanoTime();
+            if (inventory.gpus().size() < count.count()) {
+                // no wait frees GPUs the node does not have
+                row.put(Check.GPUS, Cell.fail(shortage + "; the node has " + inventory.gpus().size() + " GPU"
+                        + (inventory.gpus().size() == 1 ? "" : "s")));
+                return Optional.empty();
+            }
             if (now >= deadline) {
                 row.put(Check.GPUS, Cell.fail(shortage + (waitForGpus.isPresent() ? " (waited " + waitForGpus.get().toSeconds() + " s)" : "")));
                 return Optional.empty();
@@ -171,8 +177,8 @@ final class GpuSurvey {
             String held = leaseNotes.get(node.name());
             if (held != null && cell.status() != Cell.Status.FAIL) {
                 String text = cell.text() + ": " + held;
-                cell = spec.strictGpuLeases() && !held.startsWith("GPU leases not taken") ? Cell.fail(text + " (gpu_leases: strict)")
-                        : Cell.warn(text);
+                // a GPU this run could not lease is as unsafe as one another run holds
+                cell = spec.strictGpuLeases() ? Cell.fail(text + " (gpu_leases: strict)") : Cell.warn(text);
             }
             cells.get(node.name()).put(Check.GPUS, cell);
             if (reference.isEmpty() && !inv.gpus().isEmpty()) {

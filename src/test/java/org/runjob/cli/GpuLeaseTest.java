@@ -3,8 +3,10 @@ package org.runjob.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,6 +23,7 @@ import org.runjob.testbed.FakeCuda;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.RunjobProcess;
+import org.runjob.testbed.Testbed;
 
 /**
  * {@code gpus: {count: N}} and GPU leases on one machine, with GPUs described to the stand-in
@@ -79,6 +82,10 @@ class GpuLeaseTest {
         assertThat(four.err()).contains("FAIL box gpus: needs 4 free GPUs, 3 of 4 are; GPU 1: 9000 MiB in use\n");
         Cli strict = Cli.run(env(FOUR), job("tight", "{count: 3, max_used_mib: 100}", "").toString());
         assertThat(strict.err()).contains("needs 3 free GPUs, 2 of 4 are; GPU 1: 9000 MiB in use; GPU 2: 100 MiB in use");
+        // more GPUs than the node has: no wait helps, so none is made
+        Cli five = Cli.run(env(FOUR), "--wait-for-gpus", "1h", job("five", "{count: 5}", "").toString());
+        assertThat(five.code()).isEqualTo(3);
+        assertThat(five.err()).contains("FAIL box gpus: needs 5 free GPUs, 3 of 4 are; GPU 1: 9000 MiB in use; the node has 4 GPUs\n");
         Cli dry = Cli.run(env(FOUR), "--dry-run", job("dry", "{count: 2}", "").toString());
         assertThat(dry.out()).contains("  CUDA_VISIBLE_DEVICES  <2 free GPUs picked at launch>\n").contains("(2 workers)");
     }
@@ -139,6 +146,48 @@ class GpuLeaseTest {
         Poll.until(() -> Pids.living(List.of(agent)).isEmpty(), Duration.ofSeconds(10), "the holder's agent to die");
         Cli next = Cli.run(env(IDLE), job("next", "{count: 4}", "").toString());
         assertThat(next.code()).as("the dead agent's leases are free at once: " + next.err()).isZero();
+    }
+
+    @Test
+    void anotherUsersLockIsNamedFromTheLockAndALeaseThatCannotBeTakenIsNamed() throws Exception {
+        Testbed.require(Testbed.runs("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "true"), "root, to act as user nobody");
+        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x")); // nobody reaches the lease directory in it
+        Cli first = Cli.run(env(IDLE), job("first", "{count: 1}", "").toString());
+        assertThat(first.code()).as(first.err()).isZero();
+        Path lease;
+        try (var files = Files.list(tmp.resolve("leases"))) {
+            lease = files.toList().get(0); // GPU 0's: the one lease taken so far
+        }
+        // user nobody locks GPU 0's lease file and writes a claim of root's into it
+        Process nobody = new ProcessBuilder("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
+                "import fcntl, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+                        + "f.truncate(0); f.write('run fake of job trusted (user root, since 2020-01-01T00:00:00Z)'); f.flush()\n"
+                        + "print('locked', flush=True); time.sleep(600)", lease.toString()).redirectErrorStream(true).start();
+        running.add(nobody);
+        String said = new String(nobody.getInputStream().readNBytes(7), StandardCharsets.UTF_8);
+        assertThat(said).as("user nobody's python said").isEqualTo("locked\n");
+        String holder = "process " + nobody.pid() + " \\(python3[.0-9]*\\) of user nobody, since \\S+Z";
+        Cli gpus = Cli.run(env(IDLE), "gpus", tmp.resolve("first.yaml").toString());
+        assertThat(gpus.code()).as(gpus.err()).isZero();
+        assertThat(gpus.out()).containsPattern("\nbox +0 .*" + holder + "\n").doesNotContain("trusted");
+        Cli listed = Cli.run(env(IDLE), job("listed", "[0]", "").toString());
+        assertThat(listed.code()).as(listed.err()).isZero();
+        assertThat(listed.err()).containsPattern("warn box gpus: 1 of 4 Tesla V100-PCIE-16GB: GPU 0 is held by " + holder);
+
+        // a lease that cannot be taken (here its file is a directory) is named by gpus (exit 3), warned of by a
+        // run of listed GPUs, and fails one with gpu_leases: strict
+        Files.createDirectory(lease.resolveSibling(lease.getFileName().toString().replace("-01-", "-02-")));
+        String why = "lease of GPU 1 (";
+        Cli refused = Cli.run(env(IDLE), "gpus", tmp.resolve("first.yaml").toString());
+        assertThat(refused.code()).isEqualTo(ExitCode.PREFLIGHT_FAILED);
+        assertThat(refused.err()).contains("runjob: box: GPU leases cannot be taken, so runs that use its GPUs would fail or run unleased: ")
+                .contains(why);
+        Cli unleased = Cli.run(env(IDLE), job("unleased", "[1]", "").toString());
+        assertThat(unleased.code()).as(unleased.err()).isZero();
+        assertThat(unleased.err()).contains("warn box gpus: 1 of 4 Tesla V100-PCIE-16GB: GPU leases not taken: ").contains(why);
+        Cli strict = Cli.run(env(IDLE), job("strictly", "[1]", "gpu_leases: strict\n").toString());
+        assertThat(strict.code()).as(strict.err()).isEqualTo(ExitCode.PREFLIGHT_FAILED);
+        assertThat(strict.err()).contains("FAIL box gpus: 1 of 4 Tesla V100-PCIE-16GB: GPU leases not taken: ").contains("(gpu_leases: strict)");
     }
 
     @Test
