@@ -19,5 +19,13 @@ final class JobOptions {
     @Option(names = "--verbose", description = "Show diagnostics and stack traces on stderr.")
     boolean verbose;
 
+    /** The point of the job's sweep this command is about: a sweep's runjob gives each run of it its own. */
+    @Option(names = "--sweep-point", hidden = true)
+    Integer sweepPoint;
+
+    int point() {
+        return sweepPoint == null ? 0 : sweepPoint;
+    }
+
     enum Output { text, json }
 }

@@ -27,18 +27,28 @@ final class Jobs {
 
     /** The same, with {@code args} appended to the entrypoint's arguments ({@code runjob FILE -- ARGS}). */
     static SpecLoader.Loaded load(Io io, String file, List<String> sets, List<String> args) {
+        return load(io, file, sets, args, 0);
+    }
+
+    /** The same, as point {@code point} of the job's sweep. */
+    static SpecLoader.Loaded load(Io io, String file, List<String> sets, List<String> args, int point) {
         try {
-            SpecLoader.Loaded loaded = new SpecLoader(io.env()).load(Path.of(file), file, sets);
-            return new SpecLoader.Loaded(loaded.spec().withEntrypointArgs(args), loaded.document());
+            return new SpecLoader(io.env()).load(Path.of(file), file, sets, point).withEntrypointArgs(args);
         } catch (InvalidSpecException e) {
             printProblems(io, file, e.problems());
             return null;
         }
     }
 
-    /** Loads and plans {@code file} with nothing probed (a dry run); prints problems and returns null on failure. */
-    static LaunchPlan dryRunPlan(Io io, String file, List<String> sets, List<String> args) throws PlanningException {
-        SpecLoader.Loaded loaded = load(io, file, sets, args);
+    /** Loads and plans {@code file} (the sweep point the options name) with nothing probed (a dry run); prints problems and returns null on failure. */
+    static LaunchPlan dryRunPlan(Io io, String file, JobOptions options, List<String> args) throws PlanningException {
+        SpecLoader.Loaded loaded;
+        try {
+            loaded = load(io, file, options.sets, args, options.point());
+        } catch (IllegalArgumentException e) {
+            io.err().println("runjob: " + file + ": " + e.getMessage());
+            return null;
+        }
         if (loaded == null) {
             return null;
         }

@@ -41,7 +41,7 @@ final class PlanCommand implements Callable<Integer> {
     static int printPlan(Io io, String file, JobOptions options, List<String> args) {
         LaunchPlan plan;
         try {
-            plan = Jobs.dryRunPlan(io, file, options.sets, args);
+            plan = Jobs.dryRunPlan(io, file, options, args);
         } catch (PlanningException e) {
             // a valid job whose ranks depend on what launch finds (gpus: all without workers): say so, not an error
             if (options.output == JobOptions.Output.json) {

@@ -81,7 +81,13 @@ final class RunJob {
     static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine,
                    Optional<String> givenRunId, Optional<Duration> waitForGpus, Optional<HostedRun> hosted, int firstAttempt)
             throws IOException {
-        SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args);
+        SpecLoader.Loaded loaded;
+        try {
+            loaded = Jobs.load(io, file, options.sets, args, options.point());
+        } catch (IllegalArgumentException e) {
+            io.err().println("runjob: " + file + ": " + e.getMessage());
+            return ExitCode.INVALID;
+        }
         if (loaded == null) {
             return ExitCode.INVALID;
         }
@@ -183,6 +189,10 @@ final class RunJob {
             ObjectNode fields = summary.putObject(h.backend());
             h.fields().forEach(fields::put);
         });
+        if (!loaded.point().isEmpty()) {
+            ObjectNode sweep = summary.putObject("sweep");
+            loaded.point().forEach(sweep::put);
+        }
         folder.writeJson("summary.json", summary);
         status.write(result.verdict());
         for (var attempt : result.attempts()) {

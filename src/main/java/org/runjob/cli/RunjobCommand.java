@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 
 import org.runjob.protocol.HostedRun;
+import org.runjob.spec.SpecLoader;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -58,6 +59,10 @@ final class RunjobCommand implements Callable<Integer> {
             description = "When a node has fewer free GPUs than its gpus: {count: N}, wait up to DURATION (90s, 10m, 2h) for them, probing again.")
     String waitForGpus;
 
+    @Option(names = "--max-parallel", paramLabel = "K",
+            description = "For a job with a sweep: at most K of its runs at once (default: all; each waits for free GPUs).")
+    Integer maxParallel;
+
     /** The run id a detaching runjob chose for the runjob it starts. */
     @Option(names = "--run-id", hidden = true)
     String runId;
@@ -92,10 +97,24 @@ final class RunjobCommand implements Callable<Integer> {
                 return ExitCode.INVALID;
             }
         }
+        List<String> original = spec.commandLine().getParseResult().originalArgs();
+        if (options.sweepPoint == null && runId == null && !hosted) {
+            SpecLoader.Loaded first = Jobs.load(io, file, options.sets, args);
+            if (first == null) {
+                return ExitCode.INVALID;
+            }
+            if (first.sweep().isPresent()) {
+                if (maxParallel != null && maxParallel < 1) {
+                    io.err().println("runjob: --max-parallel takes a number of runs of at least 1");
+                    return ExitCode.INVALID;
+                }
+                return dryRun ? SweepRun.dryRun(io, file, options, args, first)
+                        : SweepRun.run(io, file, first, original, Optional.ofNullable(maxParallel), detach, waitForGpus != null);
+            }
+        }
         if (dryRun) {
             return PlanCommand.printPlan(io, file, options, args);
         }
-        List<String> original = spec.commandLine().getParseResult().originalArgs();
         if (detach) {
             return Detach.start(io, file, options, args, original);
         }

@@ -62,6 +62,11 @@ final class Submit {
         if (loaded == null) {
             return ExitCode.INVALID;
         }
+        if (loaded.sweep().isPresent()) {
+            io.err().println("runjob: " + file + " has a sweep of " + loaded.sweep().get().size() + " runs; submit takes one run:"
+                    + " runjob " + file + " --detach starts the sweep's runs and leaves them");
+            return ExitCode.INVALID;
+        }
         JobSpec spec = loaded.spec();
         Backend backend = Backends.of(spec);
         if (backend.queues()) {

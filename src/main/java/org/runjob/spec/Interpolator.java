@@ -4,12 +4,14 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 
 /**
- * Replaces {@code ${env:NAME}} and {@code ${env:NAME:-default}} in string values.
+ * Replaces {@code ${env:NAME}} and {@code ${env:NAME:-default}} in string values; a second pass
+ * ({@link #sweep}) replaces {@code ${sweep.NAME}}.
  *
  * <p>Rules:
  * <ol>
@@ -29,11 +31,30 @@ final class Interpolator {
     private static final Pattern REF = Pattern.compile("\\$\\$\\{|\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?}");
     private static final Pattern WHOLE = Pattern.compile("\\$\\{env:[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?}");
 
+    private static final Pattern WHOLE_SWEEP = Pattern.compile("\\$\\{sweep\\.[A-Za-z_][A-Za-z0-9_]*}");
+
     private final Map<String, String> env;
+    /** When present, this pass replaces {@code ${sweep.NAME}} (with these values) and nothing else. */
+    private final Optional<Map<String, String>> sweep;
     private final List<Problem> problems = new ArrayList<>();
 
     Interpolator(Map<String, String> env) {
         this.env = Map.copyOf(env);
+        this.sweep = Optional.empty();
+    }
+
+    private Interpolator(Optional<Map<String, String>> sweep) {
+        this.env = Map.of();
+        this.sweep = sweep;
+    }
+
+    /**
+     * The pass that replaces {@code ${sweep.NAME}} with {@code point}'s value (after {@code --set},
+     * so overrides may use it too); empty {@code point} when the job has no sweep, and every
+     * reference is then a problem. Numbers and booleans become typed as {@code ${env:...}} do.
+     */
+    static Interpolator sweep(Map<String, String> point) {
+        return new Interpolator(Optional.of(new LinkedHashMap<>(point)));
     }
 
     List<Problem> problems() {
@@ -58,12 +79,23 @@ final class Interpolator {
         if (!(scalar.value() instanceof String text) || !text.contains("${")) {
             return scalar;
         }
-        Matcher m = REF.matcher(text);
+        Matcher m = (sweep.isPresent() ? Sweep.REF : REF).matcher(text);
         StringBuilder out = new StringBuilder();
         boolean ok = true;
+        boolean any = false;
         while (m.find()) {
+            any = true;
             String replacement;
-            if (m.group().equals("$${")) {
+            if (sweep.isPresent()) {
+                replacement = sweep.get().get(m.group(1));
+                if (replacement == null) {
+                    problems.add(new Problem(scalar.at(), pointer, "${sweep." + m.group(1) + "}: "
+                            + (sweep.get().isEmpty() ? "the job has no sweep: block" : "the sweep names only "
+                            + String.join(", ", sweep.get().keySet()))));
+                    ok = false;
+                    replacement = "";
+                }
+            } else if (m.group().equals("$${")) {
                 replacement = "${";
             } else {
                 String name = m.group(1);
@@ -82,11 +114,11 @@ final class Interpolator {
             m.appendReplacement(out, Matcher.quoteReplacement(replacement));
         }
         m.appendTail(out);
-        if (!ok) {
-            return scalar;
+        if (!ok || !any) {
+            return scalar; // nothing of this pass's: the other pass may still type it
         }
         String result = out.toString();
-        if (scalar.plain() && WHOLE.matcher(text).matches()) {
+        if (scalar.plain() && (sweep.isPresent() ? WHOLE_SWEEP : WHOLE).matcher(text).matches()) {
             return new SourceNode.Scalar(scalar.at(), typed(result), true);
         }
         return new SourceNode.Scalar(scalar.at(), result, false);

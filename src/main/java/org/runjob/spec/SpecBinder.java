@@ -150,7 +150,7 @@ final class SpecBinder {
     private static List<String> strings(JsonNode array) {
         List<String> out = new ArrayList<>();
         if (array != null) {
-            array.forEach(v -> out.add(v.asString()));
+            array.forEach(v -> out.add(text(v)));
         }
         return out;
     }
@@ -158,8 +158,13 @@ final class SpecBinder {
     private static Map<String, String> env(JsonNode env) {
         Map<String, String> out = new LinkedHashMap<>();
         if (env != null) {
-            env.properties().forEach(e -> out.put(e.getKey(), e.getValue().asString()));
+            env.properties().forEach(e -> out.put(e.getKey(), text(e.getValue())));
         }
         return out;
+    }
+
+    /** A scalar as text; a decimal as written on a command line (0.0001, not 1.0E-4). */
+    private static String text(JsonNode v) {
+        return v.isDouble() ? Sweep.text(v.doubleValue()) : v.asString();
     }
 }

@@ -115,20 +115,73 @@ class RunDirectoryTest {
     }
 
     @Test
+    void aSweepOfThreeOnTwoGpusRunsEachPointAsARunOfItsOwnAndEndsWithOneTable() throws Exception {
+        Map<String, String> env = FakeCuda.env("Tesla V100-PCIE-16GB|16384|0|7.0|0000:01:00;Tesla V100-PCIE-16GB|16384|0|7.0|0000:02:00");
+        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
+        env.put("RUNJOB_GPU_LEASES", tmp.resolve("leases").toString());
+        Cli dry = Cli.runNow(env, "--dry-run", "jobs/sweep.yaml", "--", "--steps", "5");
+        assertThat(dry.code()).as(dry.err()).isZero();
+        assertThat(dry.out()).startsWith("sweep of job sweep: 3 runs (lr: 3)\n"
+                + "    1  lr=0.1  python3 train.py --lr 0.1 --steps 5\n"
+                + "    2  lr=0.01  python3 train.py --lr 0.01 --steps 5\n"
+                + "    3  lr=0.001  python3 train.py --lr 0.001 --steps 5\n");
+
+        Path logs = tmp.resolve("runs");
+        Cli sweep = Cli.runNow(env, "--set", "logs.dir=" + logs, "--set", "env.STEP_SECONDS=0.3", "jobs/sweep.yaml", "--", "--steps", "5");
+        assertThat(sweep.code()).as(sweep.out() + sweep.err()).isZero();
+        List<String> table = sweep.out().lines().toList();
+        assertThat(table).hasSize(4);
+        assertThat(table.get(0)).matches("#\\s+run\\s+lr\\s+result\\s+exit\\s+duration\\s+last line");
+        List<String> lrs = List.of("0.1", "0.01", "0.001");
+        List<String> losses = List.of("2.68435", "20.4268", "24.5045");
+        for (int i = 0; i < 3; i++) {
+            assertThat(table.get(i + 1)).matches((i + 1) + "\\s+\\d{8}-\\d{6}-[0-9a-f]{4}\\s+" + lrs.get(i).replace(".", "\\.")
+                    + "\\s+succeeded\\s+0\\s+[\\d.]+s\\s+lr " + lrs.get(i).replace(".", "\\.") + " on GPU [01]: loss " + losses.get(i)
+                    + " after 5 steps");
+        }
+        try (var runs = Files.list(logs.resolve("sweep"))) {
+            List<Path> folders = runs.sorted().toList();
+            assertThat(folders).hasSize(3);
+            List<String> swept = new ArrayList<>();
+            for (Path f : folders) {
+                String summary = Files.readString(f.resolve("summary.json"));
+                assertThat(summary).contains("\"exit_code\" : 0");
+                swept.add(summary.replaceAll("(?s).*\"sweep\" : \\{\\s*\"lr\" : \"([0-9.]+)\"\\s*}.*", "$1"));
+            }
+            assertThat(swept).containsExactlyInAnyOrderElementsOf(lrs);
+        }
+
+        // ${sweep.NAME} in --set values, a sweep overridden by --set, one run at a time; a failed run fails the sweep
+        Cli failing = Cli.runNow(env, "--set", "logs.dir=" + tmp.resolve("runs2"), "--set", "env.STEP_SECONDS=0", "--set", "sweep.lr=[0.5]",
+                "--set", "sweep.fail=[-1, 2]", "--set", "env.FAIL_AT_STEP=${sweep.fail}", "--max-parallel", "1", "jobs/sweep.yaml");
+        assertThat(failing.code()).as(failing.out() + failing.err()).isEqualTo(ExitCode.WORKER_FAILED);
+        List<String> rows = failing.out().lines().toList();
+        assertThat(rows.get(1)).matches("1\\s+\\S+\\s+0\\.5\\s+-1\\s+succeeded\\s+0\\s+.*loss 0 after 20 steps");
+        assertThat(rows.get(2)).matches("2\\s+\\S+\\s+0\\.5\\s+2\\s+failed\\s+1\\s+.*failing at step 2");
+        assertThat(failing.err()).contains("sweep of job sweep: 2 runs, at most 1 at once");
+    }
+
+    /** One run of examples/sweep/train.py on one free GPU of this machine, node "here". */
+    private Path oneRun() throws IOException {
+        return Files.writeString(tmp.resolve("one.yaml"), "name: sweep\nnodes:\n  - {name: here, local: true, gpus: {count: 1}}\n"
+                + "files: [" + Path.of("examples/sweep/train.py").toAbsolutePath() + "]\nentrypoint: {command: [python3, train.py]}\n");
+    }
+
+    @Test
     void aNewRunOfTheSweepExampleNeverResumesAnEarlierRunsCheckpoint() throws Exception {
         Map<String, String> env = FakeCuda.env(GpuLeaseTest.IDLE);
         env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
         env.put("RUNJOB_GPU_LEASES", tmp.resolve("leases").toString());
         String logs = "logs.dir=" + tmp.resolve("runs");
         for (int i = 0; i < 2; i++) {
-            Cli run = Cli.runNow(env, "--set", logs, "--set", "env.STEP_SECONDS=0", "jobs/sweep.yaml", "--", "--lr", "0.5", "--steps", "3");
+            Cli run = Cli.runNow(env, "--set", logs, "--set", "env.STEP_SECONDS=0", oneRun().toString(), "--", "--lr", "0.5", "--steps", "3");
             assertThat(run.code()).as(run.err()).isZero();
             assertThat(run.out()).isEqualTo("[here/0] lr 0.5 on GPU 0: loss 0 after 3 steps\n");
         }
         // runs that share one directory find what the last one left: the trap per-run directories remove
         for (String expected : List.of("[here/0] lr 0.5 on GPU 0: loss 0 after 3 steps\n",
                 "[here/0] resumed at step 3\n[here/0] lr 0.5 on GPU 0: loss 0 after 3 steps\n")) {
-            Cli run = Cli.runNow(env, "--set", logs, "--set", "env.STEP_SECONDS=0", "--set", "runs_share_workdir=true", "jobs/sweep.yaml",
+            Cli run = Cli.runNow(env, "--set", logs, "--set", "env.STEP_SECONDS=0", "--set", "runs_share_workdir=true", oneRun().toString(),
                     "--", "--lr", "0.5", "--steps", "3");
             assertThat(run.code()).as(run.err()).isZero();
             assertThat(run.out()).isEqualTo(expected);
@@ -142,7 +195,7 @@ class RunDirectoryTest {
         env.put("RUNJOB_GPU_LEASES", tmp.resolve("leases").toString());
         Path logs = tmp.resolve("runs");
         Cli failed = Cli.runNow(env, "--set", "logs.dir=" + logs, "--set", "env.STEP_SECONDS=0", "--set", "env.FAIL_AT_STEP=3",
-                "jobs/sweep.yaml", "--", "--lr", "0.25", "--steps", "5");
+                oneRun().toString(), "--", "--lr", "0.25", "--steps", "5");
         assertThat(failed.code()).isEqualTo(ExitCode.WORKER_FAILED);
         assertThat(failed.out()).isEqualTo("[here/0] failing at step 3\n");
         Path folder;

@@ -1,6 +1,7 @@
 package org.runjob.spec;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import java.io.IOException;
@@ -60,6 +61,39 @@ class SpecLoaderTest {
         assertThat(a.workers()).isEqualTo(OptionalInt.empty());
         assertThat(a.gpus()).isEqualTo(new NodeSpec.GpuRequest.Listed(List.of(0, 1)));
         assertThat(spec.entrypoint()).isEqualTo(new EntrypointSpec.Command(List.of("python3", "t.py"), false));
+    }
+
+    @Test
+    void aSweepIsAGridAndEachPointFillsItsReferences() throws Exception {
+        Path f = write("sw.yaml", "name: sw\nnodes: [{name: a, host: h, workers: 1}]\nsweep: {lr: [0.1, 1.0e-4], seed: [1, 2, 3]}\n"
+                + "entrypoint: {command: [python3, t.py, --lr, '${sweep.lr}', --seed, \"${sweep.seed}\"]}\n"
+                + "env:\n  SEED: ${sweep.seed}\n  TAG: lr-${sweep.lr}\n");
+        SpecLoader loader = new SpecLoader(Map.of());
+        SpecLoader.Loaded first = loader.load(f, "sw.yaml", List.of());
+        assertThat(first.sweep().orElseThrow().size()).isEqualTo(6);
+        assertThat(first.sweep().get().values()).containsExactly(Map.entry("lr", List.of("0.1", "0.0001")), Map.entry("seed", List.of("1", "2", "3")));
+        // grid order: the first name varies slowest
+        SpecLoader.Loaded fourth = loader.load(f, "sw.yaml", List.of(), 4);
+        assertThat(fourth.point()).containsExactly(Map.entry("lr", "0.0001"), Map.entry("seed", "2"));
+        assertThat(((EntrypointSpec.Command) fourth.spec().entrypoint()).argv()).containsExactly("python3", "t.py", "--lr", "0.0001", "--seed", "2");
+        assertThat(fourth.spec().env()).containsExactly(Map.entry("SEED", "2"), Map.entry("TAG", "lr-0.0001"));
+        assertThat(fourth.document().json().get("env").get("SEED").isInt()).as("an unquoted whole reference stays a number").isTrue();
+        // arguments after -- and --set values take the point's values too
+        SpecLoader.Loaded set = loader.load(f, "sw.yaml", List.of("env.X=${sweep.lr}", "sweep.seed=[7]"), 1).withEntrypointArgs(List.of("--tag=${sweep.seed}"));
+        assertThat(set.spec().env()).containsEntry("X", "0.0001");
+        assertThat(((EntrypointSpec.Command) set.spec().entrypoint()).argv()).endsWith("--seed", "7", "--tag=7");
+        assertThatThrownBy(() -> loader.load(f, "sw.yaml", List.of(), 6)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aSweepReferenceWithoutItsValueIsAProblem() throws Exception {
+        Path f = write("bad.yaml", "name: b\nnodes: [{name: a, host: h, workers: 1}]\nsweep: {lr: [0.1]}\n"
+                + "entrypoint: {command: [python3, t.py, '${sweep.seed}']}\n");
+        assertThat(problems(f, Map.of())).containsExactly("bad.yaml:4:39: /entrypoint/command/2: ${sweep.seed}: the sweep names only lr");
+        Path none = write("none.yaml", "name: b\nnodes: [{name: a, host: h, workers: 1}]\nentrypoint: {command: [python3, '${sweep.lr}']}\n");
+        assertThat(problems(none, Map.of())).containsExactly("none.yaml:3:33: /entrypoint/command/1: ${sweep.lr}: the job has no sweep: block");
+        Path empty = write("empty.yaml", "name: b\nnodes: [{name: a, host: h, workers: 1}]\nsweep: {lr: []}\nentrypoint: {command: [t]}\n");
+        assertThat(problems(empty, Map.of())).anyMatch(p -> p.contains("/sweep/lr: a sweep value lists at least one value"));
     }
 
     @Test

@@ -1,0 +1,219 @@
+package org.runjob.cli;
+
+import java.io.File;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import org.runjob.plan.RunId;
+import org.runjob.spec.EntrypointSpec;
+import org.runjob.spec.SpecLoader;
+import org.runjob.spec.Sweep;
+
+/**
+ * {@code runjob FILE} on a job with a {@code sweep:} block: one run per point of the grid, each an
+ * ordinary run (its own run id, folder, directory on every node and record; its point's values in
+ * {@code summary.json} under {@code sweep}) in a runjob of its own, at most {@code --max-parallel}
+ * at once. Each waits for free GPUs as {@code --wait-for-gpus} does (24 h unless given). This
+ * runjob says when each starts and ends, stops them all on Ctrl-C, and ends with a table of
+ * every run (values, result, exit code, duration, the last line of rank 0); its exit code is 0
+ * only when every run succeeded, 130 when interrupted, else 1. With {@code --detach} it starts
+ * them all and leaves them.
+ */
+final class SweepRun {
+
+    /** How long a run of a sweep waits for free GPUs unless --wait-for-gpus says. */
+    static final String DEFAULT_WAIT = "24h";
+
+    private SweepRun() {
+    }
+
+    /** One run of the sweep: its point, and once started its id, folder and runjob. */
+    private static final class Member {
+        final int point;
+        final Map<String, String> values;
+        String runId;
+        Path folder;
+        Process process;
+        Instant started;
+
+        Member(int point, Map<String, String> values) {
+            this.point = point;
+            this.values = values;
+        }
+    }
+
+    static int dryRun(Io io, String file, JobOptions options, List<String> args, SpecLoader.Loaded first) {
+        Sweep sweep = first.sweep().orElseThrow();
+        io.out().println("sweep of job " + first.spec().name() + ": " + sweep.size() + " run" + (sweep.size() == 1 ? "" : "s") + " ("
+                + String.join(" x ", sweep.values().entrySet().stream().map(e -> e.getKey() + ": " + e.getValue().size()).toList()) + ")");
+        for (int i = 0; i < sweep.size(); i++) {
+            SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args, i);
+            if (loaded == null) {
+                return ExitCode.INVALID;
+            }
+            io.out().printf("  %3d  %s  %s%n", i + 1, Sweep.describe(loaded.point()), argv(loaded));
+        }
+        io.out().println("no machine was contacted; runjob " + file + " starts them (each its own run), runjob " + file
+                + " --sweep-point N --dry-run shows run N+1's plan");
+        io.out().flush();
+        return ExitCode.OK;
+    }
+
+    static int run(Io io, String file, SpecLoader.Loaded first, List<String> originalArgs, Optional<Integer> maxParallel, boolean detach,
+                   boolean waitGiven) throws IOException, InterruptedException {
+        Sweep sweep = first.sweep().orElseThrow();
+        List<Member> members = new ArrayList<>();
+        for (int i = 0; i < sweep.size(); i++) {
+            members.add(new Member(i, sweep.point(i)));
+        }
+        int parallel = detach ? sweep.size() : maxParallel.orElse(sweep.size());
+        Path logs = Path.of(first.spec().logsDir()).resolve(first.spec().name());
+        io.err().println("runjob: sweep of job " + first.spec().name() + ": " + sweep.size() + " runs, at most " + parallel + " at once");
+        List<Member> waiting = new ArrayList<>(members);
+        List<Member> running = new ArrayList<>();
+        boolean stopping = false;
+        while (!waiting.isEmpty() || !running.isEmpty()) {
+            while (!stopping && running.size() < parallel && !waiting.isEmpty()) {
+                Member m = waiting.remove(0);
+                start(io, m, logs, originalArgs, waitGiven, sweep.size());
+                running.add(m);
+            }
+            if (detach) {
+                for (Member m : members) {
+                    io.out().println(m.runId);
+                }
+                io.out().flush();
+                io.err().println("runjob: the sweep's runs go on on their own: runjob runs lists them, runjob stop RUN stops one");
+                return ExitCode.OK;
+            }
+            for (Member m : List.copyOf(running)) {
+                if (m.process.waitFor(100, TimeUnit.MILLISECONDS)) {
+                    running.remove(m);
+                    RunRecords.Run r = RunRecords.read(m.folder, io.env());
+                    io.err().println("runjob: sweep run " + (m.point + 1) + "/" + sweep.size() + " (" + Sweep.describe(m.values) + "): run "
+                            + m.runId + " " + r.state() + " (exit " + m.process.exitValue() + ")");
+                }
+            }
+            if (!stopping && io.interrupts().count() > 0) {
+                stopping = true;
+                waiting.clear();
+                io.err().println("runjob: stopping the sweep's " + running.size() + " running run" + (running.size() == 1 ? "" : "s"));
+                running.forEach(m -> m.process.destroy()); // SIGTERM: each runjob stops its run as Ctrl-C does
+            }
+        }
+        return report(io, members, stopping);
+    }
+
+    private static void start(Io io, Member m, Path logs, List<String> originalArgs, boolean waitGiven, int size) throws IOException {
+        int salt = 0;
+        do {
+            m.runId = RunId.of(io.clock().instant(), io.random().getAsInt() + salt++);
+            m.folder = logs.resolve(m.runId);
+        } while (Files.exists(m.folder));
+        Files.createDirectories(m.folder);
+        List<String> cmd = new ArrayList<>();
+        if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
+            cmd.add("/usr/bin/setsid");
+        }
+        cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        cmd.addAll(Detach.jvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
+        cmd.addAll(List.of("-cp", Detach.classPath(), Main.class.getName(), "--run-id", m.runId, "--sweep-point", Integer.toString(m.point)));
+        if (!waitGiven) {
+            cmd.addAll(List.of("--wait-for-gpus", DEFAULT_WAIT));
+        }
+        cmd.addAll(childArgs(originalArgs));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(new File("/dev/null"))
+                .redirectOutput(m.folder.resolve("console.log").toFile()).redirectErrorStream(true);
+        pb.environment().clear();
+        pb.environment().putAll(io.env());
+        m.process = pb.start();
+        m.started = io.clock().instant();
+        io.err().println("runjob: sweep run " + (m.point + 1) + "/" + size + " (" + Sweep.describe(m.values) + "): run " + m.runId
+                + ", logs in " + m.folder);
+    }
+
+    /** A run's runjob gets this command less --detach and --max-parallel (and the word run). */
+    static List<String> childArgs(List<String> originalArgs) {
+        List<String> out = new ArrayList<>();
+        List<String> args = Detach.childArgs(originalArgs);
+        for (int i = 0; i < args.size(); i++) {
+            if (args.get(i).equals("--")) {
+                out.addAll(args.subList(i, args.size()));
+                break;
+            }
+            if (args.get(i).equals("--max-parallel")) {
+                i++;
+                continue;
+            }
+            if (!args.get(i).startsWith("--max-parallel=")) {
+                out.add(args.get(i));
+            }
+        }
+        return out;
+    }
+
+    /** The table of every run, in grid order; the sweep's exit code. */
+    private static int report(Io io, List<Member> members, boolean interrupted) {
+        List<String> names = new ArrayList<>(members.get(0).values.keySet());
+        Map<String, Integer> widths = new LinkedHashMap<>();
+        for (String n : names) {
+            widths.put(n, Math.max(n.length(), members.stream().mapToInt(m -> m.values.get(n).length()).max().orElse(0)));
+        }
+        StringBuilder head = new StringBuilder(String.format("%-3s  %-22s", "#", "run"));
+        names.forEach(n -> head.append("  ").append(String.format("%-" + widths.get(n) + "s", n)));
+        head.append(String.format("  %-11s  %4s  %9s  %s", "result", "exit", "duration", "last line"));
+        io.out().println(head.toString().stripTrailing());
+        boolean allSucceeded = true;
+        for (Member m : members) {
+            StringBuilder row = new StringBuilder(String.format("%-3d  %-22s", m.point + 1, m.runId == null ? "-" : m.runId));
+            names.forEach(n -> row.append("  ").append(String.format("%-" + widths.get(n) + "s", m.values.get(n))));
+            if (m.folder == null) {
+                row.append(String.format("  %-11s  %4s  %9s", "not started", "-", "-"));
+                allSucceeded = false;
+            } else {
+                RunRecords.Run r = RunRecords.read(m.folder, io.env());
+                allSucceeded &= r.state().equals("succeeded");
+                String exit = r.exitCode().or(() -> m.process.isAlive() ? Optional.empty() : Optional.of(m.process.exitValue()))
+                        .map(String::valueOf).orElse("-");
+                row.append(String.format("  %-11s  %4s  %9s  %s", r.state(), exit, duration(r),
+                        StatusView.lastLine(m.folder.resolve("rank-0.log"))));
+            }
+            io.out().println(row.toString().stripTrailing());
+        }
+        io.out().flush();
+        return interrupted ? ExitCode.INTERRUPTED : allSucceeded ? ExitCode.OK : ExitCode.WORKER_FAILED;
+    }
+
+    private static String duration(RunRecords.Run r) {
+        try {
+            if (r.started().isPresent() && r.ended().isPresent()) {
+                double s = Duration.between(Instant.parse(r.started().get()), Instant.parse(r.ended().get())).toMillis() / 1000.0;
+                return String.format("%.1fs", s);
+            }
+        } catch (DateTimeParseException e) {
+            // not a time: unknown
+        }
+        return "-";
+    }
+
+    private static String argv(SpecLoader.Loaded loaded) {
+        if (loaded.spec().entrypoint() instanceof EntrypointSpec.Command c) {
+            return String.join(" ", c.argv());
+        }
+        EntrypointSpec.Jar j = (EntrypointSpec.Jar) loaded.spec().entrypoint();
+        List<String> all = new ArrayList<>(List.of("java", "-cp", j.jarInWorkdir(), j.main()));
+        all.addAll(j.args());
+        return String.join(" ", all);
+    }
+}
