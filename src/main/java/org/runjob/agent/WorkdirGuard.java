@@ -243,6 +243,18 @@ final class WorkdirGuard {
      * run that ended (or was killed) and is removed.
      */
     private static synchronized Optional<String> lock(Path meta, AgentOptions options, Map<String, String> f) {
+        // the gate makes taking this run's lock and looking at the others one step: of two runs that start
+        // together, the first through it wins and the second sees it (each taking its own lock first and
+        // then looking refused both), and a holder's text is written before anyone can look at it
+        try (FileChannel gate = FileChannel.open(meta.resolve("gate.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS); FileLock passage = gate.lock()) {
+            return lockRun(meta, options, f);
+        } catch (IOException e) {
+            return Optional.empty(); // no locking on this file system (an NFS without lockd): runs are not serialised
+        }
+    }
+
+    private static Optional<String> lockRun(Path meta, AgentOptions options, Map<String, String> f) {
         String run = options.runId().get();
         Path mine = meta.resolve("run-" + run + ".lock");
         try {
@@ -272,11 +284,22 @@ final class WorkdirGuard {
                     }
                     Map<String, String> o = owner(other);
                     String name = other.getFileName().toString();
-                    return Optional.of("workdir " + meta.getParent() + " is in use by run "
-                            + o.getOrDefault("run", name.substring("run-".length(), name.length() - ".lock".length())) + " of job "
+                    // the kernel names a holder on this machine; the file's text one on another host of a shared workdir
+                    Optional<Long> pid = LockHolder.pid(other);
+                    String who = pid.isPresent() ? LockHolder.describe(pid.get()).replaceFirst("\\)$", ", pid " + pid.get() + ")")
+                            : "run " + o.getOrDefault("run", name.substring("run-".length(), name.length() - ".lock".length())) + " of job "
                             + o.getOrDefault("job", "?") + " (user " + o.getOrDefault("user", "?") + " on " + o.getOrDefault("host", "?")
-                            + ", pid " + o.getOrDefault("pid", "?") + ", since " + o.getOrDefault("since", "?") + "); runs that share a"
-                            + " workdir run one at a time: wait for it to end, or give this job another workdir");
+                            + ", pid " + o.getOrDefault("pid", "?") + ", since " + o.getOrDefault("since", "?") + ")";
+                    if (held != null) {
+                        // a refused run lets go at once (still inside the gate): its sibling agents of a shared
+                        // workdir must find the winner's lock alone, or both runs would be refused
+                        held.close();
+                        held = null;
+                        Files.deleteIfExists(mine);
+                    }
+                    return Optional.of("workdir " + meta.getParent() + " is in use by " + who + "; runs that share a workdir"
+                            + " (runs_share_workdir: true) run one at a time: wait for it to end, leave runs_share_workdir out (each run"
+                            + " then works in a directory of its own), or give this job another workdir (--set workdir=DIR)");
                 }
             }
             return Optional.empty();

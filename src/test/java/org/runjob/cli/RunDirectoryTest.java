@@ -161,6 +161,26 @@ class RunDirectoryTest {
         assertThat(failing.err()).contains("sweep of job sweep: 2 runs, at most 1 at once");
     }
 
+    @Test
+    void twoRunsStartedTogetherOnOneFixedWorkdirAreNeverBothRefused() throws Exception {
+        Path job = Files.writeString(tmp.resolve("fixed.yaml"), "name: fixed\nnodes:\n  - {name: a, local: true, workers: 1}\n"
+                + "  - {name: b, local: true, workers: 1}\nworkdir: " + tmp.resolve("fixed") + "\nruns_share_workdir: true\n"
+                + "entrypoint: {command: [sleep, '1']}\nlogs: {dir: " + tmp.resolve("runs") + "}\n");
+        for (int round = 0; round < 10; round++) {
+            Process one = start("one", Map.of(), List.of(), job, List.of());
+            Process two = start("two", Map.of(), List.of(), job, List.of());
+            assertThat(one.waitFor(60, TimeUnit.SECONDS) && two.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            List<Integer> codes = List.of(one.exitValue(), two.exitValue());
+            assertThat(codes).as("round " + round + ":\n" + stderr("one") + "\n" + stderr("two")).containsAnyOf(0).allMatch(c -> c == 0 || c == 3);
+            for (String name : List.of("one", "two")) {
+                if (stderr(name).contains("is in use by")) {
+                    // the holder is named from its lock: its run, job, user and pid, never a question mark
+                    assertThat(stderr(name)).containsPattern("is in use by run \\S+ of job fixed \\(user \\S+, since \\S+Z, pid \\d+\\)");
+                }
+            }
+        }
+    }
+
     /** One run of examples/sweep/train.py on one free GPU of this machine, node "here". */
     private Path oneRun() throws IOException {
         return Files.writeString(tmp.resolve("one.yaml"), "name: sweep\nnodes:\n  - {name: here, local: true, gpus: {count: 1}}\n"

@@ -239,8 +239,15 @@ class SlurmBackendTest {
         assertThat(Files.readString(folder.resolve("all.log"))).contains("[h1/0] rank 0 got TERM\n").contains("[h2/1] rank 1 got TERM\n");
         JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
         assertThat(summary.path("interrupted_by").asString()).isEqualTo(Interrupts.TIME_LIMIT);
-        assertThat(Files.readString(folder.resolve("slurm-" + jobId + ".out")))
-                .contains("interrupted (" + Interrupts.TIME_LIMIT + "): every worker was stopped");
+        // the report follows summary.json (which status reads) into the batch job's output
+        Path out = folder.resolve("slurm-" + jobId + ".out");
+        Poll.until(() -> {
+            try {
+                return Files.readString(out).contains("interrupted (" + Interrupts.TIME_LIMIT + "): every worker was stopped");
+            } catch (IOException e) {
+                return false;
+            }
+        }, Duration.ofSeconds(15), "the run's report in " + out);
         Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the batch job to leave the queue");
         assertThat(jobState(jobId)).as("ended by runjob before Slurm's limit: not TIMEOUT").isEqualTo("FAILED");
     }

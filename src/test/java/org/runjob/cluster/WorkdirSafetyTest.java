@@ -123,8 +123,8 @@ class WorkdirSafetyTest {
                 List.of("python3", "show.py"), SHARED, Map.of());
         Cli r = jobs.run(second);
         assertThat(r.code()).isEqualTo(3);
-        assertThat(r.err()).contains("FAIL h3 workdir: workdir " + w + " is in use by run ").contains(" of job first (user root on ")
-                .contains("runs that share a workdir run one at a time").contains("preflight failed: nothing was started");
+        assertThat(r.err()).contains("FAIL h3 workdir: workdir " + w + " is in use by run ").contains(" of job first (user root")
+                .contains("runs that share a workdir (runs_share_workdir: true) run one at a time").contains("preflight failed: nothing was started");
         assertThat(Files.readString(w.resolve("data.txt"))).isEqualTo("data of the first run");
         running.destroy();
         assertThat(running.waitFor(30, TimeUnit.SECONDS)).isTrue();
