@@ -176,7 +176,7 @@ final class WorkdirGuard {
                     if (Files.isSymbolicLink(p)) {
                         return Optional.of(p + " is a symlink; runjob never writes through one: remove it");
                     }
-                    // 755 whatever the umask: a group-writable run directory (umask 002) would be refused below
+                    // at most 755 (the umask may take more away): umask 002 would make it group-writable, refused below
                     Files.createDirectory(p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
                 }
             } catch (FileAlreadyExistsException e) {
