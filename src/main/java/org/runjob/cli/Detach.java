@@ -52,19 +52,9 @@ final class Detach {
             return ExitCode.INVALID;
         }
         Path console = folder.resolve("console.log");
-        List<String> cmd = new ArrayList<>();
-        if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
-            cmd.add("/usr/bin/setsid");
-        }
-        cmd.add(ProcessHandle.current().info().command().orElse("java"));
-        cmd.addAll(jvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
-        cmd.addAll(List.of("-cp", classPath(), Main.class.getName(), "--run-id", runId));
-        cmd.addAll(childArgs(originalArgs));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(new File("/dev/null"))
-                .redirectOutput(console.toFile()).redirectErrorStream(true);
-        pb.environment().clear();
-        pb.environment().putAll(io.env());
-        Process child = pb.start();
+        List<String> childArgs = new ArrayList<>(List.of("--run-id", runId));
+        childArgs.addAll(childArgs(originalArgs));
+        Process child = spawn(io, childArgs, console);
         long shown = 0;
         while (true) {
             boolean exited = child.waitFor(100, TimeUnit.MILLISECONDS);
@@ -89,6 +79,27 @@ final class Detach {
                 return ExitCode.INTERRUPTED;
             }
         }
+    }
+
+    /**
+     * Starts {@code runjob ARGS} to live on its own: in a new session (no terminal), stdin from
+     * /dev/null, stdout and stderr to {@code console}, on this JVM's runtime and flags and the
+     * content-pinned jar, with runjob's environment.
+     */
+    static Process spawn(Io io, List<String> args, Path console) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
+            cmd.add("/usr/bin/setsid");
+        }
+        cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        cmd.addAll(jvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
+        cmd.addAll(List.of("-cp", classPath(), Main.class.getName()));
+        cmd.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(new File("/dev/null"))
+                .redirectOutput(console.toFile()).redirectErrorStream(true);
+        pb.environment().clear();
+        pb.environment().putAll(io.env());
+        return pb.start();
     }
 
     /**

@@ -1,8 +1,6 @@
 package org.runjob.cli;
 
-import java.io.File;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -122,22 +120,12 @@ final class SweepRun {
             m.folder = logs.resolve(m.runId);
         } while (Files.exists(m.folder));
         Files.createDirectories(m.folder);
-        List<String> cmd = new ArrayList<>();
-        if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
-            cmd.add("/usr/bin/setsid");
-        }
-        cmd.add(ProcessHandle.current().info().command().orElse("java"));
-        cmd.addAll(Detach.jvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
-        cmd.addAll(List.of("-cp", Detach.classPath(), Main.class.getName(), "--run-id", m.runId, "--sweep-point", Integer.toString(m.point)));
+        List<String> args = new ArrayList<>(List.of("--run-id", m.runId, "--sweep-point", Integer.toString(m.point)));
         if (!waitGiven) {
-            cmd.addAll(List.of("--wait-for-gpus", DEFAULT_WAIT));
+            args.addAll(List.of("--wait-for-gpus", DEFAULT_WAIT));
         }
-        cmd.addAll(childArgs(originalArgs));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(new File("/dev/null"))
-                .redirectOutput(m.folder.resolve("console.log").toFile()).redirectErrorStream(true);
-        pb.environment().clear();
-        pb.environment().putAll(io.env());
-        m.process = pb.start();
+        args.addAll(childArgs(originalArgs));
+        m.process = Detach.spawn(io, args, m.folder.resolve("console.log"));
         m.started = io.clock().instant();
         io.err().println("runjob: sweep run " + (m.point + 1) + "/" + size + " (" + Sweep.describe(m.values) + "): run " + m.runId
                 + ", logs in " + m.folder);
