@@ -30,10 +30,13 @@ final class Jobs {
         return load(io, file, sets, args, 0);
     }
 
-    /** The same, as point {@code point} of the job's sweep. */
+    /** The same, as point {@code point} of the job's sweep (a point the sweep lacks is said, and null returned). */
     static SpecLoader.Loaded load(Io io, String file, List<String> sets, List<String> args, int point) {
         try {
             return new SpecLoader(io.env()).load(Path.of(file), file, sets, point).withEntrypointArgs(args);
+        } catch (IllegalArgumentException e) {
+            io.err().println("runjob: " + file + ": " + e.getMessage());
+            return null;
         } catch (InvalidSpecException e) {
             printProblems(io, file, e.problems());
             return null;
@@ -42,13 +45,7 @@ final class Jobs {
 
     /** Loads and plans {@code file} (the sweep point the options name) with nothing probed (a dry run); prints problems and returns null on failure. */
     static LaunchPlan dryRunPlan(Io io, String file, JobOptions options, List<String> args) throws PlanningException {
-        SpecLoader.Loaded loaded;
-        try {
-            loaded = load(io, file, options.sets, args, options.point());
-        } catch (IllegalArgumentException e) {
-            io.err().println("runjob: " + file + ": " + e.getMessage());
-            return null;
-        }
+        SpecLoader.Loaded loaded = load(io, file, options.sets, args, options.point());
         if (loaded == null) {
             return null;
         }

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -13,7 +12,6 @@ import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
@@ -32,9 +30,8 @@ final class ResumeCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "RUN", description = "A run id, a unique prefix of one, last, or a run folder.")
     String run;
 
-    @Option(names = "--wait-for-gpus", paramLabel = "DURATION",
-            description = "When a node has fewer free GPUs than its gpus: {count: N}, wait up to DURATION (90s, 10m, 2h) for them.")
-    String waitForGpus;
+    @Mixin
+    GpuWaitOption waitForGpus;
 
     @Mixin
     RunsOptions options;
@@ -45,13 +42,8 @@ final class ResumeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        Optional<Duration> wait = Optional.empty();
-        if (waitForGpus != null) {
-            wait = Durations.parse(waitForGpus);
-            if (wait.isEmpty()) {
-                io.err().println("runjob: --wait-for-gpus takes a duration such as 90s, 10m or 2h, not '" + waitForGpus + "'");
-                return ExitCode.INVALID;
-            }
+        if (!waitForGpus.valid(io)) {
+            return ExitCode.INVALID;
         }
         var found = options.find(io, run);
         if (found.isEmpty()) {
@@ -84,7 +76,7 @@ final class ResumeCommand implements Callable<Integer> {
         jobOptions.sets = new ArrayList<>(List.of("logs.dir=" + r.folder().getParent().getParent().toAbsolutePath()));
         jobOptions.output = options.output;
         List<String> command = List.of("runjob", "resume", r.runId());
-        return RunJob.run(io, job.toString(), jobOptions, new RankSelection(Set.of()), List.of(), command, Optional.of(r.runId()), wait,
+        return RunJob.run(io, job.toString(), jobOptions, new RankSelection(Set.of()), List.of(), command, Optional.of(r.runId()), waitForGpus.duration(),
                 Optional.empty(), next);
     }
 }

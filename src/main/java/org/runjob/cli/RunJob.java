@@ -81,13 +81,7 @@ final class RunJob {
     static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine,
                    Optional<String> givenRunId, Optional<Duration> waitForGpus, Optional<HostedRun> hosted, int firstAttempt)
             throws IOException {
-        SpecLoader.Loaded loaded;
-        try {
-            loaded = Jobs.load(io, file, options.sets, args, options.point());
-        } catch (IllegalArgumentException e) {
-            io.err().println("runjob: " + file + ": " + e.getMessage());
-            return ExitCode.INVALID;
-        }
+        SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args, options.point());
         if (loaded == null) {
             return ExitCode.INVALID;
         }

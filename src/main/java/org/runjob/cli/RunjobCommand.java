@@ -3,7 +3,6 @@ package org.runjob.cli;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -55,9 +54,8 @@ final class RunjobCommand implements Callable<Integer> {
             + " (no terminal; output to the run folder) and print its id; runjob runs / status / logs -f / stop reach it.")
     boolean detach;
 
-    @Option(names = "--wait-for-gpus", paramLabel = "DURATION",
-            description = "When a node has fewer free GPUs than its gpus: {count: N}, wait up to DURATION (90s, 10m, 2h) for them, probing again.")
-    String waitForGpus;
+    @Mixin
+    GpuWaitOption waitForGpus;
 
     @Option(names = "--max-parallel", paramLabel = "K",
             description = "For a job with a sweep: at most K of its runs at once (default: all; each waits for free GPUs).")
@@ -89,13 +87,8 @@ final class RunjobCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         RankSelection selection = parsed.get();
-        Optional<Duration> wait = Optional.empty();
-        if (waitForGpus != null) {
-            wait = Durations.parse(waitForGpus);
-            if (wait.isEmpty()) {
-                io.err().println("runjob: --wait-for-gpus takes a duration such as 90s, 10m or 2h, not '" + waitForGpus + "'");
-                return ExitCode.INVALID;
-            }
+        if (!waitForGpus.valid(io)) {
+            return ExitCode.INVALID;
         }
         List<String> original = spec.commandLine().getParseResult().originalArgs();
         if (options.sweepPoint == null && runId == null && !hosted) {
@@ -109,7 +102,7 @@ final class RunjobCommand implements Callable<Integer> {
                     return ExitCode.INVALID;
                 }
                 return dryRun ? SweepRun.dryRun(io, file, options, args, first)
-                        : SweepRun.run(io, file, first, original, Optional.ofNullable(maxParallel), detach, waitForGpus != null);
+                        : SweepRun.run(io, file, first, original, Optional.ofNullable(maxParallel), detach, waitForGpus.given());
             }
         }
         if (dryRun) {
@@ -133,6 +126,6 @@ final class RunjobCommand implements Callable<Integer> {
                 return ExitCode.INVALID;
             }
         }
-        return RunJob.run(io, file, options, selection, args, RunJob.command(recorded), Optional.ofNullable(runId), wait, hostedRun);
+        return RunJob.run(io, file, options, selection, args, RunJob.command(recorded), Optional.ofNullable(runId), waitForGpus.duration(), hostedRun);
     }
 }
