@@ -129,19 +129,7 @@ final class WorkdirGuard {
             return untrusted;
         }
         Path meta = dir.resolve(RUNJOB);
-        try {
-            if (!Files.isDirectory(meta, LinkOption.NOFOLLOW_LINKS)) {
-                if (Files.isSymbolicLink(meta)) {
-                    return Optional.of(meta + " is a symlink; runjob never writes through one: remove it");
-                }
-                Files.createDirectory(meta, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            }
-        } catch (FileAlreadyExistsException e) {
-            // another node of a shared workdir made it meanwhile
-        } catch (IOException e) {
-            return Optional.of("cannot create " + meta + ": " + reason(e));
-        }
-        untrusted = Trust.ofOwnDirectory(meta);
+        untrusted = ownDirectory(meta, "rwx------");
         if (untrusted.isPresent()) {
             return untrusted;
         }
@@ -171,28 +159,29 @@ final class WorkdirGuard {
             return Optional.of("the run's directory " + run + " is not inside the workdir " + base);
         }
         for (Path p = base.resolve(base.relativize(run).getName(0)); ; p = p.resolve(run.getName(p.getNameCount()))) {
-            try {
-                if (!Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
-                    if (Files.isSymbolicLink(p)) {
-                        return Optional.of(p + " is a symlink; runjob never writes through one: remove it");
-                    }
-                    // at most 755 (the umask may take more away): umask 002 would make it group-writable, refused below
-                    Files.createDirectory(p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
-                }
-            } catch (FileAlreadyExistsException e) {
-                // another node of a shared workdir made it meanwhile
-            } catch (IOException e) {
-                return Optional.of("cannot create " + p + ": " + reason(e));
-            }
-            Optional<String> untrusted = Files.isSymbolicLink(p) ? Optional.of(p + " is a symlink; runjob never writes through one: remove it")
-                    : Trust.ofOwnDirectory(p);
-            if (untrusted.isPresent()) {
+            // at most 755 (the umask may take more away): umask 002 would make it group-writable, refused
+            Optional<String> untrusted = ownDirectory(p, "rwxr-xr-x");
+            if (untrusted.isPresent() || p.equals(run)) {
                 return untrusted;
             }
-            if (p.equals(run)) {
-                return Optional.empty();
-            }
         }
+    }
+
+    /**
+     * A directory of runjob's in the trusted workdir: made with {@code mode} when missing, never
+     * through a symlink at its name; then it must be no symlink, this user's, and writable by nobody else.
+     */
+    private static Optional<String> ownDirectory(Path p, String mode) {
+        try {
+            if (!Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS) && !Files.isSymbolicLink(p)) {
+                Files.createDirectory(p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(mode)));
+            }
+        } catch (FileAlreadyExistsException e) {
+            // another node of a shared workdir made it meanwhile: judged below
+        } catch (IOException e) {
+            return Optional.of("cannot create " + p + ": " + reason(e));
+        }
+        return Files.isSymbolicLink(p) ? Optional.of(p + " is a symlink; runjob never writes through one: remove it") : Trust.ofOwnDirectory(p);
     }
 
     /** Creates {@code dir} and its missing parents, top down, none through a symlink at its own name. */
