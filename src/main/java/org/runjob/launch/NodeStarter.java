@@ -58,9 +58,8 @@ public final class NodeStarter {
 
     /** The same, with {@code jit}'s compilers: {@link NodeJvm.Jit#FULL} for an agent that will receive much. */
     public NodeSession start(NodeSpec node, NodeJvm.Jit jit) throws IOException {
-        String runDir = spec.runDirOf(node, runId);
         AgentOptions options = new AgentOptions(Optional.of(spec.workdirOf(node)), Optional.of(program()), runId,
-                runId.map(r -> spec.name()), Optional.empty(), Optional.of(runDir).filter(d -> !d.equals(spec.workdirOf(node))));
+                runId.map(r -> spec.name()), Optional.empty(), spec.ownRunDirOf(node, runId));
         return NodeSession.start(node.name(), cluster.node(node), AgentJar.current(), jit, options, REMOTE_START_MS, env);
     }
 

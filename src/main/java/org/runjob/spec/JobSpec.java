@@ -55,11 +55,13 @@ public record JobSpec(
      * the workdir itself when the job's runs share it ({@code runs_share_workdir}) or there is no run.
      */
     public String runDirOf(NodeSpec node, Optional<String> runId) {
+        return ownRunDirOf(node, runId).orElse(workdirOf(node));
+    }
+
+    /** Run {@code runId}'s own directory on {@code node}, {@code WORKDIR/runs/RUN}; empty when it works in the workdir itself. */
+    public Optional<String> ownRunDirOf(NodeSpec node, Optional<String> runId) {
         String base = workdirOf(node);
-        if (runsShareWorkdir || runId.isEmpty()) {
-            return base;
-        }
-        return (base.endsWith("/") ? base : base + "/") + RUN_DIRS + "/" + runId.get();
+        return runId.filter(r -> !runsShareWorkdir).map(r -> (base.endsWith("/") ? base : base + "/") + RUN_DIRS + "/" + r);
     }
 
     public JobSpec {
