@@ -31,8 +31,6 @@ final class Interpolator {
     private static final Pattern REF = Pattern.compile("\\$\\$\\{|\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?}");
     private static final Pattern WHOLE = Pattern.compile("\\$\\{env:[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?}");
 
-    private static final Pattern WHOLE_SWEEP = Pattern.compile("\\$\\{sweep\\.[A-Za-z_][A-Za-z0-9_]*}");
-
     private final Map<String, String> env;
     /** When present, this pass replaces {@code ${sweep.NAME}} (with these values) and nothing else. */
     private final Optional<Map<String, String>> sweep;
@@ -118,7 +116,7 @@ final class Interpolator {
             return scalar; // nothing of this pass's: the other pass may still type it
         }
         String result = out.toString();
-        if (scalar.plain() && (sweep.isPresent() ? WHOLE_SWEEP : WHOLE).matcher(text).matches()) {
+        if (scalar.plain() && (sweep.isPresent() ? Sweep.REF : WHOLE).matcher(text).matches()) {
             return new SourceNode.Scalar(scalar.at(), typed(result), true);
         }
         return new SourceNode.Scalar(scalar.at(), result, false);

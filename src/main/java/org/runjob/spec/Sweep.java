@@ -44,17 +44,14 @@ public record Sweep(Map<String, List<String>> values) {
         if (i < 0 || i >= size()) {
             throw new IllegalArgumentException("no point " + i + " in a sweep of " + size());
         }
-        List<String> names = new ArrayList<>(values.keySet());
+        // i in mixed radix, the last name the lowest digit
         Map<String, String> out = new LinkedHashMap<>();
-        int rest = i;
-        for (int k = names.size() - 1; k >= 0; k--) {
-            List<String> v = values.get(names.get(k));
-            out.put(names.get(k), v.get(rest % v.size()));
-            rest /= v.size();
+        int below = size();
+        for (var e : values.entrySet()) {
+            below /= e.getValue().size();
+            out.put(e.getKey(), e.getValue().get(i / below % e.getValue().size()));
         }
-        Map<String, String> ordered = new LinkedHashMap<>();
-        names.forEach(n -> ordered.put(n, out.get(n)));
-        return ordered;
+        return out;
     }
 
     /** "lr=0.1 seed=1". */
