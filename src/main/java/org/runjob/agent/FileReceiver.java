@@ -82,9 +82,14 @@ final class FileReceiver {
     FileReceiver(Path workdir, Optional<FileStore> store) {
         this.workdir = workdir;
         this.store = store;
+        this.tag = uniqueTag(".runjob-");
+    }
+
+    /** {@code prefix}, this process's pid and 12 random hex digits: a temporary name's suffix no other writer uses. */
+    static String uniqueTag(String prefix) {
         byte[] r = new byte[6];
         new SecureRandom().nextBytes(r);
-        this.tag = ".runjob-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(r);
+        return prefix + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(r);
     }
 
     /** Reads a manifest and answers which files are needed. */

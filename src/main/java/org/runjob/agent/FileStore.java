@@ -8,8 +8,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
-import java.util.HexFormat;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -39,9 +37,7 @@ final class FileStore {
 
     private FileStore(Path dir) {
         this.dir = dir;
-        byte[] r = new byte[6];
-        new SecureRandom().nextBytes(r);
-        this.tag = ".tmp-" + ProcessHandle.current().pid() + "-" + HexFormat.of().formatHex(r);
+        this.tag = FileReceiver.uniqueTag(".tmp-");
     }
 
     /** The store at {@code dir}, made (mode 700) when missing; empty when it cannot be trusted or made. */

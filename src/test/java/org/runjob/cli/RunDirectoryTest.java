@@ -61,9 +61,7 @@ class RunDirectoryTest {
 
     @Test
     void runsOfOneJobAtOnceEachWorkInTheirOwnDirectoryOnTheirOwnGpu() throws Exception {
-        Map<String, String> env = FakeCuda.env(GpuLeaseTest.IDLE); // 4 idle GPUs
-        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
-        env.put("RUNJOB_GPU_LEASES", tmp.resolve("leases").toString());
+        Map<String, String> env = env(GpuLeaseTest.IDLE); // 4 idle GPUs
         env.put("MARKS", Files.createDirectories(tmp.resolve("marks")).toString());
         Path v1 = job("v1.yaml", script("v1"));
         Path v2 = job("v2.yaml", script("v2"));
@@ -116,9 +114,7 @@ class RunDirectoryTest {
 
     @Test
     void aSweepOfThreeOnTwoGpusRunsEachPointAsARunOfItsOwnAndEndsWithOneTable() throws Exception {
-        Map<String, String> env = FakeCuda.env("Tesla V100-PCIE-16GB|16384|0|7.0|0000:01:00;Tesla V100-PCIE-16GB|16384|0|7.0|0000:02:00");
-        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
-        env.put("RUNJOB_GPU_LEASES", tmp.resolve("leases").toString());
+        Map<String, String> env = env("Tesla V100-PCIE-16GB|16384|0|7.0|0000:01:00;Tesla V100-PCIE-16GB|16384|0|7.0|0000:02:00");
         Cli dry = Cli.runNow(env, "--dry-run", "jobs/sweep.yaml", "--", "--steps", "5");
         assertThat(dry.code()).as(dry.err()).isZero();
         assertThat(dry.out()).startsWith("sweep of job sweep: 3 runs (lr: 3)\n"
@@ -181,6 +177,14 @@ class RunDirectoryTest {
         }
     }
 
+    /** This JVM's environment with stand-in {@code gpus}, HOME (so ~/.runjob) and the GPU leases in the test's folder. */
+    private Map<String, String> env(String gpus) throws IOException {
+        Map<String, String> env = FakeCuda.env(gpus);
+        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
+        env.put("RUNJOB_GPU_LEASES", tmp.resolve("leases").toString());
+        return env;
+    }
+
     /** One run of examples/sweep/train.py on one free GPU of this machine, node "here". */
     private Path oneRun() throws IOException {
         return Files.writeString(tmp.resolve("one.yaml"), "name: sweep\nnodes:\n  - {name: here, local: true, gpus: {count: 1}}\n"
@@ -189,9 +193,7 @@ class RunDirectoryTest {
 
     @Test
     void aNewRunOfTheSweepExampleNeverResumesAnEarlierRunsCheckpoint() throws Exception {
-        Map<String, String> env = FakeCuda.env(GpuLeaseTest.IDLE);
-        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
-        env.put("RUNJOB_GPU_LEASES", tmp.resolve("leases").toString());
+        Map<String, String> env = env(GpuLeaseTest.IDLE);
         String logs = "logs.dir=" + tmp.resolve("runs");
         for (int i = 0; i < 2; i++) {
             Cli run = Cli.runNow(env, "--set", logs, "--set", "env.STEP_SECONDS=0", oneRun().toString(), "--", "--lr", "0.5", "--steps", "3");
@@ -210,9 +212,7 @@ class RunDirectoryTest {
 
     @Test
     void resumeContinuesARunThatFailedInItsDirectoryAsItsNextAttempt() throws Exception {
-        Map<String, String> env = FakeCuda.env(GpuLeaseTest.IDLE);
-        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
-        env.put("RUNJOB_GPU_LEASES", tmp.resolve("leases").toString());
+        Map<String, String> env = env(GpuLeaseTest.IDLE);
         Path logs = tmp.resolve("runs");
         Cli failed = Cli.runNow(env, "--set", "logs.dir=" + logs, "--set", "env.STEP_SECONDS=0", "--set", "env.FAIL_AT_STEP=3",
                 oneRun().toString(), "--", "--lr", "0.25", "--steps", "5");
