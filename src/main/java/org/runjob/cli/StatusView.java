@@ -16,7 +16,7 @@ import org.runjob.logs.OutputRouter;
 import tools.jackson.databind.JsonNode;
 
 /**
- * What {@code runjob status} shows of a run: per rank its node, state, how long ago it last
+ * What {@code runjob status} shows of a run: per rank its node, state, process id on its node, how long ago it last
  * printed, and its last line (read from its rank file in the run folder, cut to fit); a running
  * rank silent far longer than the freshest one is marked {@code *} (at least
  * {@value #SILENT_S} s more, and three times as long).
@@ -31,7 +31,7 @@ final class StatusView {
     }
 
     /** One rank's row. */
-    record Row(String node, int rank, String state, Optional<Long> silentSeconds, String lastLine, boolean silent) {
+    record Row(String node, int rank, String state, String pid, Optional<Long> silentSeconds, String lastLine, boolean silent) {
     }
 
     static List<Row> rows(RunRecords.Run r, Instant now) {
@@ -54,7 +54,8 @@ final class StatusView {
             Optional<Long> s = silence.get(i);
             boolean silent = state.equals("running") && s.isPresent() && freshest != Long.MAX_VALUE
                     && s.get() >= freshest + SILENT_S && s.get() >= 3 * Math.max(1, freshest);
-            rows.add(new Row(k.path("node").asString(""), rank, state, s, lastLine(r.folder().resolve(OutputRouter.rankFileName(rank, attempt))), silent));
+            String pid = dead || !k.path("pid").isNumber() ? "-" : k.path("pid").asString();
+            rows.add(new Row(k.path("node").asString(""), rank, state, pid, s, lastLine(r.folder().resolve(OutputRouter.rankFileName(rank, attempt))), silent));
         }
         return rows;
     }
@@ -62,9 +63,9 @@ final class StatusView {
     /** The table, then the mark's meaning when a rank has it. */
     static List<String> text(String runId, List<Row> rows) {
         List<String> out = new ArrayList<>();
-        out.add(String.format("%-16s %5s  %-10s  %-12s  %s", "node", "rank", "state", "last output", "last line"));
+        out.add(String.format("%-16s %5s  %-10s  %8s  %-12s  %s", "node", "rank", "state", "pid", "last output", "last line"));
         for (Row x : rows) {
-            out.add(String.format("%-16s %5d  %-10s  %-12s  %s", x.node(), x.rank(), x.state(),
+            out.add(String.format("%-16s %5d  %-10s  %8s  %-12s  %s", x.node(), x.rank(), x.state(), x.pid(),
                     x.silentSeconds().map(StatusView::age).orElse("-") + (x.silent() ? " *" : ""), x.lastLine()).stripTrailing());
         }
         if (rows.stream().anyMatch(Row::silent)) {

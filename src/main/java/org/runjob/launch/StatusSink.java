@@ -3,6 +3,7 @@ package org.runjob.launch;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * Where the supervisor reports a run's live state (the run folder's {@code status.json}): after
@@ -12,8 +13,8 @@ import java.util.Optional;
 @FunctionalInterface
 public interface StatusSink {
 
-    /** One rank as it stands. */
-    record Rank(int rank, String node, WorkerState state, Optional<Instant> lastOutput) {
+    /** One rank as it stands; {@code pid} is the worker's process id on its node, once it started. */
+    record Rank(int rank, String node, WorkerState state, OptionalLong pid, Optional<Instant> lastOutput) {
     }
 
     /** @param stopping true once the attempt is being stopped (a failure, an interrupt) */

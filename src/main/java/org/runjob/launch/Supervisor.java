@@ -306,7 +306,7 @@ final class Supervisor {
     private void publish() {
         List<StatusSink.Rank> ranks = new ArrayList<>();
         for (SupervisedWorker w : workers.values()) {
-            ranks.add(new StatusSink.Rank(w.launch.rank(), w.launch.node(), w.state, Optional.ofNullable(w.lastOutput)));
+            ranks.add(new StatusSink.Rank(w.launch.rank(), w.launch.node(), w.state, w.pid, Optional.ofNullable(w.lastOutput)));
         }
         status.update(attempt, escalation.stopping(), ranks);
         changed = false;

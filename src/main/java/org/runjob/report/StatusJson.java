@@ -14,7 +14,8 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * A run's {@code status.json}:
  * {@code {"run_id", "job", "state", "attempt", "coordinator": {"pid", "start_ticks", "host"}, "started", "updated",
- * "ranks": [{"rank", "node", "state", "last_output"}]}}. {@code state} is {@code preflight},
+ * "ranks": [{"rank", "node", "state", "pid", "last_output"}]}}
+ * ({@code pid}: the worker's process id on its node, null until it started). {@code state} is {@code preflight},
  * {@code running}, {@code stopping}, or the end: {@code preflight failed}, {@code succeeded},
  * {@code failed}, {@code interrupted}.
  */
@@ -32,6 +33,7 @@ public final class StatusJson {
         ArrayNode rs = o.putArray("ranks");
         for (StatusSink.Rank r : ranks) {
             ObjectNode n = rs.addObject().put("rank", r.rank()).put("node", r.node()).put("state", r.state().label());
+            r.pid().ifPresentOrElse(p -> n.put("pid", p), () -> n.putNull("pid"));
             r.lastOutput().ifPresentOrElse(t -> n.put("last_output", t.toString()), () -> n.putNull("last_output"));
         }
         return o;

@@ -67,7 +67,7 @@ class DetachTest {
         Cli runs = cli("runs", "--logs-dir", logsDir());
         assertThat(runs.out()).containsPattern(id + " +ticker +running ");
         Poll.until(() -> cli("status", id.substring(0, 15), "--logs-dir", logDirText()).out()
-                .matches("(?s)run " + id + " of job ticker: running, attempt 0, runjob pid .*n1 +0  running .*n1 +1  running .*"),
+                .matches("(?s)run " + id + " of job ticker: running, attempt 0, runjob pid .*n1 +0  running +\\d+ .*n1 +1  running +\\d+ .*"),
                 Duration.ofSeconds(10), "status to show both ranks running");
 
         Cli logs = CompletableFuture.supplyAsync(() -> cli("logs", "-f", "last", "--logs-dir", logsDir())).get(60, TimeUnit.SECONDS);
@@ -110,19 +110,22 @@ class DetachTest {
     void statusShowsLastLinesMarksTheSilentRankAndWatchEndsWithTheRun() throws Exception {
         Path job = jobs.job("quiet", "quiet.py", 1, 2, Map.of(), 1, 0);
         String id = cli("--detach", job.toString()).out().strip();
-        toClean.addAll(jobs.awaitPids("rank", 2, Duration.ofSeconds(10)));
+        List<Long> pids = jobs.awaitPids("rank", 2, Duration.ofSeconds(10));
+        toClean.addAll(pids);
         // rank 0 printed once; rank 1 prints every 0.2 s: after 10 s and more rank 0 is the silent one
-        Poll.until(() -> Cli.runNow(System.getenv(), "status", id, "--logs-dir", logsDir()).out().matches("(?s).*\nn1 +0  running     1[2-9] s ago \\*.*"),
+        Poll.until(() -> Cli.runNow(System.getenv(), "status", id, "--logs-dir", logsDir()).out().matches("(?s).*\nn1 +0  running +\\d+  1[2-9] s ago \\*.*"),
                 Duration.ofSeconds(30), "rank 0 to be marked silent for 12 s and more");
         String status = Cli.runNow(System.getenv(), "status", id, "--logs-dir", logsDir()).out();
-        assertThat(status).containsPattern("\nn1 +0  running     1[2-9] s ago \\* +rank 0 said this once, and then a long tail t\\.\\.\\.\\n")
-                .containsPattern("\nn1 +1  running     [01] s ago +rank 1 tick \\d+\\n")
+        // each rank's pid on its node: the one its worker wrote (kill -9 of exactly one worker needs no pgrep)
+        assertThat(status).containsPattern("\nn1 +0  running +" + pids.get(0) + "  1[2-9] s ago \\* +rank 0 said this once, and then a long tail t\\.\\.\\.\\n")
+                .containsPattern("\nn1 +1  running +" + pids.get(1) + "  [01] s ago +rank 1 tick \\d+\\n")
                 .contains("\n* silent far longer than the other ranks: runjob stacks " + id + " shows where every rank is\n");
         JsonNode json = JsonMapper.builder().build().readTree(Cli.runNow(System.getenv(), "status", id, "--logs-dir", logsDir(), "-o", "json").out());
         assertThat(json.get("ranks").get(0).get("last_line").stringValue()).isEqualTo("rank 0 said this once, and then a long tail t...");
         assertThat(json.get("ranks").get(0).get("silent").booleanValue()).as(json.toString()).isTrue();
         assertThat(json.get("ranks").get(1).get("silent").booleanValue()).isFalse();
         assertThat(json.get("ranks").get(0).get("last_output").stringValue()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z");
+        assertThat(json.get("ranks").get(1).get("pid").longValue()).isEqualTo(pids.get(1));
 
         var watch = CompletableFuture.supplyAsync(() -> Cli.runNow(System.getenv(), "status", id, "--logs-dir", logsDir(), "--watch", "1"));
         assertThat(cli("stop", id, "--logs-dir", logsDir()).code()).isZero();
