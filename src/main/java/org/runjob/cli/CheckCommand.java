@@ -50,7 +50,7 @@ final class CheckCommand implements Callable<Integer> {
         if (options.output == JobOptions.Output.json) {
             io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(PreflightText.json(report)));
         } else {
-            PreflightText.print(report, io.out(), Io.colour(io));
+            PreflightText.print(report, io.out(), Io.colour(io), Io.width(io));
         }
         io.out().flush();
         return report.ok() ? ExitCode.OK : ExitCode.PREFLIGHT_FAILED;

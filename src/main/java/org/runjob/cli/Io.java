@@ -7,6 +7,7 @@ import java.util.Objects;
 import java.util.function.IntSupplier;
 
 import org.runjob.launch.Interrupts;
+import org.runjob.report.PreflightText;
 
 /**
  * What a command may touch of the outside world: its two output streams, the environment
@@ -24,6 +25,11 @@ public record Io(PrintStream out, PrintStream err, Map<String, String> env, Cloc
         Objects.requireNonNull(clock, "clock");
         Objects.requireNonNull(random, "random");
         Objects.requireNonNull(interrupts, "interrupts");
+    }
+
+    /** How wide a table may be: a terminal's 100 columns, or unbounded for a file or a pipe (nothing cut). */
+    static int width(Io io) {
+        return io.terminal() ? PreflightText.MAX_WIDTH : Integer.MAX_VALUE;
     }
 
     /** Colour on a terminal, unless NO_COLOR is set or TERM is dumb. */

@@ -105,7 +105,7 @@ final class RunJob {
                      Optional.of(runId), waitForGpus, io.err())) {
             PreflightReport report = checked.report();
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
-                PreflightText.print(report, io.err(), Io.colour(io));
+                PreflightText.print(report, io.err(), Io.colour(io), Io.width(io));
             } else {
                 PreflightText.printWarnings(report, io.err());
             }
@@ -160,7 +160,8 @@ final class RunJob {
                 plan.masterAddr(), plan.masterPort().orElse(0), folder.dir());
         boolean colour = Io.colour(io);
         RunResult result;
-        try (OutputRouter router = new OutputRouter(folder.dir(), new Console(io.out(), colour, ranks.ranks()))) {
+        // with -o json, stdout is the summary alone (for jq): workers' lines go to stderr
+        try (OutputRouter router = new OutputRouter(folder.dir(), new Console(json ? io.err() : io.out(), colour, ranks.ranks()))) {
             result = new RunResult(spec.name(), plan.runId(), folder.dir(), launcher.run(plan, router));
         }
         int code = result.succeeded() ? ExitCode.OK : result.interrupted() ? ExitCode.INTERRUPTED : ExitCode.WORKER_FAILED;

@@ -16,15 +16,15 @@ import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * The preflight table (a row per node, a column per check, at most {@value #MAX_WIDTH} columns
- * wide) followed by every warning and failure in full, and each node's program in full where the
+ * The preflight table (a row per node, a column per check, on a terminal at most
+ * {@value #MAX_WIDTH} columns wide, elsewhere every cell in full) followed by every warning and failure in full, and each node's program in full where the
  * table cut it; as JSON, the same with the GPU inventories
  * of the nodes that were probed.
  */
 public final class PreflightText {
 
     /** The table's width at most: a 100-column terminal shows it unwrapped. */
-    static final int MAX_WIDTH = 100;
+    public static final int MAX_WIDTH = 100;
     private static final String GREEN = "\u001b[32m";
     private static final String YELLOW = "\u001b[33m";
     private static final String RED = "\u001b[31m";
@@ -34,15 +34,16 @@ public final class PreflightText {
     }
 
     public static void print(PreflightReport report, PrintStream out) {
-        print(report, out, false);
+        print(report, out, false, MAX_WIDTH);
     }
 
     /**
      * The table, then every warning and failure in full, then the verdict. Columns are as wide as
-     * their cells, the widest cut (with "...") until the table fits {@value #MAX_WIDTH} columns;
-     * with {@code colour}, ok is green, warn yellow and FAIL red.
+     * their cells, the widest cut (with "...") until the table fits {@code maxWidth} columns
+     * ({@link #MAX_WIDTH} for a terminal; a file or pipe gets {@code Integer.MAX_VALUE}, so nothing
+     * is cut); with {@code colour}, ok is green, warn yellow and FAIL red.
      */
-    public static void print(PreflightReport report, PrintStream out, boolean colour) {
+    public static void print(PreflightReport report, PrintStream out, boolean colour, int maxWidth) {
         List<String> header = new ArrayList<>(List.of("node"));
         for (Check c : Check.values()) {
             header.add(report.label(c));
@@ -55,7 +56,7 @@ public final class PreflightText {
             }
             rows.add(row);
         }
-        int[] widths = widths(header, rows);
+        int[] widths = widths(header, rows, maxWidth);
         out.println(line(header, widths, false));
         for (List<String> row : rows) {
             out.println(line(row, widths, colour));
@@ -74,7 +75,7 @@ public final class PreflightText {
     }
 
     /** Each column's width: its widest cell, the widest columns narrowed until all fit (never below 4, nor the node names). */
-    static int[] widths(List<String> header, List<List<String>> rows) {
+    static int[] widths(List<String> header, List<List<String>> rows, int maxWidth) {
         int[] w = new int[header.size()];
         for (int i = 0; i < w.length; i++) {
             w[i] = header.get(i).length();
@@ -82,7 +83,7 @@ public final class PreflightText {
                 w[i] = Math.max(w[i], row.get(i).length());
             }
         }
-        while (Arrays.stream(w).sum() + 2 * (w.length - 1) > MAX_WIDTH) {
+        while (Arrays.stream(w).sum() + 2 * (w.length - 1) > maxWidth) {
             int widest = 1;
             for (int i = 1; i < w.length; i++) {
                 widest = w[i] > w[widest] ? i : widest;

@@ -77,14 +77,15 @@ class LocalExampleTest {
     }
 
     @Test
-    void aRunWithJsonOutputPrintsItsSummaryAfterTheWorkersOutput() throws Exception {
+    void aRunWithJsonOutputPrintsItsSummaryAloneOnStdout() throws Exception {
         Path logs = tmp.resolve("runs");
         Cli r = Cli.run(System.getenv(), "-o", "json", "--set", "logs.dir=" + logs, "--set", "workdir=" + tmp.resolve("work"), "jobs/local.yaml");
         assertThat(r.code()).as(r.err()).isZero();
-        String json = r.out().substring(r.out().indexOf("\n{") + 1);
-        JsonNode summary = JsonMapper.builder().build().readTree(json);
+        // stdout is one JSON document (what jq reads); the workers' lines went to stderr
+        JsonNode summary = JsonMapper.builder().build().readTree(r.out());
         assertThat(summary.get("result").stringValue()).isEqualTo("succeeded");
         assertThat(summary.get("exit_code").intValue()).isZero();
-        assertThat(r.out()).startsWith("[local");
+        assertThat(r.out()).startsWith("{").doesNotContain("[local");
+        assertThat(r.err().lines().filter(l -> l.startsWith("[local")).count()).isEqualTo(9);
     }
 }

@@ -17,7 +17,7 @@ import org.runjob.preflight.Check;
 import org.runjob.preflight.NodeReport;
 import org.runjob.preflight.PreflightReport;
 
-/** The preflight table fits 100 columns, keeps failures in full below it, and colours its words on a terminal. */
+/** The preflight table fits 100 columns on a terminal (elsewhere nothing is cut), keeps failures in full below it, and colours its words on a terminal. */
 class PreflightTextTest {
 
     static PreflightReport report() {
@@ -37,8 +37,12 @@ class PreflightTextTest {
     }
 
     static String print(boolean colour) {
+        return print(colour, PreflightText.MAX_WIDTH);
+    }
+
+    static String print(boolean colour, int width) {
         ByteArrayOutputStream b = new ByteArrayOutputStream();
-        PreflightText.print(report(), new PrintStream(b, true, StandardCharsets.UTF_8), colour);
+        PreflightText.print(report(), new PrintStream(b, true, StandardCharsets.UTF_8), colour, width);
         return b.toString(StandardCharsets.UTF_8);
     }
 
@@ -52,6 +56,15 @@ class PreflightTextTest {
         assertThat(lines.get(2)).startsWith("a30   ok root@20...  ok 17  ").endsWith("  FAIL");
         assertThat(lines.subList(3, lines.size())).containsExactly("warn v100 disk: 812 MiB free", "warn a30 disk: 812 MiB free",
                 "FAIL a30 rendezvous: cannot reach 202.201.252.102:29522: Connection refused", "preflight failed: nothing was started");
+    }
+
+    @Test
+    void notOnATerminalNoCellIsCut() {
+        List<String> lines = print(false, Integer.MAX_VALUE).lines().toList();
+        assertThat(lines.get(1)).isEqualTo("v100  ok root@202.201.252.102:30430  ok 17  "
+                + "ok 2 sent (7 MiB), 0 kept; workdir shared by v100, a30: shipped once  warn 812 MiB free  ok python3  "
+                + "ok 2 x Tesla V100-PCIE-16GB  ok listens :29522 via eth0");
+        assertThat(lines).noneMatch(l -> l.contains("..."));
     }
 
     @Test
