@@ -15,10 +15,12 @@ import org.apache.logging.log4j.Logger;
 import org.runjob.distribute.Sha256;
 
 /**
- * A Java runtime for nodes that have none: made once with {@code jlink} from this machine's JDK
- * (only the modules the agent and the GPU probe use), packed as a {@code .tgz} and kept in this
- * user's cache ({@code ${XDG_CACHE_HOME:-~/.cache}/runjob/runtimes/}), so it is built once per JDK
- * and sent once per node, where the bootstrap keeps it by its SHA-256.
+ * A Java runtime for nodes that have none, packed as a {@code .tgz} and kept in this user's cache
+ * ({@code ${XDG_CACHE_HOME:-~/.cache}/runjob/runtimes/}), sent once per node, where the bootstrap
+ * keeps it by its SHA-256. Where runjob runs on the runtime of its release archive (a
+ * {@value #BUNDLED} file in it says so) that runtime is packed as it is: nothing is built. Otherwise
+ * it is made once per JDK with {@code jlink} from this machine's JDK (only the modules the agent and
+ * the GPU probe use).
  *
  * <p>It runs only on nodes of this machine's CPU architecture and C library; {@link #forNode}
  * says none for any other.
@@ -29,6 +31,9 @@ public record NodeRuntime(Path archive, String sha256, long size) {
 
     /** What the agent (and its GPU probe: Jackson wants java.xml) loads from the JDK. */
     static final List<String> MODULES = List.of("java.base", "java.logging", "java.xml", "jdk.unsupported");
+
+    /** The file in a runtime that runjob's release build made: it has every module the agent needs. */
+    static final String BUNDLED = "RUNJOB-RUNTIME";
 
     private static NodeRuntime built;
 
@@ -74,25 +79,35 @@ public record NodeRuntime(Path archive, String sha256, long size) {
 
     private static NodeRuntime build(Map<String, String> env) throws IOException {
         Path home = Path.of(System.getProperty("java.home"));
-        Path jlink = home.resolve("bin/jlink");
-        if (!Files.isExecutable(jlink)) {
-            throw new IOException("this Java has no jlink (" + jlink + "): run runjob with a JDK, not a JRE");
-        }
         String cacheHome = env.getOrDefault("XDG_CACHE_HOME", env.getOrDefault("HOME", System.getProperty("user.home")) + "/.cache");
         Path dir = Files.createDirectories(Path.of(cacheHome, "runjob", "runtimes"));
-        Path archive = dir.resolve("jre-" + Runtime.version() + "-" + arch() + "-" + libc() + ".tgz");
+        boolean bundled = Files.isRegularFile(home.resolve(BUNDLED));
+        Path jlink = home.resolve("bin/jlink");
+        if (!bundled && !Files.isExecutable(jlink)) {
+            throw new IOException("this Java has no jlink (" + jlink + "): run runjob with a JDK, not a JRE");
+        }
+        // the bundled runtime's name changes with its contents (a new release unpacked in the same place)
+        Path modules = home.resolve("lib/modules");
+        String kind = bundled ? "bundled-" + Files.size(modules) + "-" + Files.getLastModifiedTime(modules).toMillis() + "-" : "";
+        Path archive = dir.resolve("jre-" + Runtime.version() + "-" + kind + arch() + "-" + libc() + ".tgz");
         if (!Files.isRegularFile(archive)) {
             Path work = Files.createTempDirectory(dir, ".build-");
             try {
-                run(List.of(jlink.toString(), "--add-modules", String.join(",", MODULES), "--strip-debug", "--no-header-files",
-                        "--no-man-pages", "--compress=0", "--generate-cds-archive", "--output", work.resolve("rt").toString()));
                 Path tgz = work.resolve("rt.tgz");
-                run(List.of("tar", "-czf", tgz.toString(), "-C", work.toString(), "rt"));
+                if (bundled) {
+                    // the archive's members are rt/...: the name the bootstrap unpacks
+                    run(List.of("tar", "-czf", tgz.toString(), "-C", home.toString(), "--transform", "s,^\\.,rt,SH", "."));
+                } else {
+                    run(List.of(jlink.toString(), "--add-modules", String.join(",", MODULES), "--strip-debug", "--no-header-files",
+                            "--no-man-pages", "--compress=0", "--generate-cds-archive", "--output", work.resolve("rt").toString()));
+                    run(List.of("tar", "-czf", tgz.toString(), "-C", work.toString(), "rt"));
+                }
                 Files.move(tgz, archive, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } finally {
                 run(List.of("rm", "-rf", work.toString()));
             }
-            LOG.info("made a runtime for nodes without java: {} ({} MiB)", archive, Files.size(archive) >> 20);
+            LOG.info("{} a runtime for nodes without java: {} ({} MiB)", bundled ? "packed runjob's own" : "made", archive,
+                    Files.size(archive) >> 20);
         }
         return new NodeRuntime(archive, Sha256.ofSource(archive), Files.size(archive));
     }
