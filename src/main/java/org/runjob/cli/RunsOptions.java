@@ -2,8 +2,12 @@ package org.runjob.cli;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 import picocli.CommandLine.Option;
 
@@ -80,6 +84,25 @@ final class RunsOptions {
                     + String.join(", ", matches.stream().map(x -> x.job() + "/" + x.runId()).toList()) + "; give more of the id, or JOB/ID");
         }
         return Optional.empty();
+    }
+
+    /**
+     * Every run this machine has a folder of, oldest first: those under the logs dir and, without
+     * {@code --logs-dir}, those in the run index (a submitted run's folder is on its node: not here).
+     */
+    List<RunRecords.Run> local(Io io) throws IOException {
+        List<RunRecords.Run> runs = new ArrayList<>(RunRecords.list(dir(), io.env()));
+        if (logsDir == null) {
+            Set<Path> seen = new HashSet<>();
+            runs.forEach(r -> seen.add(r.folder().toAbsolutePath().normalize()));
+            for (RunIndex.Entry e : RunIndex.list(io.env())) {
+                if (!e.isSubmitted() && seen.add(Path.of(e.folder()))) {
+                    runs.add(RunRecords.read(Path.of(e.folder()), io.env()));
+                }
+            }
+            runs.sort(Comparator.comparing(RunRecords.Run::runId));
+        }
+        return runs;
     }
 
     private String e(String ref) {

@@ -1,8 +1,14 @@
 package org.runjob.cli;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 
 import org.runjob.logs.Coordinator;
@@ -17,14 +23,15 @@ import picocli.CommandLine.Parameters;
  * on this machine: SIGTERM to its runjob (found by pid and start time, and checked to be runjob
  * holding that run's log open: {@link Coordinator#notRunOf}), which stops every worker
  * (SIGTERM, grace, SIGKILL), reports and exits 130; {@code --now} kills at once, as a second
- * Ctrl-C does. Waits for the run's summary.json and prints how it ended.
+ * Ctrl-C does. Waits for the run's summary.json and prints how it ended. {@code stop SWEEP}
+ * (an id {@code sweep-...}, or a unique prefix) stops a sweep's runjob and every run of it.
  */
-@Command(name = "stop", mixinStandardHelpOptions = true, description = "Stop a run as Ctrl-C would (--now: kill at once); waits until it has ended.")
+@Command(name = "stop", mixinStandardHelpOptions = true, description = "Stop a run as Ctrl-C would (--now: kill at once); waits until it has ended. A sweep's id stops the sweep: no more of its runs start, and every one running stops.")
 final class StopCommand implements Callable<Integer> {
 
     private final Io io;
 
-    @Parameters(index = "0", paramLabel = "RUN", description = "A run id, a unique prefix of one, last, or a run folder.")
+    @Parameters(index = "0", paramLabel = "RUN", description = "A run id, a unique prefix of one, last, a run folder, or a sweep's id (sweep-...).")
     String run;
 
     @Option(names = "--now", description = "Kill every worker at once instead of after the grace period.")
@@ -42,6 +49,9 @@ final class StopCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (run.startsWith(SweepRecord.PREFIX)) {
+            return stopSweep();
+        }
         var found = options.find(io, run);
         if (found.isEmpty()) {
             return ExitCode.INVALID;
@@ -69,6 +79,15 @@ final class StopCommand implements Callable<Integer> {
             io.err().println("runjob: run " + r.runId() + " is not running (" + r.state() + ")");
             return ExitCode.OK;
         }
+        int signalled = signal(r);
+        return signalled == ExitCode.OK ? awaitEnd(r) : signalled == NOT_RUNNING ? ExitCode.OK : signalled;
+    }
+
+    /** What {@link #signal} returns for a run that was not running (said on stderr): nothing to wait for. */
+    private static final int NOT_RUNNING = -1;
+
+    /** Signals a live run's runjob as Ctrl-C (twice with --now); OK, {@link #NOT_RUNNING}, or an exit code after saying why not. */
+    private int signal(RunRecords.Run r) throws InterruptedException {
         Coordinator c = r.coordinator().get();
         if (!c.host().equals(Coordinator.current().host())) {
             io.err().println("runjob: run " + r.runId() + " runs on " + c.host() + ": stop it there");
@@ -77,7 +96,7 @@ final class StopCommand implements Callable<Integer> {
         ProcessHandle handle = ProcessHandle.of(c.pid()).orElse(null);
         if (handle == null || !c.alive()) {
             io.err().println("runjob: run " + r.runId() + " is not running (its runjob is gone)");
-            return ExitCode.OK;
+            return NOT_RUNNING;
         }
         var notOurs = c.notRunOf(r.folder());
         if (notOurs.isPresent()) {
@@ -90,7 +109,56 @@ final class StopCommand implements Callable<Integer> {
             Thread.sleep(200);
             handle.destroy(); // a second interrupt: KILL now
         }
-        return awaitEnd(r);
+        return ExitCode.OK;
+    }
+
+    /**
+     * {@code stop SWEEP}: the sweep's own runjob first (as Ctrl-C: it starts no more runs and stops
+     * those it started), then every run of the sweep still running, then waits for them all.
+     */
+    private int stopSweep() throws IOException, InterruptedException {
+        List<RunRecords.Run> all = options.local(io);
+        Map<String, List<RunRecords.Run>> bySweep = new TreeMap<>();
+        Map<String, SweepRecord> records = new HashMap<>();
+        for (RunRecords.Run r : all) {
+            SweepRecord.read(r.folder()).filter(w -> w.sweep().startsWith(run)).ifPresent(w -> {
+                bySweep.computeIfAbsent(w.sweep(), k -> new ArrayList<>()).add(r);
+                records.putIfAbsent(w.sweep(), w);
+            });
+        }
+        if (bySweep.size() != 1) {
+            io.err().println("runjob: " + (bySweep.isEmpty() ? "no sweep " + run + " (runjob runs lists sweeps above their runs)"
+                    : run + " names " + bySweep.size() + " sweeps: " + String.join(", ", bySweep.keySet()) + "; give more of the id"));
+            return ExitCode.INVALID;
+        }
+        String id = bySweep.keySet().iterator().next();
+        Coordinator sweepRunjob = records.get(id).runjob();
+        if (sweepRunjob.runsRunjob()) {
+            ProcessHandle.of(sweepRunjob.pid()).ifPresent(ProcessHandle::destroy);
+            io.err().println("runjob: " + id + ": its runjob (pid " + sweepRunjob.pid() + ") starts no more runs and stops its own");
+            long deadline = System.nanoTime() + Duration.ofSeconds(waitSeconds).toNanos();
+            while (sweepRunjob.alive() && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+        }
+        Set<String> signalled = new HashSet<>();
+        for (RunRecords.Run r : bySweep.get(id)) {
+            RunRecords.Run current = RunRecords.read(r.folder(), io.env());
+            if (current.live() && current.coordinator().isPresent() && signal(current) == ExitCode.OK) {
+                signalled.add(r.runId());
+            }
+        }
+        int code = ExitCode.OK;
+        for (RunRecords.Run r : bySweep.get(id)) {
+            code = Math.max(code, signalled.contains(r.runId()) ? awaitEnd(r) : report(r));
+        }
+        return code;
+    }
+
+    private int report(RunRecords.Run r) {
+        RunRecords.Run after = RunRecords.read(r.folder(), io.env());
+        io.err().println("runjob: run " + r.runId() + " " + after.state() + after.exitCode().map(e -> " (exit " + e + ")").orElse(""));
+        return ExitCode.OK;
     }
 
     /** Waits up to --wait for the run to end, and says how it ended. */

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
+import org.runjob.logs.Coordinator;
 import org.runjob.plan.RunId;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.SpecLoader;
@@ -26,7 +27,8 @@ import org.runjob.spec.Sweep;
  * runjob says when each starts and ends, stops them all on Ctrl-C, and ends with a table of
  * every run (values, result, exit code, duration, the last line of rank 0); its exit code is 0
  * only when every run succeeded, 130 when interrupted, else 1. With {@code --detach} it starts
- * them all and leaves them.
+ * them all and leaves them. The sweep has an id ({@code sweep-RUNID}) that each run's
+ * {@link SweepRecord} names: {@code runs} groups them, {@code stop SWEEP} stops this runjob and them.
  */
 final class SweepRun {
 
@@ -77,14 +79,16 @@ final class SweepRun {
         }
         int parallel = detach ? sweep.size() : maxParallel.orElse(sweep.size());
         Path logs = Path.of(first.spec().logsDir()).resolve(first.spec().name());
-        io.err().println("runjob: sweep of job " + first.spec().name() + ": " + sweep.size() + " runs, at most " + parallel + " at once");
+        String id = SweepRecord.PREFIX + RunId.of(io.clock().instant(), io.random().getAsInt());
+        io.err().println("runjob: " + id + " of job " + first.spec().name() + ": " + sweep.size() + " runs, at most " + parallel + " at once");
         List<Member> waiting = new ArrayList<>(members);
         List<Member> running = new ArrayList<>();
         boolean stopping = false;
         while (!waiting.isEmpty() || !running.isEmpty()) {
             while (!stopping && running.size() < parallel && !waiting.isEmpty()) {
                 Member m = waiting.remove(0);
-                start(io, m, logs, originalArgs, waitGiven, sweep.size());
+                start(io, m, new SweepRecord(id, first.spec().name(), m.point, sweep.size(), m.values, Coordinator.current()), logs,
+                        originalArgs, waitGiven);
                 running.add(m);
             }
             if (detach) {
@@ -92,7 +96,7 @@ final class SweepRun {
                     io.out().println(m.runId);
                 }
                 io.out().flush();
-                io.err().println("runjob: the sweep's runs go on on their own: runjob runs lists them, runjob stop RUN stops one");
+                io.err().println("runjob: the sweep's runs go on on their own: runjob runs lists them, runjob stop " + id + " stops them all");
                 return ExitCode.OK;
             }
             for (Member m : List.copyOf(running)) {
@@ -113,13 +117,16 @@ final class SweepRun {
         return report(io, members, stopping);
     }
 
-    private static void start(Io io, Member m, Path logs, List<String> originalArgs, boolean waitGiven, int size) throws IOException {
+    private static void start(Io io, Member m, SweepRecord record, Path logs, List<String> originalArgs, boolean waitGiven)
+            throws IOException {
+        int size = record.size();
         int salt = 0;
         do {
             m.runId = RunId.of(io.clock().instant(), io.random().getAsInt() + salt++);
             m.folder = logs.resolve(m.runId);
         } while (Files.exists(m.folder));
         Files.createDirectories(m.folder);
+        record.write(m.folder);
         List<String> args = new ArrayList<>(List.of("--run-id", m.runId, "--sweep-point", Integer.toString(m.point)));
         if (!waitGiven) {
             args.addAll(List.of("--wait-for-gpus", DEFAULT_WAIT));

@@ -44,9 +44,7 @@ public record Coordinator(long pid, long startTicks, String host) {
         }
         Path proc = Path.of("/proc", Long.toString(pid));
         try {
-            String[] argv = new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8).split("\0");
-            boolean runjob = Arrays.stream(argv).anyMatch(a -> a.equals("org.runjob.cli.Main") || a.endsWith(".jar") && a.contains("runjob"));
-            if (!runjob) {
+            if (!runsRunjob()) {
                 return Optional.of("its command line is not runjob's");
             }
             Path log = folder.resolve("runjob.log");
@@ -66,6 +64,19 @@ public record Coordinator(long pid, long startTicks, String host) {
             }
         } catch (IOException e) {
             return Optional.of("cannot read " + proc + ": " + e.getMessage());
+        }
+    }
+
+    /** Whether this process is {@link #alive} and its command line runs runjob ({@code org.runjob.cli.Main}, or a runjob jar). */
+    public boolean runsRunjob() {
+        if (!alive()) {
+            return false;
+        }
+        try {
+            String[] argv = new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")), StandardCharsets.UTF_8).split("\0");
+            return Arrays.stream(argv).anyMatch(a -> a.equals("org.runjob.cli.Main") || a.endsWith(".jar") && a.contains("runjob"));
+        } catch (IOException e) {
+            return false;
         }
     }
 

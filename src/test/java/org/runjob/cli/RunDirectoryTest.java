@@ -158,6 +158,13 @@ class RunDirectoryTest {
             }
             assertThat(swept).containsExactlyInAnyOrderElementsOf(lrs);
         }
+        // runs: the sweep's line, then its runs in grid order, each with its values
+        List<String> listed = Cli.runNow(env, "runs", "--logs-dir", logs.toString()).out().lines().toList();
+        assertThat(listed).hasSize(5);
+        assertThat(listed.get(1)).matches("(sweep-\\d{8}-\\d{6}-[0-9a-f]{4}) of job sweep: 3 runs \\(runjob stop \\1 stops them all\\)");
+        for (int i = 0; i < 3; i++) {
+            assertThat(listed.get(i + 2)).matches("\\d{8}-\\d{6}-[0-9a-f]{4}\\s+sweep\\s+succeeded\\s+.*\\s0\\s+\\S+\\s+lr=" + lrs.get(i).replace(".", "\\."));
+        }
 
         // ${sweep.NAME} in --set values, a sweep overridden by --set, one run at a time; a failed run fails the sweep
         Cli failing = Cli.runNow(env, "--set", "logs.dir=" + tmp.resolve("runs2"), "--set", "env.STEP_SECONDS=0", "--set", "sweep.lr=[0.5]",
@@ -166,7 +173,60 @@ class RunDirectoryTest {
         List<String> rows = failing.out().lines().toList();
         assertThat(rows.get(1)).matches("1\\s+\\S+\\s+0\\.5\\s+-1\\s+succeeded\\s+0\\s+.*loss 0 after 20 steps");
         assertThat(rows.get(2)).matches("2\\s+\\S+\\s+0\\.5\\s+2\\s+failed\\s+1\\s+.*failing at step 2");
-        assertThat(failing.err()).contains("sweep of job sweep: 2 runs, at most 1 at once");
+        assertThat(failing.err()).containsPattern("runjob: sweep-\\S+ of job sweep: 2 runs, at most 1 at once");
+    }
+
+    @Test
+    void stopOfASweepStartsNoMoreOfItsRunsAndStopsThoseRunning() throws Exception {
+        Map<String, String> env = env("Tesla V100-PCIE-16GB|16384|0|7.0|0000:01:00;Tesla V100-PCIE-16GB|16384|0|7.0|0000:02:00");
+        Path job = Path.of("jobs/sweep.yaml").toAbsolutePath();
+        Path logs = tmp.resolve("runs");
+        List<String> slow = List.of("--set", "logs.dir=" + logs, "--set", "env.STEP_SECONDS=0.2", "--set", "workdir=" + tmp.resolve("work"));
+        // in the foreground, one run at a time: the first runs, two wait
+        List<String> options = new ArrayList<>(slow);
+        options.addAll(List.of("--max-parallel", "1"));
+        Process sweep = start("sweep", env, options, job, List.of("--steps", "1000"));
+        Poll.until(() -> Cli.runNow(env, "runs", "--logs-dir", logs.toString()).out().matches("(?s).*\\n\\S+\\s+sweep\\s+running\\s.*"),
+                Duration.ofSeconds(60), "the sweep's first run to run");
+        String id = Cli.runNow(env, "runs", "--logs-dir", logs.toString()).out().lines().filter(l -> l.startsWith("sweep-")).findFirst()
+                .orElseThrow().split(" ")[0];
+        Cli stop = Cli.runNow(env, "stop", id, "--logs-dir", logs.toString());
+        assertThat(stop.code()).as(stop.err()).isZero();
+        assertThat(stop.err()).contains("runjob: " + id + ": its runjob (pid " + sweep.pid() + ") starts no more runs and stops its own\n")
+                .containsPattern("runjob: run \\S+ interrupted \\(exit 130\\)\n");
+        assertThat(sweep.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(sweep.exitValue()).isEqualTo(ExitCode.INTERRUPTED);
+        List<String> table = Files.readString(tmp.resolve("sweep.out")).lines().toList();
+        assertThat(table.get(1)).matches("1\\s+\\S+\\s+0\\.1\\s+interrupted\\s+130\\s.*");
+        assertThat(table.subList(2, 4)).allSatisfy(row -> assertThat(row).matches("[23]\\s+-\\s+0\\.0+1\\s+not started\\s+-\\s+-"));
+        try (var folders = Files.list(logs.resolve("sweep"))) {
+            assertThat(folders.count()).as("no run started after the stop").isEqualTo(1);
+        }
+
+        // detached, both at once on the two GPUs; a prefix of the id names the sweep
+        List<String> detached = new ArrayList<>(slow);
+        detached.addAll(List.of("--set", "sweep.lr=[0.2, 0.3]", "--detach"));
+        Cli started = Cli.runNow(env, concat(detached, List.of(job.toString(), "--", "--steps", "1000")));
+        assertThat(started.code()).as(started.err()).isZero();
+        List<String> ids = started.out().lines().toList();
+        assertThat(ids).hasSize(2);
+        String second = started.err().lines().filter(l -> l.contains(" stops them all")).findFirst().orElseThrow()
+                .replaceAll(".*runjob stop (sweep-\\S+) stops them all", "$1");
+        Poll.until(() -> ids.stream().allMatch(r -> Cli.runNow(env, "status", r, "--logs-dir", logs.toString()).out().contains(": running")),
+                Duration.ofSeconds(60), "both runs of the detached sweep to run");
+        Cli stopBoth = Cli.runNow(env, "stop", second.substring(0, second.length() - 2), "--logs-dir", logs.toString());
+        assertThat(stopBoth.code()).as(stopBoth.err()).isZero();
+        for (String r : ids) {
+            assertThat(stopBoth.err()).contains("runjob: run " + r + " interrupted (exit 130)\n");
+        }
+        assertThat(Cli.runNow(env, "stop", "sweep-nope", "--logs-dir", logs.toString()).err())
+                .isEqualTo("runjob: no sweep sweep-nope (runjob runs lists sweeps above their runs)\n");
+    }
+
+    private static String[] concat(List<String> a, List<String> b) {
+        List<String> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all.toArray(String[]::new);
     }
 
     @Test

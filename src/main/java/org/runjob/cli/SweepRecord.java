@@ -1,0 +1,58 @@
+package org.runjob.cli;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+import org.runjob.logs.Coordinator;
+import org.runjob.logs.RunFolder;
+import org.runjob.report.StatusJson;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * A run's place in its sweep, in the run folder's {@code sweep.json}, written by the sweep's
+ * runjob before it starts the run: {@code {"sweep", "job", "point", "size", "values": {NAME: VALUE},
+ * "runjob": {"pid", "start_ticks", "host"}}} ({@code runjob}: the sweep's own runjob, which starts
+ * the runs still waiting; {@code point} counts from 0). {@code runs} groups a sweep's runs by it and
+ * {@code stop SWEEP} finds them by it.
+ */
+record SweepRecord(String sweep, String job, int point, int size, Map<String, String> values, Coordinator runjob) {
+
+    static final String FILE = "sweep.json";
+    /** What a sweep's id begins with, so that no run id is ever taken for one. */
+    static final String PREFIX = "sweep-";
+
+    void write(Path folder) throws IOException {
+        ObjectNode o = JsonNodeFactory.instance.objectNode().put("sweep", sweep).put("job", job).put("point", point).put("size", size);
+        ObjectNode v = o.putObject("values");
+        values.forEach(v::put);
+        o.putObject("runjob").put("pid", runjob.pid()).put("start_ticks", runjob.startTicks()).put("host", runjob.host());
+        RunFolder.of(folder).replaceJson(FILE, o);
+    }
+
+    /** The record in {@code folder}, or empty for a run of no sweep (or a record that cannot be read). */
+    static Optional<SweepRecord> read(Path folder) {
+        Path file = folder.resolve(FILE);
+        if (!Files.isRegularFile(file)) {
+            return Optional.empty();
+        }
+        try {
+            JsonNode o = JsonMapper.builder().build().readTree(Files.readString(file));
+            Map<String, String> values = new LinkedHashMap<>();
+            o.path("values").properties().forEach(e -> values.put(e.getKey(), e.getValue().asString()));
+            ObjectNode holder = JsonNodeFactory.instance.objectNode();
+            holder.set("coordinator", o.path("runjob"));
+            return Optional.of(new SweepRecord(o.path("sweep").asString(), o.path("job").asString(), o.path("point").asInt(),
+                    o.path("size").asInt(), values, StatusJson.coordinator(holder)));
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+}
