@@ -72,7 +72,11 @@ class StackHookTest {
         assertThat(out.readLine()).isEqualTo("ready");
         assertThat(tmp.resolve("own-ran")).as("the job's own sitecustomize ran after runjob's").exists();
 
+        // "ready" is printed just before the main thread enters waiting_here: a capture in between shows it on line 9
         String text = hook.capture(List.of(python.pid(), sleep.pid()));
+        for (long deadline = System.nanoTime() + 10_000_000_000L; !text.contains("line 7 in waiting_here") && System.nanoTime() < deadline; ) {
+            text = hook.capture(List.of(python.pid(), sleep.pid()));
+        }
         assertThat(text).startsWith("process " + python.pid() + " (python3), main thread 0x")
                 .containsPattern("Current thread 0x[0-9a-f]{16} \\(most recent call first\\):\n  File \"<string>\", line 7 in waiting_here\n"
                         + "  File \"<string>\", line 10 in <module>")

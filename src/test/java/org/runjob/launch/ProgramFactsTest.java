@@ -56,6 +56,7 @@ class ProgramFactsTest {
 
         Cli text = Cli.run(env, "check", job.toString());
         assertThat(text.code()).as(text.err()).isZero();
-        assertThat(text.out()).contains("\nok   n1 program: " + cell + "\npreflight: ok\n");
+        // not on a terminal the table cuts no cell: the program's is whole in its row, and not repeated below
+        assertThat(text.out()).contains("  ok " + cell + "  ").doesNotContain("ok   n1 program:");
     }
 }
