@@ -101,8 +101,8 @@ final class RunJob {
         Backend backend = Backends.of(spec);
         backend.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
         try (Cluster cluster = hosted.isPresent() ? Backends.hosted(hosted.get()) : Launch.open(backend, spec, io);
-             Preflight.Outcome checked = Launch.preflight(spec, backend, new NodeStarter(spec, cluster, io.env(), Optional.of(runId)),
-                     Optional.of(runId), waitForGpus, io.err())) {
+             Preflight.Outcome checked = WorkdirRace.preflight(io, () -> Launch.preflight(spec, backend,
+                     new NodeStarter(spec, cluster, io.env(), Optional.of(runId)), Optional.of(runId), waitForGpus, io.err()))) {
             PreflightReport report = checked.report();
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
                 PreflightText.print(report, io.err(), Io.colour(io), Io.width(io));

@@ -234,7 +234,21 @@ class RunDirectoryTest {
         Path job = Files.writeString(tmp.resolve("fixed.yaml"), "name: fixed\nnodes:\n  - {name: a, local: true, workers: 1}\n"
                 + "  - {name: b, local: true, workers: 1}\nworkdir: " + tmp.resolve("fixed") + "\nruns_share_workdir: true\n"
                 + "entrypoint: {command: [sleep, '1']}\nlogs: {dir: " + tmp.resolve("runs") + "}\n");
-        for (int round = 0; round < 10; round++) {
+        neverBothRefused(job, 10);
+    }
+
+    @Test
+    void twoRunsStartedTogetherOnTwoFixedWorkdirsAreNeverBothRefused() throws Exception {
+        // each node its own workdir: each run may take one node's lock first; the refused preflight is tried again
+        Path job = Files.writeString(tmp.resolve("fixed.yaml"), "name: fixed\nnodes:\n"
+                + "  - {name: a, local: true, workers: 1, workdir: " + tmp.resolve("fixed-a") + "}\n"
+                + "  - {name: b, local: true, workers: 1, workdir: " + tmp.resolve("fixed-b") + "}\nruns_share_workdir: true\n"
+                + "entrypoint: {command: [sleep, '1']}\nlogs: {dir: " + tmp.resolve("runs") + "}\n");
+        neverBothRefused(job, 6);
+    }
+
+    private void neverBothRefused(Path job, int rounds) throws Exception {
+        for (int round = 0; round < rounds; round++) {
             Process one = start("one", Map.of(), List.of(), job, List.of());
             Process two = start("two", Map.of(), List.of(), job, List.of());
             assertThat(one.waitFor(60, TimeUnit.SECONDS) && two.waitFor(60, TimeUnit.SECONDS)).isTrue();
