@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Makes the release archive TARGET/runjob-VERSION-linux-ARCH.tar.gz from the shaded jar, run by the
+# Makes the release archive TARGET/runjob-VERSION-linux-ARCH.tar.gz from the shaded jar (and the
+# same as a wheel, TARGET/runjob-VERSION-py3-none-manylinux_2_17_ARCH.whl: make-wheel.py), run by the
 # release profile (mvn -B -DskipTests -Prelease package) with the JDK that runs Maven:
 #   runjob-VERSION/bin/runjob          the launcher (runs lib/runjob.jar on runtime/)
 #   runjob-VERSION/runtime/            a jlink'd Java runtime: the modules runjob and its agents use
@@ -66,3 +67,5 @@ archive=$target/$name-linux-$arch.tar.gz
 tar -czf "$archive.tmp" --owner=0 --group=0 -C "$target/release" "$name"
 mv -f "$archive.tmp" "$archive"
 echo "runjob: $archive ($(( $(stat -c %s "$archive") >> 20 )) MiB)"
+# the same, as a wheel: pip install (or pipx install) of the file gives a runjob command
+python3 "$root/src/release/make-wheel.py" "$stage" "$version" "$target"

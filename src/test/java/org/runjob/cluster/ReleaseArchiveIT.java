@@ -23,8 +23,8 @@ import org.runjob.testbed.Testbed;
  * The release archive ({@code mvn -Prelease package}), unpacked where a user would, run in a
  * private mount namespace where every JDK ({@code /usr/lib/jvm}) and Maven ({@code /usr/share/maven})
  * are hidden: its version line, a dry run, a local job (local agents on the bundled runtime), a job
- * over the SSH testbed whose node without java gets that same runtime, and its bash completion
- * under both names a user types.
+ * over the SSH testbed whose node without java gets that same runtime, its bash completion under
+ * both names a user types, and the wheel installed into a fresh virtualenv.
  */
 @Tag("testbed")
 class ReleaseArchiveIT {
@@ -131,6 +131,38 @@ class ReleaseArchiveIT {
         Path onH4 = jobs.bed.cache().resolve("runjob/runtimes").resolve(Sha256.of(packed.get(0)));
         assertThat(onH4.resolve("rt/bin/java")).isExecutable();
         assertThat(onH4.resolve("rt/RUNJOB-RUNTIME")).hasSameTextualContentAs(home.resolve("runtime/RUNJOB-RUNTIME"));
+    }
+
+    @Test
+    void theWheelInstallsARunjobThatRunsWithNoJdk() throws Exception {
+        Path wheel;
+        try (Stream<Path> files = Files.list(Path.of(System.getProperty("runjob.release.dir")))) {
+            List<Path> wheels = files.filter(p -> p.getFileName().toString().matches("runjob-[0-9.]+(dev0)?-py3-none-manylinux_2_17_[a-z0-9_]+\\.whl"))
+                    .toList();
+            assertThat(wheels).hasSize(1);
+            wheel = wheels.get(0);
+        }
+        Path venv = tmp.resolve("venv");
+        Ran made = run(List.of("/usr/bin/python3", "-m", "venv", venv.toString()), Map.of(), tmp);
+        assertThat(made.code()).as(made.err()).isZero();
+        Ran installed = run(List.of(venv.resolve("bin/pip").toString(), "install", "--no-index", "--no-deps", "--no-cache-dir", wheel.toString()),
+                Map.of(), tmp);
+        assertThat(installed.code()).as(installed.err()).isZero();
+
+        Ran version = hidden(List.of(venv.resolve("bin/runjob").toString(), "--version"), tmp);
+        assertThat(version.code()).as(version.err()).isZero();
+        assertThat(version.out()).startsWith("runjob " + System.getProperty("runjob.release.version") + " (commit ");
+        Path job = Files.writeString(tmp.resolve("one.yaml"), String.join("\n",
+                "name: one",
+                "nodes:",
+                "  - {name: n1, local: true, workers: 2}",
+                "entrypoint: {command: [python3, checkin.py]}",
+                "files: [" + home.resolve("examples/checkin/checkin.py") + "]",
+                "logs: {dir: " + tmp.resolve("runs") + "}",
+                ""));
+        Ran local = hidden(List.of(venv.resolve("bin/runjob").toString(), job.toString()), tmp);
+        assertThat(local.code()).as(local.err()).isZero();
+        assertThat(local.out()).contains("[n1/0] all 2 ranks checked in\n");
     }
 
     @Test
