@@ -26,7 +26,8 @@ import tools.jackson.databind.json.JsonMapper;
  * jar) as the batch step's command, which runs the run inside the allocation it is given. Nothing
  * stays on this machine. The folder's {@value #QUEUE_FILE} names the backend and the job id, so
  * {@code runs}, {@code status} and {@code stop} ask the scheduler about a run whose runjob lives
- * elsewhere.
+ * elsewhere. A requeued job (preemption, {@code --requeue}) starts the same coordinator again, which
+ * goes on with the same run as its next attempt ({@link Requeued}).
  */
 final class QueuedRun {
 
@@ -50,7 +51,7 @@ final class QueuedRun {
         Files.writeString(script, SCRIPT);
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
         List<String> coordinator = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp", Detach.classPath(),
-                Main.class.getName(), "run", job.toString(), "--run-id", runId, "--set", "logs.dir=" + logs, "--"));
+                Main.class.getName(), "run", job.toString(), "--run-id", runId, "--continue-requeued", "--set", "logs.dir=" + logs, "--"));
         coordinator.addAll(args);
         List<String> queue;
         try {

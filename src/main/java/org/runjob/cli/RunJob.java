@@ -59,6 +59,9 @@ import tools.jackson.databind.node.ObjectNode;
  */
 final class RunJob {
 
+    /** firstAttempt for a queued run's coordinator: go on from the attempts its folder holds. */
+    static final int CONTINUE = -1;
+
     private RunJob() {
     }
 
@@ -77,7 +80,11 @@ final class RunJob {
         return run(io, file, options, ranks, args, commandLine, givenRunId, waitForGpus, hosted, 0);
     }
 
-    /** The same, numbering the first attempt {@code firstAttempt}: {@code runjob resume} goes on with a run that ended. */
+    /**
+     * The same, numbering the first attempt {@code firstAttempt}: {@code runjob resume} goes on with
+     * a run that ended; {@link #CONTINUE} (a queued run's coordinator): the attempt after the last one
+     * in the run's folder, if any ({@link Requeued}).
+     */
     static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine,
                    Optional<String> givenRunId, Optional<Duration> waitForGpus, Optional<HostedRun> hosted, int firstAttempt)
             throws IOException {
@@ -94,6 +101,9 @@ final class RunJob {
             io.err().println("runjob: cannot create the run folder " + logFile.getParent() + " (logs.dir " + spec.logsDir() + "): "
                     + why(e));
             return ExitCode.INVALID;
+        }
+        if (firstAttempt == CONTINUE) {
+            firstAttempt = Requeued.firstAttempt(io, logFile.getParent(), runId);
         }
         Diagnostics.toRunFolder(logFile, options.verbose);
         RunStatus status = new RunStatus(RunFolder.of(logFile.getParent()), runId, spec.name(), io.clock());

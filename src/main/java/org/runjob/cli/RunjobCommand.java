@@ -65,6 +65,10 @@ final class RunjobCommand implements Callable<Integer> {
     @Option(names = "--run-id", hidden = true)
     String runId;
 
+    /** A queued run's coordinator: a run folder with attempts in it was requeued, and goes on ({@link Requeued}). */
+    @Option(names = "--continue-requeued", hidden = true)
+    boolean continueRequeued;
+
     /** A submitted run's coordinator: its node hosts and secret come on stdin ({@link HostedStart}). */
     @Option(names = "--hosted", hidden = true)
     boolean hosted;
@@ -126,6 +130,8 @@ final class RunjobCommand implements Callable<Integer> {
                 return ExitCode.INVALID;
             }
         }
-        return RunJob.run(io, file, options, selection, args, RunJob.command(recorded), Optional.ofNullable(runId), waitForGpus.duration(), hostedRun);
+        recorded.remove("--continue-requeued");
+        return RunJob.run(io, file, options, selection, args, RunJob.command(recorded), Optional.ofNullable(runId), waitForGpus.duration(), hostedRun,
+                continueRequeued && runId != null ? RunJob.CONTINUE : 0);
     }
 }

@@ -253,6 +253,42 @@ class SlurmBackendTest {
     }
 
     @Test
+    void aRequeuedRunGoesOnAsItsNextAttemptInTheSameFolder() throws Exception {
+        Path job = evenJob("requeued", "requeued.py", Map.of());
+        Files.writeString(job, Files.readString(job) + "slurm: {alloc_args: [--requeue]}\n");
+        String runId = submit(job);
+        String jobId = queuedJobId("requeued", runId);
+        List<Long> first = jobs.awaitPids(2, Duration.ofSeconds(90));
+        // what preemption does to a --requeue job; Slurm holds a requeued job back 2 min, which the test skips
+        assertThat(slurm.out("scontrol", "requeue", jobId)).isEmpty();
+        Pids.awaitGone(first, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "attempt 0's ranks");
+        Poll.until(() -> {
+            try {
+                return jobState(jobId).equals("PENDING");
+            } catch (Exception e) {
+                return false;
+            }
+        }, Duration.ofSeconds(30), "the requeued job to wait in the queue");
+        assertThat(slurm.out("scontrol", "update", "JobId=" + jobId, "StartTime=now")).isEmpty();
+        Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(90),
+                "the requeued run to succeed");
+        Path folder = jobs.logs.resolve("requeued").resolve(runId);
+        try (var runs = Files.list(jobs.logs.resolve("requeued"))) {
+            assertThat(runs.count()).as("one run folder: the same run went on").isEqualTo(1);
+        }
+        assertThat(Files.readString(folder.resolve("rank-0.log"))).isEqualTo("rank 0 attempt 0 restarts 0\n");
+        assertThat(Files.readString(folder.resolve("rank-1.attempt-1.log"))).isEqualTo("rank 1 attempt 1 restarts 1\n");
+        JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
+        assertThat(summary.path("result").asString()).isEqualTo("succeeded");
+        assertThat(summary.path("attempts").get(0).path("attempt").asInt()).isEqualTo(1);
+        assertThat(folder.resolve("summary.until-attempt-0.json")).isRegularFile();
+        assertThat(Files.readString(folder.resolve("slurm-" + jobId + ".out")))
+                .contains("runjob: run " + runId + " started again by its scheduler (restart 1): it goes on as attempt 1\n");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the batch job to leave the queue");
+        assertThat(jobState(jobId)).isEqualTo("COMPLETED");
+    }
+
+    @Test
     void eachWorkerGetsTheCpusTheJobAsksFor() throws Exception {
         Path job = evenJob("cpus", "cpus.py", Map.of());
         Cli plain = run(job);
