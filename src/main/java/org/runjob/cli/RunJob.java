@@ -38,6 +38,7 @@ import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.protocol.HostedRun;
 import org.runjob.report.GpuTable;
+import org.runjob.report.Metric;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
 import org.runjob.report.RunReport;
@@ -194,6 +195,10 @@ final class RunJob {
             ObjectNode fields = summary.putObject(h.backend());
             h.fields().forEach(fields::put);
         });
+        if (spec.metric().isPresent() && !result.attempts().isEmpty()) {
+            int last = result.attempts().get(result.attempts().size() - 1).attempt();
+            summary.put("metric", Metric.last(spec.metric().get(), folder.dir().resolve(OutputRouter.rankFileName(0, last))).orElse(null));
+        }
         if (!loaded.point().isEmpty()) {
             ObjectNode sweep = summary.putObject("sweep");
             loaded.point().forEach(sweep::put);

@@ -25,7 +25,8 @@ import org.runjob.spec.Sweep;
  * {@code summary.json} under {@code sweep}) in a runjob of its own, at most {@code --max-parallel}
  * at once. Each waits for free GPUs as {@code --wait-for-gpus} does (24 h unless given). This
  * runjob says when each starts and ends, stops them all on Ctrl-C, and ends with a table of
- * every run (values, result, exit code, duration, the last line of rank 0); its exit code is 0
+ * every run (values, result, exit code, duration, and the last line of rank 0, or the run's metric
+ * when the job names one: {@code logs.metric}); its exit code is 0
  * only when every run succeeded, 130 when interrupted, else 1. With {@code --detach} it starts
  * them all and leaves them. The sweep has an id ({@code sweep-RUNID}) that each run's
  * {@link SweepRecord} names: {@code runs} groups them, {@code stop SWEEP} stops this runjob and them.
@@ -114,7 +115,7 @@ final class SweepRun {
                 running.forEach(m -> m.process.destroy()); // SIGTERM: each runjob stops its run as Ctrl-C does
             }
         }
-        return report(io, members, stopping);
+        return report(io, members, stopping, first.spec().metric().isPresent());
     }
 
     private static void start(Io io, Member m, SweepRecord record, Path logs, List<String> originalArgs, boolean waitGiven)
@@ -159,7 +160,8 @@ final class SweepRun {
     }
 
     /** The table of every run, in grid order; the sweep's exit code. */
-    private static int report(Io io, List<Member> members, boolean interrupted) {
+    /** @param metric whether the job names a metric line (logs.metric): its column replaces the last line */
+    private static int report(Io io, List<Member> members, boolean interrupted, boolean metric) {
         List<String> names = new ArrayList<>(members.get(0).values.keySet());
         Map<String, Integer> widths = new LinkedHashMap<>();
         for (String n : names) {
@@ -167,7 +169,7 @@ final class SweepRun {
         }
         StringBuilder head = new StringBuilder(String.format("%-3s  %-22s", "#", "run"));
         names.forEach(n -> head.append("  ").append(String.format("%-" + widths.get(n) + "s", n)));
-        head.append(String.format("  %-11s  %4s  %9s  %s", "result", "exit", "duration", "last line"));
+        head.append(String.format("  %-11s  %4s  %9s  %s", "result", "exit", "duration", metric ? "metric" : "last line"));
         io.out().println(head.toString().stripTrailing());
         boolean allSucceeded = true;
         for (Member m : members) {
@@ -181,8 +183,9 @@ final class SweepRun {
                 allSucceeded &= r.state().equals("succeeded");
                 String exit = r.exitCode().or(() -> m.process.isAlive() ? Optional.empty() : Optional.of(m.process.exitValue()))
                         .map(String::valueOf).orElse("-");
-                row.append(String.format("  %-11s  %4s  %9s  %s", r.state(), exit, duration(r),
-                        StatusView.lastLine(m.folder.resolve("rank-0.log"))));
+                String last = metric ? r.summary().map(x -> x.path("metric").asString("-")).orElse("-")
+                        : StatusView.lastLine(m.folder.resolve("rank-0.log"));
+                row.append(String.format("  %-11s  %4s  %9s  %s", r.state(), exit, duration(r), last));
             }
             io.out().println(row.toString().stripTrailing());
         }

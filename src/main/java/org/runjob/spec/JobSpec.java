@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * A job as the user asked for it (the blueprint): valid, composed, interpolated and overridden,
@@ -31,6 +32,7 @@ public record JobSpec(
         SshSpec ssh,
         FailureSpec failure,
         String logsDir,
+        Optional<Pattern> metric,
         Optional<SlurmSpec> slurm,
         boolean strictGpuLeases,
         Relay relay,
@@ -38,8 +40,8 @@ public record JobSpec(
 
     /** The same job with {@code more} arguments after the entrypoint's own. */
     public JobSpec withEntrypointArgs(List<String> more) {
-        return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, slurm,
-                strictGpuLeases, relay, source);
+        return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric,
+                slurm, strictGpuLeases, relay, source);
     }
 
     /** The directory under a workdir that holds each run's own directory. */

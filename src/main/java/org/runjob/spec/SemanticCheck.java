@@ -9,6 +9,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 
 import tools.jackson.databind.JsonNode;
 
@@ -24,7 +26,8 @@ import tools.jackson.databind.JsonNode;
  * remote; the entrypoint is either {@code command} or {@code jar} with {@code main}; shipped files and
  * the jar exist (relative to the file that names them) and land under distinct names; job and node
  * env do not set runjob's reserved variables, and no variable is longer than exec allows; no
- * workdir is {@code /}, a home directory itself, or a system directory.
+ * workdir is {@code /}, a home directory itself, or a system directory; {@code logs.metric} is a
+ * regular expression.
  */
 final class SemanticCheck {
 
@@ -61,6 +64,19 @@ final class SemanticCheck {
         files(root.get("files"));
         env(root.get("env"), "/env");
         workdir(root.get("workdir"), "/workdir");
+        metric(root.get("logs"));
+    }
+
+    /** logs.metric is a regular expression Java compiles. */
+    private void metric(JsonNode logs) {
+        JsonNode metric = logs == null ? null : logs.get("metric");
+        if (metric != null && metric.isString()) {
+            try {
+                Pattern.compile(metric.stringValue());
+            } catch (PatternSyntaxException e) {
+                problem("/logs/metric", "not a regular expression: " + e.getDescription() + " near index " + e.getIndex());
+            }
+        }
     }
 
     private List<String> nodes(JsonNode nodes) {

@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.regex.Pattern;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -75,7 +76,8 @@ final class SpecBinder {
                 text(root, "workdir").orElse("~/.runjob/" + name),
                 root.has("runs_share_workdir") && root.get("runs_share_workdir").booleanValue(),
                 files, env(root.get("env")), sshSpec, failureSpec,
-                text(object(root, "logs"), "dir").orElse("runs"), slurm ? Optional.of(slurm(object(root, "slurm"))) : Optional.empty(),
+                text(object(root, "logs"), "dir").orElse("runs"), text(object(root, "logs"), "metric").map(Pattern::compile),
+                slurm ? Optional.of(slurm(object(root, "slurm"))) : Optional.empty(),
                 text(root, "gpu_leases").orElse("warn").equals("strict"),
                 Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source);
     }

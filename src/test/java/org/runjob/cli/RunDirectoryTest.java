@@ -167,12 +167,22 @@ class RunDirectoryTest {
         }
 
         // ${sweep.NAME} in --set values, a sweep overridden by --set, one run at a time; a failed run fails the sweep
+        // and the job names its metric line: the table shows the metric (the regex's group), summary.json has it
         Cli failing = Cli.runNow(env, "--set", "logs.dir=" + tmp.resolve("runs2"), "--set", "env.STEP_SECONDS=0", "--set", "sweep.lr=[0.5]",
-                "--set", "sweep.fail=[-1, 2]", "--set", "env.FAIL_AT_STEP=${sweep.fail}", "--max-parallel", "1", "jobs/sweep.yaml");
+                "--set", "sweep.fail=[-1, 2]", "--set", "env.FAIL_AT_STEP=${sweep.fail}", "--set", "logs.metric='loss ([0-9.]+) after'",
+                "--max-parallel", "1", "jobs/sweep.yaml");
         assertThat(failing.code()).as(failing.out() + failing.err()).isEqualTo(ExitCode.WORKER_FAILED);
         List<String> rows = failing.out().lines().toList();
-        assertThat(rows.get(1)).matches("1\\s+\\S+\\s+0\\.5\\s+-1\\s+succeeded\\s+0\\s+.*loss 0 after 20 steps");
-        assertThat(rows.get(2)).matches("2\\s+\\S+\\s+0\\.5\\s+2\\s+failed\\s+1\\s+.*failing at step 2");
+        assertThat(rows.get(0)).matches("#\\s+run\\s+lr\\s+fail\\s+result\\s+exit\\s+duration\\s+metric");
+        assertThat(rows.get(1)).matches("1\\s+\\S+\\s+0\\.5\\s+-1\\s+succeeded\\s+0\\s+[\\d.]+s\\s+0");
+        assertThat(rows.get(2)).matches("2\\s+\\S+\\s+0\\.5\\s+2\\s+failed\\s+1\\s+[\\d.]+s\\s+-");
+        try (var runs = Files.list(tmp.resolve("runs2/sweep"))) {
+            List<String> metrics = new ArrayList<>();
+            for (Path f : runs.toList()) {
+                metrics.add(Files.readString(f.resolve("summary.json")).replaceAll("(?s).*\"metric\" : ([^,\\s]+).*", "$1"));
+            }
+            assertThat(metrics).containsExactlyInAnyOrder("\"0\"", "null");
+        }
         assertThat(failing.err()).containsPattern("runjob: sweep-\\S+ of job sweep: 2 runs, at most 1 at once");
     }
 

@@ -27,7 +27,7 @@ class SlurmCommandsTest {
         return new JobSpec("j", List.of(nodes), new JobSpec.RendezvousSpec(nodes[0].name(), Optional.empty(), new JobSpec.MasterPort.Auto()),
                 new EntrypointSpec.Command(List.of("true"), false), "w", false, List.of(), Map.of(),
                 new JobSpec.SshSpec(Optional.empty(), JobSpec.SshSpec.DEFAULT_KNOWN_HOSTS, JobSpec.HostKeyPolicy.STRICT, 10, Optional.empty()),
-                new JobSpec.FailureSpec(10, 0), "runs", Optional.of(slurm), false, Relay.AUTO, Path.of("j.yaml"));
+                new JobSpec.FailureSpec(10, 0), "runs", Optional.empty(), Optional.of(slurm), false, Relay.AUTO, Path.of("j.yaml"));
     }
 
     static final JobSpec.SlurmSpec PLAIN = new JobSpec.SlurmSpec(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
