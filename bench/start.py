@@ -7,8 +7,10 @@ with its class-data archive), and one agent start and exit as a node runs it (th
 flags and class-data archive, empty stdin: HELLO, then DONE). R rounds; every exit code is checked.
 Reported per command: median (min-max) of wall seconds and CPU-seconds (wait4 rusage of the whole
 tree), and the ratio of the median wall time to `java -version`'s. Compare two builds by running
-the script of each (it measures the tree it lives in). No timing is asserted anywhere.
-Usage: bench/start.py [--runs 9] [--json OUT]
+the script of each (it measures the tree it lives in). With --release DIR (an unpacked release
+archive) the same four commands run through DIR/bin/runjob in the same rounds, on the archive's
+own runtime. No timing is asserted anywhere.
+Usage: bench/start.py [--runs 9] [--release DIR] [--json OUT]
 """
 import argparse
 import glob
@@ -44,6 +46,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--json")
+    ap.add_argument("--release", help="an unpacked release archive: its bin/runjob measured beside this tree's")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="runjob-start-")
     job = os.path.join(tmp, "job.yaml")
@@ -64,6 +67,13 @@ def main():
         "status": [RUNJOB, "status", "last", "--logs-dir", f"{tmp}/runs"],
         "agent start+exit": ["java", *AGENT_FLAGS, f"-XX:SharedArchiveFile={jsa}", "-cp", jar, "org.runjob.cli.Main", "agent"],
     }
+    if a.release:
+        released = os.path.join(os.path.abspath(a.release), "bin", "runjob")
+        # its first command makes its class-data archive: not measured
+        if subprocess.run([released, "--version"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+            sys.exit(f"{released} --version failed")
+        for name in ["validate", "--dry-run", "runs", "status"]:
+            commands["release " + name] = [released] + commands[name][1:]
     results = {k: [] for k in commands}
     for _ in range(a.runs):
         for name, cmd in commands.items():
@@ -73,7 +83,7 @@ def main():
             results[name].append((wall, cpu))
     base = statistics.median(w for w, _ in results["java -version"])
     rows = []
-    print(f"{'command':18} {'wall s median (min-max)':28} {'CPU-s median (min-max)':28} {'x java -version':>15}")
+    print(f"{'command':26} {'wall s median (min-max)':28} {'CPU-s median (min-max)':28} {'x java -version':>15}")
     for name, rs in results.items():
         walls = [w for w, _ in rs]
         cpus = [c for _, c in rs]
@@ -81,7 +91,7 @@ def main():
                "cpu_median": statistics.median(cpus), "cpu_min": min(cpus), "cpu_max": max(cpus),
                "ratio_to_java_version": statistics.median(walls) / base}
         rows.append(row)
-        print(f"{name:18} {row['wall_median']:.3f} ({row['wall_min']:.3f}-{row['wall_max']:.3f}){'':8} "
+        print(f"{name:26} {row['wall_median']:.3f} ({row['wall_min']:.3f}-{row['wall_max']:.3f}){'':8} "
               f"{row['cpu_median']:.3f} ({row['cpu_min']:.3f}-{row['cpu_max']:.3f}){'':8} {row['ratio_to_java_version']:>14.1f}x")
     if a.json:
         commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()

@@ -95,8 +95,14 @@ class ReleaseArchiveIT {
         assertThat(dry.code()).as(dry.err()).isZero();
         assertThat(dry.out()).contains("2 nodes  world size 4").contains("node v100  node rank 0  ssh root@202.201.252.102:30430");
 
-        Path job = Files.writeString(tmp.resolve("two.yaml"), String.join("\n",
-                "name: two",
+        Ran local = runsALocalJob(runjob, "two");
+        assertThat(local.err()).contains("job two run ").contains(" succeeded in ");
+    }
+
+    /** {@code runjob} runs job {@code name}: 2 workers on one local node check in (the archive's example); what it printed. */
+    Ran runsALocalJob(Path runjob, String name) throws Exception {
+        Path job = Files.writeString(tmp.resolve(name + ".yaml"), String.join("\n",
+                "name: " + name,
                 "nodes:",
                 "  - {name: n1, local: true, workers: 2}",
                 "entrypoint: {command: [python3, checkin.py]}",
@@ -106,7 +112,7 @@ class ReleaseArchiveIT {
         Ran local = hidden(List.of(runjob.toString(), job.toString()), tmp);
         assertThat(local.code()).as(local.err()).isZero();
         assertThat(local.out()).contains("[n1/0] all 2 ranks checked in\n");
-        assertThat(local.err()).contains("job two run ").contains(" succeeded in ");
+        return local;
     }
 
     @Test
@@ -142,6 +148,7 @@ class ReleaseArchiveIT {
             assertThat(wheels).hasSize(1);
             wheel = wheels.get(0);
         }
+        Testbed.require(Testbed.runs("/usr/bin/python3", "-c", "import ensurepip"), "python3's venv with pip (Debian: python3-venv)");
         Path venv = tmp.resolve("venv");
         Ran made = run(List.of("/usr/bin/python3", "-m", "venv", venv.toString()), Map.of(), tmp);
         assertThat(made.code()).as(made.err()).isZero();
@@ -152,17 +159,7 @@ class ReleaseArchiveIT {
         Ran version = hidden(List.of(venv.resolve("bin/runjob").toString(), "--version"), tmp);
         assertThat(version.code()).as(version.err()).isZero();
         assertThat(version.out()).startsWith("runjob " + System.getProperty("runjob.release.version") + " (commit ");
-        Path job = Files.writeString(tmp.resolve("one.yaml"), String.join("\n",
-                "name: one",
-                "nodes:",
-                "  - {name: n1, local: true, workers: 2}",
-                "entrypoint: {command: [python3, checkin.py]}",
-                "files: [" + home.resolve("examples/checkin/checkin.py") + "]",
-                "logs: {dir: " + tmp.resolve("runs") + "}",
-                ""));
-        Ran local = hidden(List.of(venv.resolve("bin/runjob").toString(), job.toString()), tmp);
-        assertThat(local.code()).as(local.err()).isZero();
-        assertThat(local.out()).contains("[n1/0] all 2 ranks checked in\n");
+        runsALocalJob(venv.resolve("bin/runjob"), "one");
     }
 
     @Test
