@@ -233,6 +233,27 @@ class RunDirectoryTest {
                 .isEqualTo("runjob: no sweep sweep-nope (runjob runs lists sweeps above their runs)\n");
     }
 
+    @Test
+    void killingASweepsRunjobLeavesItsRunsRunningAndStopOfTheSweepStillEndsThem() throws Exception {
+        Map<String, String> env = env("Tesla V100-PCIE-16GB|16384|0|7.0|0000:01:00;Tesla V100-PCIE-16GB|16384|0|7.0|0000:02:00");
+        Path logs = tmp.resolve("runs");
+        Process sweep = start("killed", env, List.of("--set", "logs.dir=" + logs, "--set", "env.STEP_SECONDS=0.2", "--set", "sweep.lr=[0.2, 0.3]",
+                "--set", "workdir=" + tmp.resolve("work")), Path.of("jobs/sweep.yaml").toAbsolutePath(), List.of("--steps", "1000"));
+        Poll.until(() -> Cli.runNow(env, "runs", "--logs-dir", logs.toString()).out().lines().filter(l -> l.matches("\\S+\\s+sweep\\s+running\\s.*"))
+                .count() == 2, Duration.ofSeconds(60), "both runs of the sweep to run");
+        String id = Cli.runNow(env, "runs", "--logs-dir", logs.toString()).out().lines().filter(l -> l.startsWith("sweep-")).findFirst()
+                .orElseThrow().split(" ")[0];
+        sweep.destroyForcibly(); // kill -9 of the sweep's own runjob
+        assertThat(sweep.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        // each run is a runjob of its own, writing to its own console.log: the runs go on
+        List<String> listed = Cli.runNow(env, "runs", "--logs-dir", logs.toString()).out().lines().toList();
+        assertThat(listed.stream().filter(l -> l.matches("\\S+\\s+sweep\\s+running\\s.*")).count()).as(String.join("\n", listed)).isEqualTo(2);
+        Cli stop = Cli.runNow(env, "stop", id, "--logs-dir", logs.toString());
+        assertThat(stop.code()).as(stop.err()).isZero();
+        assertThat(stop.err()).doesNotContain("its runjob (pid");
+        assertThat(stop.err().lines().filter(l -> l.matches("runjob: run \\S+ interrupted \\(exit 130\\)")).count()).isEqualTo(2);
+    }
+
     private static String[] concat(List<String> a, List<String> b) {
         List<String> all = new ArrayList<>(a);
         all.addAll(b);
