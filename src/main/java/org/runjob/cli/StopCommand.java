@@ -136,6 +136,15 @@ final class StopCommand implements Callable<Integer> {
         if (sweepRunjob.runsRunjob()) {
             ProcessHandle.of(sweepRunjob.pid()).ifPresent(ProcessHandle::destroy);
             io.err().println("runjob: " + id + ": its runjob (pid " + sweepRunjob.pid() + ") starts no more runs and stops its own");
+            if (now) {
+                // its runjob stops its runs gracefully: --now kills their workers at once, as for one run
+                for (RunRecords.Run r : bySweep.get(id)) {
+                    RunRecords.Run current = RunRecords.read(r.folder(), io.env());
+                    if (current.live() && current.coordinator().isPresent()) {
+                        signal(current);
+                    }
+                }
+            }
             long deadline = System.nanoTime() + Duration.ofSeconds(waitSeconds).toNanos();
             while (sweepRunjob.alive() && System.nanoTime() < deadline) {
                 Thread.sleep(100);
