@@ -8,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -16,10 +15,11 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.testbed.FakeCuda;
+import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.RunjobProcess;
@@ -40,13 +40,8 @@ class GpuLeaseTest {
     @TempDir
     Path tmp;
 
-    final List<Process> running = new ArrayList<>();
-
-    @AfterEach
-    void stop() {
-        running.forEach(p -> p.descendants().forEach(ProcessHandle::destroyForcibly));
-        running.forEach(Process::destroyForcibly);
-    }
+    @RegisterExtension
+    final Leftovers toClean = new Leftovers();
 
     Map<String, String> env(String gpus) throws Exception {
         Map<String, String> env = FakeCuda.env(gpus);
@@ -163,7 +158,7 @@ class GpuLeaseTest {
                 "import fcntl, sys, time\nf = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
                         + "f.truncate(0); f.write('run fake of job trusted (user root, since 2020-01-01T00:00:00Z)'); f.flush()\n"
                         + "print('locked', flush=True); time.sleep(600)", lease.toString()).redirectErrorStream(true).start();
-        running.add(nobody);
+        toClean.add(nobody);
         String said = new String(nobody.getInputStream().readNBytes(7), StandardCharsets.UTF_8);
         assertThat(said).as("user nobody's python said").isEqualTo("locked\n");
         String holder = "process " + nobody.pid() + " \\(python3[.0-9]*\\) of user nobody, since \\S+Z";
@@ -225,7 +220,7 @@ class GpuLeaseTest {
 
     private Process start(Path job, Map<String, String> env, String... options) throws Exception {
         Process p = RunjobProcess.start(tmp, job, env, options);
-        running.add(p);
+        toClean.add(p);
         return p;
     }
 

@@ -14,10 +14,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.testbed.FakeCuda;
+import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.RunjobProcess;
 
@@ -32,13 +33,8 @@ class RunDirectoryTest {
     @TempDir
     Path tmp;
 
-    final List<Process> running = new ArrayList<>();
-
-    @AfterEach
-    void stop() {
-        running.forEach(p -> p.descendants().forEach(ProcessHandle::destroyForcibly));
-        running.forEach(Process::destroyForcibly);
-    }
+    @RegisterExtension
+    final Leftovers toClean = new Leftovers();
 
     /**
      * VERSION of the worker script: it writes its arguments to a file in its current directory,
@@ -357,7 +353,7 @@ class RunDirectoryTest {
 
     private Process start(String name, Map<String, String> env, List<String> options, Path job, List<String> args) throws IOException {
         Process p = RunjobProcess.start(tmp, name, env, options, job, args);
-        running.add(p);
+        toClean.add(p);
         return p;
     }
 
