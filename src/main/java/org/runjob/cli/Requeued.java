@@ -1,11 +1,8 @@
 package org.runjob.cli;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-
-import tools.jackson.databind.json.JsonMapper;
+import java.util.OptionalInt;
 
 /**
  * A queued run's coordinator started again in the same run folder: the scheduler requeued its
@@ -21,24 +18,13 @@ final class Requeued {
 
     /** The attempt the run starts with; said on stderr when it goes on from an earlier one. */
     static int firstAttempt(Io io, Path folder, String runId) throws IOException {
-        Path status = folder.resolve("status.json");
-        if (!Files.isRegularFile(status)) {
+        OptionalInt next = RunRecords.nextAttempt(folder);
+        if (next.isEmpty()) {
             return 0;
-        }
-        int last;
-        try {
-            last = JsonMapper.builder().build().readTree(Files.readString(status)).path("attempt").asInt(0);
-        } catch (RuntimeException e) {
-            last = 0;
-        }
-        int next = last + 1;
-        Path summary = folder.resolve("summary.json");
-        if (Files.isRegularFile(summary)) {
-            Files.move(summary, folder.resolve("summary.until-attempt-" + last + ".json"), StandardCopyOption.REPLACE_EXISTING);
         }
         String restarts = io.env().get("SLURM_RESTART_COUNT");
         io.err().println("runjob: run " + runId + " started again by its scheduler" + (restarts == null ? "" : " (restart " + restarts + ")")
-                + ": it goes on as attempt " + next);
-        return next;
+                + ": it goes on as attempt " + next.getAsInt());
+        return next.getAsInt();
     }
 }

@@ -3,7 +3,6 @@ package org.runjob.cli;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -65,11 +64,7 @@ final class ResumeCommand implements Callable<Integer> {
             io.err().println("runjob: run " + r.runId() + " never started (" + r.state() + "): there is nothing to resume; run its job again");
             return ExitCode.INVALID;
         }
-        int next = r.status().map(s -> s.path("attempt").asInt(0) + 1).orElse(1);
-        Path summary = r.folder().resolve("summary.json");
-        if (Files.isRegularFile(summary)) {
-            Files.move(summary, r.folder().resolve("summary.until-attempt-" + (next - 1) + ".json"), StandardCopyOption.REPLACE_EXISTING);
-        }
+        int next = RunRecords.nextAttempt(r.folder()).orElse(1);
         io.err().println("runjob: resuming run " + r.runId() + " of job " + r.job() + " as attempt " + next);
         JobOptions jobOptions = new JobOptions();
         // the run folder stays where it is, whatever the current directory

@@ -1,8 +1,6 @@
 package org.runjob.cli;
 
 import java.nio.file.Path;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
@@ -75,10 +73,8 @@ final class RunsCommand implements Callable<Integer> {
                             + " (runjob stop " + w.sweep() + " stops them all)");
                 }
                 sweep = w == null ? null : w.sweep();
-                String duration = r.started().flatMap(s -> r.ended().map(e -> Duration.between(Instant.parse(s), Instant.parse(e))))
-                        .map(d -> String.format("%.1fs", d.toMillis() / 1000.0)).orElse("-");
                 String line = String.format("%-20s  %-16s  %-16s  %-24s  %9s  %4s  %-12s", r.runId(), r.job(), r.state(),
-                        r.started().map(s -> s.length() > 19 ? s.substring(0, 19) + "Z" : s).orElse("-"), duration,
+                        r.started().map(s -> s.length() > 19 ? s.substring(0, 19) + "Z" : s).orElse("-"), r.duration(),
                         r.exitCode().map(String::valueOf).orElse("-"), r.commit().map(c -> c.substring(0, Math.min(12, c.length()))).orElse("-"));
                 io.out().println((w == null ? line : line + "  " + Sweep.describe(w.values())).stripTrailing());
             }

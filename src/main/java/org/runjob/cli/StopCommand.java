@@ -159,14 +159,14 @@ final class StopCommand implements Callable<Integer> {
         }
         int code = ExitCode.OK;
         for (RunRecords.Run r : bySweep.get(id)) {
-            code = Math.max(code, signalled.contains(r.runId()) ? awaitEnd(r) : report(r));
+            code = Math.max(code, signalled.contains(r.runId()) ? awaitEnd(r) : report(RunRecords.read(r.folder(), io.env())));
         }
         return code;
     }
 
-    private int report(RunRecords.Run r) {
-        RunRecords.Run after = RunRecords.read(r.folder(), io.env());
-        io.err().println("runjob: run " + r.runId() + " " + after.state() + after.exitCode().map(e -> " (exit " + e + ")").orElse(""));
+    /** Says how {@code run} (as just read) stands: its state and exit code. */
+    private int report(RunRecords.Run run) {
+        io.err().println("runjob: run " + run.runId() + " " + run.state() + run.exitCode().map(e -> " (exit " + e + ")").orElse(""));
         return ExitCode.OK;
     }
 
@@ -182,7 +182,6 @@ final class StopCommand implements Callable<Integer> {
                     + r.runId() + " kills its workers at once");
             return ExitCode.WORKER_FAILED;
         }
-        io.err().println("runjob: run " + r.runId() + " " + after.state() + after.exitCode().map(e -> " (exit " + e + ")").orElse(""));
-        return ExitCode.OK;
+        return report(after);
     }
 }

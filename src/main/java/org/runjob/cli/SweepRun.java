@@ -3,9 +3,6 @@ package org.runjob.cli;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,7 +43,6 @@ final class SweepRun {
         String runId;
         Path folder;
         Process process;
-        Instant started;
 
         Member(int point, Map<String, String> values) {
             this.point = point;
@@ -134,7 +130,6 @@ final class SweepRun {
         }
         args.addAll(childArgs(originalArgs));
         m.process = Detach.spawn(io, args, m.folder.resolve("console.log"));
-        m.started = io.clock().instant();
         io.err().println("runjob: sweep run " + (m.point + 1) + "/" + size + " (" + Sweep.describe(m.values) + "): run " + m.runId
                 + ", logs in " + m.folder);
     }
@@ -185,24 +180,12 @@ final class SweepRun {
                         .map(String::valueOf).orElse("-");
                 String last = metric ? r.summary().map(x -> x.path("metric").asString("-")).orElse("-")
                         : StatusView.lastLine(m.folder.resolve("rank-0.log"));
-                row.append(String.format("  %-11s  %4s  %9s  %s", r.state(), exit, duration(r), last));
+                row.append(String.format("  %-11s  %4s  %9s  %s", r.state(), exit, r.duration(), last));
             }
             io.out().println(row.toString().stripTrailing());
         }
         io.out().flush();
         return interrupted ? ExitCode.INTERRUPTED : allSucceeded ? ExitCode.OK : ExitCode.WORKER_FAILED;
-    }
-
-    private static String duration(RunRecords.Run r) {
-        try {
-            if (r.started().isPresent() && r.ended().isPresent()) {
-                double s = Duration.between(Instant.parse(r.started().get()), Instant.parse(r.ended().get())).toMillis() / 1000.0;
-                return String.format("%.1fs", s);
-            }
-        } catch (DateTimeParseException e) {
-            // not a time: unknown
-        }
-        return "-";
     }
 
     private static String argv(SpecLoader.Loaded loaded) {
