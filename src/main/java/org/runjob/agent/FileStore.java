@@ -2,6 +2,7 @@ package org.runjob.agent;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -40,13 +41,18 @@ final class FileStore {
         this.tag = FileReceiver.uniqueTag(".tmp-");
     }
 
-    /** The store at {@code dir}, made (mode 700) when missing; empty when it cannot be trusted or made. */
+    /**
+     * The store at {@code dir}, made (mode 700) when missing; empty when it cannot be trusted or made.
+     * Runs that start at once may each try to make it: the one that loses uses the one that won.
+     */
     static Optional<FileStore> open(Path dir) {
         try {
             Files.createDirectories(dir.getParent());
             if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
                 Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             }
+        } catch (FileAlreadyExistsException e) {
+            // another run made it between the check and ours: it is checked below like any other
         } catch (IOException e) {
             return Optional.empty();
         }
