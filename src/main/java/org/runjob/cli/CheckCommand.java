@@ -7,9 +7,11 @@ import org.runjob.backends.Backends;
 import org.runjob.launch.NodeStarter;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
+import org.runjob.node.NodeException;
 import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.report.PreflightText;
+import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
 
 import picocli.CommandLine.Command;
@@ -42,9 +44,16 @@ final class CheckCommand implements Callable<Integer> {
         }
         PreflightReport report;
         Backend backend = Backends.of(loaded.spec());
-        try (Cluster cluster = Launch.open(backend, loaded.spec(), io);
-             Preflight.Outcome checked = Launch.preflight(loaded.spec(), backend,
-                     new NodeStarter(loaded.spec(), cluster, io.env(), Optional.empty()), Optional.empty(), Optional.empty(), io.err())) {
+        JobSpec spec;
+        try {
+            spec = backend.resolve(loaded.spec(), io.env());
+        } catch (NodeException e) {
+            io.err().println("runjob: " + e.getMessage());
+            return ExitCode.PREFLIGHT_FAILED;
+        }
+        try (Cluster cluster = Launch.open(backend, spec, io);
+             Preflight.Outcome checked = Launch.preflight(spec, backend,
+                     new NodeStarter(spec, cluster, io.env(), Optional.empty()), Optional.empty(), Optional.empty(), io.err())) {
             report = checked.report();
         }
         if (options.output == JobOptions.Output.json) {

@@ -104,6 +104,11 @@ final class QueuedRun {
         }
     }
 
+    /** Why a queued run's job ended before its runjob started, as its scheduler recorded it; empty when it was withdrawn or no one can say. */
+    static Optional<String> unstarted(Path folder, Map<String, String> env) {
+        return of(folder).flatMap(q -> q.getKey().unstarted(q.getValue(), env));
+    }
+
     /** What the scheduler says of a queued run whose runjob is not (or not yet) on this machine; empty when it no longer has it. */
     static Optional<String> state(Path folder, Map<String, String> env) {
         return of(folder).flatMap(q -> q.getKey().queued(q.getValue(), env));

@@ -27,6 +27,7 @@ import org.runjob.logs.OutputRouter;
 import org.runjob.logs.RunFolder;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
+import org.runjob.node.NodeException;
 import org.runjob.node.RunHandle;
 import org.runjob.plan.Inventory;
 import org.runjob.plan.LaunchPlan;
@@ -93,13 +94,13 @@ final class RunJob {
         if (loaded == null) {
             return ExitCode.INVALID;
         }
-        JobSpec spec = loaded.spec();
+        JobSpec asWritten = loaded.spec();
         String runId = givenRunId.orElseGet(() -> RunId.of(io.clock().instant(), io.random().getAsInt()));
-        Path logFile = Path.of(spec.logsDir()).resolve(spec.name()).resolve(runId).resolve("runjob.log");
+        Path logFile = Path.of(asWritten.logsDir()).resolve(asWritten.name()).resolve(runId).resolve("runjob.log");
         try {
             Files.createDirectories(logFile.getParent());
         } catch (IOException e) {
-            io.err().println("runjob: cannot create the run folder " + logFile.getParent() + " (logs.dir " + spec.logsDir() + "): "
+            io.err().println("runjob: cannot create the run folder " + logFile.getParent() + " (logs.dir " + asWritten.logsDir() + "): "
                     + why(e));
             return ExitCode.INVALID;
         }
@@ -107,9 +108,17 @@ final class RunJob {
             firstAttempt = Requeued.firstAttempt(io, logFile.getParent(), runId);
         }
         Diagnostics.toRunFolder(logFile, options.verbose);
-        RunStatus status = new RunStatus(RunFolder.of(logFile.getParent()), runId, spec.name(), io.clock());
+        RunStatus status = new RunStatus(RunFolder.of(logFile.getParent()), runId, asWritten.name(), io.clock());
         status.write("preflight");
-        Backend backend = Backends.of(spec);
+        Backend backend = Backends.of(asWritten);
+        JobSpec spec;
+        try {
+            spec = backend.resolve(asWritten, io.env());
+        } catch (NodeException e) {
+            io.err().println("runjob: " + e.getMessage());
+            status.write("preflight failed");
+            return ExitCode.PREFLIGHT_FAILED;
+        }
         backend.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
         try (Cluster cluster = hosted.isPresent() ? Backends.hosted(hosted.get()) : Launch.open(backend, spec, io);
              Preflight.Outcome checked = WorkdirRace.preflight(io, () -> Launch.preflight(spec, backend,
@@ -159,7 +168,7 @@ final class RunJob {
     private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, Backend backend, PreflightReport report,
                               RankSelection ranks, List<String> commandLine, Launcher launcher, Map<String, Shipped> shipped,
                               RunStatus status, boolean json, Optional<RunHandle> handle) throws IOException {
-        JobSpec spec = loaded.spec();
+        JobSpec spec = plan.spec();
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
         RunIndex.add(io, RunIndex.Entry.here(plan.runId(), spec.name(), io.clock().instant(), folder.dir()));
         folder.writeJob(rebased(loaded));

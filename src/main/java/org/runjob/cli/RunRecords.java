@@ -31,10 +31,19 @@ final class RunRecords {
 
     /** One run as its folder shows it. */
     record Run(Path folder, String job, String runId, String state, Optional<Integer> exitCode, Optional<String> started,
-               Optional<String> ended, Optional<String> commit, Optional<JsonNode> status, Optional<JsonNode> summary) {
+               Optional<String> ended, Optional<String> commit, Optional<JsonNode> status, Optional<JsonNode> summary, Optional<String> why) {
+
+        /** A queued job that ended before its runjob started: {@link #why} says what the scheduler recorded. */
+        static final String UNSTARTED = "failed to start";
+
+        Run(Path folder, String job, String runId, String state, Optional<Integer> exitCode, Optional<String> started,
+            Optional<String> ended, Optional<String> commit, Optional<JsonNode> status, Optional<JsonNode> summary) {
+            this(folder, job, runId, state, exitCode, started, ended, commit, status, summary, Optional.empty());
+        }
 
         boolean live() {
-            return summary.isEmpty() && !state.equals("dead") && !state.equals("preflight failed") && !state.equals("withdrawn");
+            return summary.isEmpty() && !state.equals("dead") && !state.equals("preflight failed") && !state.equals("withdrawn")
+                    && !state.equals(UNSTARTED);
         }
 
         Optional<Coordinator> coordinator() {
@@ -88,6 +97,7 @@ final class RunRecords {
     static Run read(Path folder, Map<String, String> env) {
         Optional<JsonNode> summary = json(folder.resolve("summary.json"));
         Optional<JsonNode> status = json(folder.resolve("status.json"));
+        Optional<String> why = Optional.empty();
         String state;
         if (summary.isPresent()) {
             state = summary.get().path("result").asString("?");
@@ -103,7 +113,9 @@ final class RunRecords {
             if (queued.isPresent()) {
                 state = queued.get().startsWith("queued") ? queued.get() : status.map(s -> s.path("state").asString("running")).orElse("running");
             } else if (status.isEmpty() && QueuedRun.of(folder).isPresent()) {
-                state = "withdrawn"; // the scheduler dropped the job before its runjob started
+                // the job left the queue before its runjob started: withdrawn, or it failed on its node
+                why = QueuedRun.unstarted(folder, env);
+                state = why.isPresent() ? Run.UNSTARTED : "withdrawn";
             }
         }
         Optional<Integer> exit = summary.map(s -> s.path("exit_code").asInt(-1));
@@ -111,7 +123,7 @@ final class RunRecords {
         Optional<String> ended = summary.map(s -> s.path("end").asString(null));
         Optional<String> commit = summary.map(s -> s.path("git").path("commit").asString(null));
         return new Run(folder, folder.getParent().getFileName().toString(), folder.getFileName().toString(), state, exit, started, ended,
-                commit, status, summary);
+                commit, status, summary, why);
     }
 
     /**

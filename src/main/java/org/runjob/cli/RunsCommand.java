@@ -56,6 +56,7 @@ final class RunsCommand implements Callable<Integer> {
                 var o = a.addObject().put("run_id", r.runId()).put("job", r.job()).put("state", r.state()).put("folder", r.folder().toString());
                 o.put("started", r.started().orElse(null)).put("ended", r.ended().orElse(null)).put("commit", r.commit().orElse(null));
                 r.exitCode().ifPresentOrElse(c -> o.put("exit_code", c), () -> o.putNull("exit_code"));
+                r.why().ifPresent(why -> o.put("why", why));
                 SweepRecord w = sweeps.get(r);
                 if (w != null) {
                     ObjectNode sw = o.putObject("sweep").put("id", w.sweep()).put("point", w.point());

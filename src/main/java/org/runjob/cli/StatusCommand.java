@@ -88,6 +88,7 @@ final class StatusCommand implements Callable<Integer> {
         if (options.output == JobOptions.Output.json) {
             ObjectNode o = r.status().map(s -> (ObjectNode) s.deepCopy()).orElse(JsonMapper.builder().build().createObjectNode());
             o.put("state", r.state()).put("folder", r.folder().toString());
+            r.why().ifPresent(w -> o.put("why", w));
             ObjectNode dirs = o.putObject("workdirs");
             workdirs(r).forEach(dirs::put);
             r.exitCode().ifPresent(c -> o.put("exit_code", c));
@@ -100,6 +101,7 @@ final class StatusCommand implements Callable<Integer> {
                     + r.exitCode().map(c -> " (exit " + c + ")").orElse("")
                     + r.status().map(s -> ", attempt " + s.path("attempt").asInt()).orElse("")
                     + r.coordinator().map(c -> ", runjob pid " + c.pid() + " on " + c.host() + (c.alive() ? "" : " (gone)")).orElse(""));
+            r.why().ifPresent(w -> io.out().println("why: " + w));
             StatusView.text(r.runId(), rows).forEach(io.out()::println);
             io.out().println("folder " + r.folder());
             Map<String, String> dirs = workdirs(r);

@@ -63,6 +63,9 @@ final class StatusView {
     /** The table, then the mark's meaning when a rank has it. */
     static List<String> text(String runId, List<Row> rows) {
         List<String> out = new ArrayList<>();
+        if (rows.isEmpty()) {
+            return out; // no rank started (queued, withdrawn, refused): no table
+        }
         out.add(String.format("%-16s %5s  %-10s  %8s  %-12s  %s", "node", "rank", "state", "pid", "last output", "last line"));
         for (Row x : rows) {
             out.add(String.format("%-16s %5d  %-10s  %8s  %-12s  %s", x.node(), x.rank(), x.state(), x.pid(),

@@ -17,6 +17,7 @@ import org.runjob.spec.JobSpec;
  * in the registry and its block in the job schema.
  *
  * <ol>
+ *   <li>{@link #resolve}: the job's nodes named, where the backend picks them.</li>
  *   <li>{@link #notes} before a run: what the job file asks that this backend treats otherwise.</li>
  *   <li>{@link #dryRun}: the commands it would run, for {@code --dry-run} (text and plan JSON).</li>
  *   <li>{@link #open}: the job's {@link Cluster}; nothing is contacted until a node is reached.</li>
@@ -36,6 +37,17 @@ public interface Backend {
      * @param interrupted true once runjob is asked to stop (Ctrl-C): a waiting start is withdrawn
      */
     Cluster open(JobSpec spec, Map<String, String> env, Consumer<String> progress, BooleanSupplier interrupted);
+
+    /**
+     * The job with every node named, before anything else of a run or check uses its nodes: a
+     * backend that picks nodes itself (Slurm's nodes given as a count) names them from where runjob
+     * runs (the allocation it is in); others return {@code spec}.
+     *
+     * @throws NodeException saying why the nodes cannot be named here
+     */
+    default JobSpec resolve(JobSpec spec, Map<String, String> env) throws NodeException {
+        return spec;
+    }
 
     /** What this backend treats otherwise than the job file reads (settings it ignores, lists it takes as counts). */
     List<String> notes(JobSpec spec);
@@ -68,6 +80,14 @@ public interface Backend {
      * scheduler's reason), "running", or empty once the scheduler no longer has it.
      */
     default Optional<String> queued(String jobId, Map<String, String> env) {
+        return Optional.empty();
+    }
+
+    /**
+     * Why a queued job ({@link #queue}) that left the scheduler's queue ended before its coordinator
+     * started, as the scheduler recorded it; empty when it was withdrawn, or the scheduler cannot say.
+     */
+    default Optional<String> unstarted(String jobId, Map<String, String> env) {
         return Optional.empty();
     }
 

@@ -10,6 +10,7 @@ import java.util.function.Consumer;
 
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
+import org.runjob.node.NodeException;
 import org.runjob.plan.ShellWords;
 import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
@@ -29,6 +30,30 @@ public final class SlurmBackend implements Backend {
     @Override
     public Cluster open(JobSpec spec, Map<String, String> env, Consumer<String> progress, BooleanSupplier interrupted) {
         return new SlurmCluster(spec, env, progress, interrupted);
+    }
+
+    /**
+     * Nodes given as a count are named from the allocation runjob runs in ({@code SLURM_JOB_NODELIST},
+     * expanded by {@code scontrol show hostnames}): the first N, in Slurm's order, the first the master.
+     */
+    @Override
+    public JobSpec resolve(JobSpec spec, Map<String, String> env) throws NodeException {
+        if (!spec.nodesUnnamed()) {
+            return spec;
+        }
+        int n = spec.nodes().size();
+        Optional<String> job = Optional.ofNullable(env.get("SLURM_JOB_ID")).filter(j -> j.matches("\\d+"));
+        Optional<String> list = Optional.ofNullable(env.get("SLURM_JOB_NODELIST")).filter(l -> !l.isBlank());
+        if (job.isEmpty() || list.isEmpty()) {
+            throw new NodeException("the job's " + n + " node" + (n == 1 ? " is" : "s are") + " given as a count, and Slurm names them"
+                    + " when it allocates them: queue the run with `runjob submit`, or run runjob inside an allocation (salloc --nodes=" + n + ")");
+        }
+        List<String> held = SlurmCommands.hostnames(list.get(), SlurmEnv.of(env));
+        if (held.size() < n) {
+            throw new NodeException("runjob runs inside Slurm job " + job.get() + ", which holds " + held.size() + " node"
+                    + (held.size() == 1 ? "" : "s") + " (" + list.get() + "); the job asks for " + n);
+        }
+        return spec.withNodeNames(held.subList(0, n));
     }
 
     @Override
@@ -71,6 +96,11 @@ public final class SlurmBackend implements Backend {
             return Optional.empty(); // gone from the queue, or squeue could not say
         }
         return Optional.of(out.startsWith("PENDING") ? "queued (" + out.substring("PENDING".length()).trim() + ")" : "running");
+    }
+
+    @Override
+    public Optional<String> unstarted(String jobId, Map<String, String> env) {
+        return SlurmCommands.ask(List.of("scontrol", "-o", "show", "job", jobId), SlurmEnv.of(env)).flatMap(out -> SlurmEvents.unstarted(jobId, out));
     }
 
     @Override

@@ -124,6 +124,10 @@ public final class SlurmCluster implements Cluster {
         if (failed == null && closed) {
             failed = new NodeException("the run is ending");
         }
+        if (failed == null && spec.nodesUnnamed()) {
+            failed = new NodeException("the job's nodes are given as a count: this command needs them named (runjob names them"
+                    + " when it runs inside the allocation)");
+        }
         if (failed == null) {
             try {
                 infos = sinfo();
@@ -186,8 +190,7 @@ public final class SlurmCluster implements Cluster {
         if (insideNodes.isEmpty()) {
             return List.of();
         }
-        String out = output(List.of("scontrol", "show", "hostnames", insideNodes.get()), "scontrol show hostnames " + insideNodes.get());
-        List<String> held = out.lines().map(String::trim).filter(l -> !l.isEmpty()).toList();
+        List<String> held = SlurmCommands.hostnames(insideNodes.get(), env);
         return spec.nodes().stream().map(NodeSpec::name).filter(n -> !held.contains(n)).toList();
     }
 

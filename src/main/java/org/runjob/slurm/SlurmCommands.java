@@ -13,6 +13,7 @@ import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.runjob.node.NodeException;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 
@@ -33,7 +34,8 @@ import org.runjob.spec.NodeSpec;
  *       piped unbuffered (the agent's frames are binary), Slurm's CPU binding off (the agent's
  *       workers share the step).</li>
  * </ul>
- * Which GPUs a node gets is Slurm's choice: a job's GPU list is taken as a count.
+ * Which GPUs a node gets is Slurm's choice: a job's GPU list is taken as a count. Nodes given as
+ * a count ({@link JobSpec#nodesUnnamed}) are asked for without {@code --nodelist}: Slurm picks them.
  */
 public final class SlurmCommands {
 
@@ -140,7 +142,11 @@ public final class SlurmCommands {
             slurm.account().ifPresent(a -> argv.add("--account=" + a));
             slurm.qos().ifPresent(q -> argv.add("--qos=" + q));
             slurm.time().ifPresent(t -> argv.add("--time=" + t));
+            if (!spec.nodesUnnamed()) {
+                if (!spec.nodesUnnamed()) {
             argv.add("--nodelist=" + String.join(",", nodes));
+        }
+            }
             argv.add("--nodes=" + nodes.size());
             if (uniform(nodes)) {
                 argv.add("--ntasks-per-node=" + shape.workers());
@@ -166,7 +172,8 @@ public final class SlurmCommands {
      * its output appended to {@code folder/slurm-JOBID.out}.
      *
      * @throws IllegalArgumentException for what one batch job cannot hold yet: nodes of several GPU
-     *                                  counts (a heterogeneous job), or unequal worker counts (a hostfile)
+     *                                  counts (a heterogeneous job), unequal worker counts (a hostfile),
+     *                                  or {@code gpus: all} (a count Slurm needs before any node is reached)
      */
     public List<String> sbatch(String jobName, Path folder, Path script, List<String> coordinator) {
         if (components.size() != 1) {
@@ -177,6 +184,10 @@ public final class SlurmCommands {
             throw new IllegalArgumentException("submit queues nodes with one worker count only; this job's nodes differ");
         }
         Shape shape = shapes.get(nodes.get(0));
+        if (shape.gpus() < 0) {
+            throw new IllegalArgumentException("submit asks Slurm for a number of GPUs per node, and gpus: all is known only once"
+                    + " runjob reaches a node: give the count, e.g. gpus: {count: 8}");
+        }
         List<String> argv = new ArrayList<>(List.of("sbatch", "--parsable", "--job-name=" + jobName,
                 "--output=" + folder.resolve("slurm-%j.out"), "--open-mode=append"));
         slurm.partition().ifPresent(p -> argv.add("--partition=" + p));
@@ -185,7 +196,9 @@ public final class SlurmCommands {
         slurm.time().ifPresent(t -> argv.add("--time=" + t));
         // the batch step is runjob itself (exec): Slurm's warning before the time limit stops the run gracefully
         argv.add("--signal=B:USR1@" + slurm.stopBeforeLimitSeconds());
-        argv.add("--nodelist=" + String.join(",", nodes));
+        if (!spec.nodesUnnamed()) {
+            argv.add("--nodelist=" + String.join(",", nodes));
+        }
         argv.add("--nodes=" + nodes.size());
         argv.add("--ntasks-per-node=" + shape.workers());
         if (shape.gpus() > 0) {
@@ -236,6 +249,29 @@ public final class SlurmCommands {
             Thread.currentThread().interrupt();
             return Optional.empty();
         }
+    }
+
+    /**
+     * The node names a Slurm host list stands for ({@code gpu[01-03],cpu7}), in its order, from
+     * {@code scontrol show hostnames} (which expands the list itself, without asking slurmctld).
+     *
+     * @throws NodeException when scontrol cannot run or refuses the list
+     */
+    static List<String> hostnames(String hostList, Map<String, String> env) throws NodeException {
+        Ran ran;
+        try {
+            ran = run(List.of("scontrol", "show", "hostnames", hostList), env);
+        } catch (IOException e) {
+            throw new NodeException("cannot run scontrol (is Slurm's client installed here?): " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new NodeException("interrupted while asking scontrol about " + hostList, e);
+        }
+        List<String> names = ran.out().lines().map(String::trim).filter(l -> !l.isEmpty()).toList();
+        if (!ran.ok() || names.isEmpty()) {
+            throw new NodeException("scontrol show hostnames " + hostList + " failed: " + ran.out().trim());
+        }
+        return names;
     }
 
     /** The node's component in a heterogeneous allocation; empty when there is one component. */

@@ -24,6 +24,9 @@ final class SlurmEvents {
             "OUT_OF_MEMORY", "ran out of memory (OUT_OF_MEMORY)",
             "FAILED", "failed");
 
+    private static final Pattern EXIT = Pattern.compile("\\bExitCode=(\\S+)");
+    private static final Pattern BATCH_HOST = Pattern.compile("\\bBatchHost=(\\S+)");
+
     /** How long a job that reads COMPLETING is given to show the state it ends in. */
     static final long SETTLE_S = 30;
 
@@ -52,5 +55,28 @@ final class SlurmEvents {
         Matcher reason = REASON.matcher(scontrol);
         String why = reason.find() && !reason.group(1).equals("None") ? ", reason " + reason.group(1) : "";
         return Optional.of("Slurm job " + jobId + " " + what + " (" + state.group(1) + why + ")");
+    }
+
+    /**
+     * Why a submitted job ended before the runjob of its batch step started (it wrote no status),
+     * from its record: empty while it is queued or runs, when it was cancelled (withdrawn), or when
+     * slurmctld no longer knows it. A batch step that fails at once on its node is most often one
+     * whose output file, in the run folder, cannot be made there: the folder is not on a filesystem
+     * the node shares, so the message says so.
+     */
+    static Optional<String> unstarted(String jobId, String scontrol) {
+        Matcher state = STATE.matcher(scontrol);
+        if (!state.find() || state.group(1).equals("CANCELLED") || !ENDED.containsKey(state.group(1))) {
+            return Optional.empty();
+        }
+        Matcher exit = EXIT.matcher(scontrol);
+        Matcher host = BATCH_HOST.matcher(scontrol);
+        String node = host.find() && !host.group(1).equals("(null)") ? host.group(1) : null;
+        String what = "Slurm job " + jobId + " " + ENDED.get(state.group(1)) + (node == null ? "" : " on " + node)
+                + " before runjob started (" + state.group(1) + (exit.find() ? ", exit code " + exit.group(1) : "") + ")";
+        if (state.group(1).equals("FAILED") && node != null) {
+            what += ": is the run folder on a filesystem " + node + " shares? Slurm writes the job's output there";
+        }
+        return Optional.of(what);
     }
 }

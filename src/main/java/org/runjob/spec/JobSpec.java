@@ -1,6 +1,7 @@
 package org.runjob.spec;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -148,7 +149,8 @@ public record JobSpec(
      * @param cpusPerWorker          CPUs the allocation holds per worker (Slurm's default: one)
      */
     public record SlurmSpec(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
-                            List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker) {
+                            List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker,
+                            boolean countedNodes) {
         public static final int DEFAULT_STOP_BEFORE_LIMIT_S = 90;
 
         public SlurmSpec {
@@ -157,9 +159,46 @@ public record JobSpec(
         }
 
         public SlurmSpec(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
+                         List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker) {
+            this(partition, account, time, qos, allocArgs, srunArgs, stopBeforeLimitSeconds, cpusPerWorker, false);
+        }
+
+        public SlurmSpec(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
                          List<String> allocArgs, List<String> srunArgs) {
             this(partition, account, time, qos, allocArgs, srunArgs, DEFAULT_STOP_BEFORE_LIMIT_S, Optional.empty());
         }
+    }
+
+    /**
+     * The name the {@code i}th of nodes given as a count ({@code nodes: [{count: N}]}) goes by until
+     * the allocation names it ({@link #withNodeNames}): what a dry run shows.
+     */
+    public static String countedNodeName(int i) {
+        return "NODE" + i;
+    }
+
+    /** True while the nodes were given as a count and have no names yet: the allocation gives them ({@link #withNodeNames}). */
+    public boolean nodesUnnamed() {
+        return slurm.map(SlurmSpec::countedNodes).orElse(false);
+    }
+
+    /**
+     * The job with the nodes given as a count named {@code names} (a Slurm allocation's, in its
+     * order): node {@code i} is {@code names[i]}, the master the first.
+     */
+    public JobSpec withNodeNames(List<String> names) {
+        if (!nodesUnnamed() || names.size() != nodes.size()) {
+            throw new IllegalArgumentException("naming " + names.size() + " of " + nodes.size() + " nodes given as a count");
+        }
+        List<NodeSpec> named = new ArrayList<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            NodeSpec n = nodes.get(i);
+            named.add(new NodeSpec(names.get(i), new NodeAddress.Slurm(names.get(i)), n.gpus(), n.workers(), n.workdir(), n.env()));
+        }
+        SlurmSpec s = slurm.get();
+        return new JobSpec(name, named, new RendezvousSpec(names.get(0), rendezvous.addr(), rendezvous.port()), entrypoint, workdir,
+                runsShareWorkdir, files, env, ssh, failure, logsDir, metric, Optional.of(new SlurmSpec(s.partition(), s.account(), s.time(),
+                s.qos(), s.allocArgs(), s.srunArgs(), s.stopBeforeLimitSeconds(), s.cpusPerWorker(), false)), strictGpuLeases, relay, source);
     }
 
     /** How runjob logs in to nodes. */

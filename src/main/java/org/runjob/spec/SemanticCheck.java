@@ -101,6 +101,7 @@ final class SemanticCheck {
                     problem(p + "/name", "duplicate node name '" + name.stringValue() + "' (first at line " + earlier + ")");
                 }
             }
+            counted(node, p, label, nodes.size());
             boolean local = isLocal(node);
             if (slurm && local) {
                 problem(p + "/local", label + " is local, but backend: slurm runs every node as a Slurm node (its name is the Slurm node name)");
@@ -128,9 +129,41 @@ final class SemanticCheck {
         return names;
     }
 
+    /**
+     * A node entry given as a {@code count}: Slurm picks and names those nodes, so it is a Slurm
+     * job's only node entry, without a name, host or a GPU list to be found on each node ({@code all}).
+     */
+    private void counted(JsonNode node, String p, String label, int entries) {
+        if (!node.has("count")) {
+            return;
+        }
+        if (!slurm) {
+            keyProblem(p + "/count", "nodes given as a count are chosen by Slurm: set backend: slurm, or name each node");
+            return;
+        }
+        if (node.has("name")) {
+            keyProblem(p + "/name", "nodes given as a count have no names: Slurm names them when it allocates them");
+        }
+        if (entries > 1) {
+            keyProblem(p + "/count", "nodes given as a count are the job's only node entry: give every node as one count, or name each");
+        }
+        if (node.has("host")) {
+            keyProblem(p + "/host", label + " is given as a count: Slurm picks its nodes, so it has no host");
+        }
+        JsonNode gpus = node.get("gpus");
+        if (gpus != null && gpus.isString()) {
+            problem(p + "/gpus", "nodes given as a count need their GPUs as a number, e.g. gpus: {count: 8}: Slurm allocates that many on each");
+        }
+    }
+
     private void rendezvous(JsonNode root, List<String> nodeNames) {
         JsonNode rdzv = root.get("rendezvous");
         JsonNode master = rdzv == null ? null : rdzv.get("master");
+        JsonNode listed = root.get("nodes");
+        if (master != null && listed != null && listed.isArray() && listed.size() == 1 && listed.get(0).has("count")) {
+            keyProblem("/rendezvous/master", "nodes given as a count have no names: the first node of the allocation is the master");
+            return;
+        }
         JsonNode nodes = root.get("nodes");
         JsonNode masterNode = null;
         if (master != null && master.isString()) {

@@ -34,8 +34,17 @@ final class SpecBinder {
         String name = root.get("name").stringValue();
         boolean slurm = text(root, "backend").orElse("ssh").equals("slurm");
         List<NodeSpec> nodes = new ArrayList<>();
+        boolean counted = false;
         for (JsonNode n : root.get("nodes")) {
-            nodes.add(node(n, slurm));
+            if (n.has("count")) {
+                // Slurm picks these: each a copy of the entry, named from the allocation at start
+                counted = true;
+                for (int i = 0; i < n.get("count").intValue(); i++) {
+                    nodes.add(node(n, JobSpec.countedNodeName(i), slurm));
+                }
+            } else {
+                nodes.add(node(n, n.get("name").stringValue(), slurm));
+            }
         }
         JsonNode r = object(root, "rendezvous");
         JobSpec.RendezvousSpec rendezvous = new JobSpec.RendezvousSpec(
@@ -77,18 +86,19 @@ final class SpecBinder {
                 root.has("runs_share_workdir") && root.get("runs_share_workdir").booleanValue(),
                 files, env(root.get("env")), sshSpec, failureSpec,
                 text(object(root, "logs"), "dir").orElse("runs"), text(object(root, "logs"), "metric").map(Pattern::compile),
-                slurm ? Optional.of(slurm(object(root, "slurm"))) : Optional.empty(),
+                slurm ? Optional.of(slurm(object(root, "slurm"), counted)) : Optional.empty(),
                 text(root, "gpu_leases").orElse("warn").equals("strict"),
                 Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source);
     }
 
-    private static JobSpec.SlurmSpec slurm(JsonNode s) {
+    private static JobSpec.SlurmSpec slurm(JsonNode s, boolean countedNodes) {
         return new JobSpec.SlurmSpec(text(s, "partition"), text(s, "account"), text(s, "time"), text(s, "qos"),
                 strings(s.get("alloc_args")), strings(s.get("srun_args")),
-                integer(s, "stop_before_limit_s").orElse(JobSpec.SlurmSpec.DEFAULT_STOP_BEFORE_LIMIT_S), integer(s, "cpus_per_worker"));
+                integer(s, "stop_before_limit_s").orElse(JobSpec.SlurmSpec.DEFAULT_STOP_BEFORE_LIMIT_S), integer(s, "cpus_per_worker"),
+                countedNodes);
     }
 
-    private NodeSpec node(JsonNode n, boolean slurm) {
+    private NodeSpec node(JsonNode n, String name, boolean slurm) {
         JsonNode gpus = n.get("gpus");
         NodeSpec.GpuRequest request;
         if (gpus == null) {
@@ -105,7 +115,6 @@ final class SpecBinder {
         }
         Optional<Integer> port = integer(n, "port");
         Optional<Integer> workers = integer(n, "workers");
-        String name = n.get("name").stringValue();
         NodeAddress address;
         if (slurm) {
             address = new NodeAddress.Slurm(name);

@@ -223,6 +223,71 @@ class SlurmBackendTest {
     }
 
     @Test
+    void nodesGivenAsACountAreTheOnesTheAllocationHolds() throws Exception {
+        String extra = "backend: slurm\nworkdir: " + dir.resolve("work") + "\n";
+        Path job = jobs.job("counted", "  - {count: 2, workers: 1}\n", jobs.worker("where.py"), List.of("python3", "where.py"), extra, Map.of());
+        Cli dry = run(job, "--dry-run");
+        assertThat(dry.code()).as(dry.err()).isZero();
+        assertThat(dry.out()).contains("salloc --job-name=runjob-counted --nodes=2 --ntasks-per-node=1 sh -c ")
+                .contains("srun --jobid=JOBID --job-name=runjob-agent --nodelist=NODE1 ");
+        // outside an allocation nothing names the nodes: refused before anything is asked of Slurm
+        Cli outside = run(job);
+        assertThat(outside.code()).isEqualTo(3);
+        assertThat(outside.err()).contains("runjob: the job's 2 nodes are given as a count, and Slurm names them when it allocates them:"
+                + " queue the run with `runjob submit`, or run runjob inside an allocation (salloc --nodes=2)\n");
+        assertThat(slurm.queue()).isEmpty();
+
+        // with h1 held by another job, Slurm can only give h2 and h3: the run's nodes, ranks and master are those
+        String holder = sbatch("--job-name=holder", "--exclusive", "--nodelist=h1", "--output=/dev/null", "--wrap", "sleep 300");
+        Poll.until(() -> queueHas(holder + " RUNNING holder"), Duration.ofSeconds(30), "the holder job to run on h1");
+        String runId = submit(job);
+        String jobId = queuedJobId("counted", runId);
+        Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(90), "the counted run to succeed");
+        String master = jobs.bed.host(2).address();
+        assertThat(Files.readString(jobs.logs.resolve("counted").resolve(runId).resolve("all.log")).lines()
+                .filter(l -> l.contains("] rank ")).sorted().toList())
+                .containsExactly("[h2/0] rank 0 of 2 node 0 master " + master, "[h3/1] rank 1 of 2 node 1 master " + master);
+        cancel(holder);
+        Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 10), "the queue to empty");
+        assertThat(jobState(jobId)).isEqualTo("COMPLETED");
+
+        // inside the user's allocation of h1 and h3, a count of 1 is its first node
+        Path one = jobs.job("counted1", "  - {count: 1, workers: 2}\n", jobs.worker("where.py"), List.of("python3", "where.py"), extra, Map.of());
+        List<String> cmd = List.of("salloc", "--job-name=users-own", "--nodes=2", "--nodelist=h1,h3", "--ntasks-per-node=2",
+                ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main",
+                one.toString());
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(dir.resolve("one.out").toFile()).redirectError(dir.resolve("one.err").toFile());
+        pb.environment().putAll(env);
+        Process salloc = pb.start();
+        running.add(salloc);
+        assertThat(salloc.waitFor(90, TimeUnit.SECONDS)).isTrue();
+        assertThat(salloc.exitValue()).as(Files.readString(dir.resolve("one.err"))).isZero();
+        String h1 = jobs.bed.host(1).address();
+        assertThat(Files.readString(dir.resolve("one.out")).lines().filter(l -> l.contains("] rank ")).sorted().toList())
+                .containsExactly("[h1/0] rank 0 of 2 node 0 master " + h1, "[h1/1] rank 1 of 2 node 0 master " + h1);
+    }
+
+    @Test
+    void aSubmittedRunWhoseNodeCannotSeeItsFolderSaysSo() throws Exception {
+        Path job = evenJob("unseen", "ticks.py", Map.of("TICKS", "1"));
+        Files.writeString(job, Files.readString(job) + "slurm: {alloc_args: [--hold]}\n");
+        String runId = submit(job);
+        String jobId = queuedJobId("unseen", runId);
+        // while the job is held, the folder leaves: the node sees what a node without the login node's filesystem sees
+        Path folder = jobs.logs.resolve("unseen").resolve(runId);
+        Path aside = Files.move(folder, dir.resolve("aside"));
+        assertThat(slurm.out("scontrol", "release", jobId)).isEmpty();
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the job to end on its node");
+        Files.move(aside, folder);
+        Cli status = Cli.run(env, "status", runId);
+        // Slurm could not make the job's output file in the folder: the batch step failed before its command (0:53)
+        assertThat(status.out()).isEqualTo("run " + runId + " of job unseen: failed to start\nwhy: Slurm job " + jobId
+                + " failed on h1 before runjob started (FAILED, exit code 0:53): is the run folder on a filesystem h1 shares?"
+                + " Slurm writes the job's output there\nfolder " + folder + "\n");
+        assertThat(Cli.run(env, "runs").out()).containsPattern(runId + " +unseen +failed to start ");
+    }
+
+    @Test
     void aSubmittedRunStopsGracefullyBeforeItsTimeLimitWithItsWorkersLastLines() throws Exception {
         SshTestbed bed = jobs.bed;
         String nodes = jobs.node(bed.host(1), 1).replace(", workdir: " + dir.resolve("work-h1"), "")

@@ -1,6 +1,7 @@
 package org.runjob.slurm;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -60,6 +61,35 @@ class SlurmCommandsTest {
                 .containsExactly("sbatch", "--parsable", "--job-name=runjob-r", "--output=/runs/r/1/slurm-%j.out", "--open-mode=append", "--time=10",
                         "--signal=B:USR1@45", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2", "--cpus-per-task=6", "/runs/r/1/submit.sh",
                         "java", "run");
+    }
+
+    @Test
+    void nodesGivenAsACountAreAskedForByNumberAndNamedFromTheAllocation() {
+        JobSpec.SlurmSpec counted = new JobSpec.SlurmSpec(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), List.of(),
+                List.of(), 90, Optional.empty(), true);
+        NodeSpec each = new NodeSpec(JobSpec.countedNodeName(0), new NodeAddress.Slurm(JobSpec.countedNodeName(0)),
+                new NodeSpec.GpuRequest.Count(4, 500), OptionalInt.empty(), Optional.empty(), Map.of("A", "1"));
+        NodeSpec second = new NodeSpec(JobSpec.countedNodeName(1), new NodeAddress.Slurm(JobSpec.countedNodeName(1)), each.gpus(),
+                OptionalInt.empty(), Optional.empty(), Map.of("A", "1"));
+        JobSpec spec = job(counted, each, second);
+        assertThat(spec.nodesUnnamed()).isTrue();
+        assertThat(commands(spec).sbatch("runjob-j", Path.of("/r"), Path.of("/r/submit.sh"), List.of("java")))
+                .containsExactly("sbatch", "--parsable", "--job-name=runjob-j", "--output=/r/slurm-%j.out", "--open-mode=append",
+                        "--signal=B:USR1@90", "--nodes=2", "--ntasks-per-node=4", "--gpus-per-node=4", "/r/submit.sh", "java");
+        JobSpec named = spec.withNodeNames(List.of("gpu07", "gpu03"));
+        assertThat(named.nodesUnnamed()).isFalse();
+        assertThat(named.nodes()).extracting(NodeSpec::name).containsExactly("gpu07", "gpu03");
+        assertThat(named.nodes()).extracting(NodeSpec::address).containsExactly(new NodeAddress.Slurm("gpu07"), new NodeAddress.Slurm("gpu03"));
+        assertThat(named.nodes().get(1).env()).isEqualTo(Map.of("A", "1"));
+        assertThat(named.rendezvous().master()).isEqualTo("gpu07");
+        assertThat(commands(named).salloc("r")).contains("--nodelist=gpu07,gpu03");
+    }
+
+    @Test
+    void submitRefusesGpusAllForSlurmNeedsTheCountFirst() {
+        NodeSpec all = new NodeSpec("a", new NodeAddress.Slurm("a"), new NodeSpec.GpuRequest.All(), OptionalInt.empty(), Optional.empty(), Map.of());
+        assertThatThrownBy(() -> commands(job(PLAIN, all)).sbatch("r", Path.of("/r"), Path.of("/r/s.sh"), List.of("java")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gpus: all is known only once runjob reaches a node");
     }
 
     @Test

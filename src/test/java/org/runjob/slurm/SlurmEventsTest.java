@@ -27,4 +27,16 @@ class SlurmEventsTest {
         assertThat(SlurmEvents.gone("12", job("RUNNING", "None"))).isEmpty();
         assertThat(SlurmEvents.gone("12", "")).isEmpty();
     }
+
+    @Test
+    void aSubmittedJobThatFailedOnItsNodeBeforeRunjobStartedPointsAtTheRunFolder() {
+        String failed = job("FAILED", "RaisedSignal:53").trim() + " ExitCode=0:53 BatchHost=gpu07\n";
+        assertThat(SlurmEvents.unstarted("12", failed)).contains("Slurm job 12 failed on gpu07 before runjob started (FAILED, exit code 0:53):"
+                + " is the run folder on a filesystem gpu07 shares? Slurm writes the job's output there");
+        assertThat(SlurmEvents.unstarted("12", job("NODE_FAIL", "NodeDown").trim() + " BatchHost=gpu07\n"))
+                .contains("Slurm job 12 lost a node (NODE_FAIL) on gpu07 before runjob started (NODE_FAIL)");
+        assertThat(SlurmEvents.unstarted("12", job("CANCELLED", "None"))).as("withdrawn").isEmpty();
+        assertThat(SlurmEvents.unstarted("12", job("PENDING", "Resources"))).isEmpty();
+        assertThat(SlurmEvents.unstarted("12", "slurm_load_jobs error: Invalid job id specified\n")).isEmpty();
+    }
 }
