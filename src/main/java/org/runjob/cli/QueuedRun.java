@@ -76,7 +76,7 @@ final class QueuedRun {
         }
         String jobId = out.lines().reduce((a, b) -> b).orElse("").split(";")[0].trim();
         if (code != 0 || !jobId.matches("\\d+")) {
-            io.err().println("runjob: " + queue.get(0) + " refused the run: " + out);
+            io.err().println("runjob: " + backend.name() + " refused the run: " + out);
             RunJob.removeRefused(folder);
             return ExitCode.PREFLIGHT_FAILED;
         }

@@ -1,5 +1,6 @@
 package org.runjob.node;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -58,6 +59,11 @@ public interface Backend {
     /** Who decides which GPUs a node's workers use. */
     GpuAuthority gpus();
 
+    /** True for a backend with a queue of its own: {@code runjob submit} queues the run ({@link #queue}). */
+    default boolean queues() {
+        return false;
+    }
+
     /**
      * For a backend with a queue of its own (Slurm's sbatch): the command that queues a run of
      * {@code spec} whose coordinator is {@code coordinator} (an argv run inside the allocation),
@@ -65,13 +71,9 @@ public interface Backend {
      * whose runs are handed to their nodes directly ({@code runjob submit} over SSH).
      *
      * @throws IllegalArgumentException naming what of the job this backend cannot queue
+     * @throws IOException when a file the command needs cannot be written into {@code folder}
      */
-    /** True for a backend with a queue of its own: {@code runjob submit} queues the run ({@link #queue}). */
-    default boolean queues() {
-        return false;
-    }
-
-    default Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator) {
+    default Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator) throws IOException {
         return Optional.empty();
     }
 

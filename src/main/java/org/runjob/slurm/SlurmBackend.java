@@ -1,5 +1,7 @@
 package org.runjob.slurm;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -81,11 +83,23 @@ public final class SlurmBackend implements Backend {
         return true;
     }
 
-    /** {@code sbatch --parsable OPTIONS SCRIPT COORDINATOR...}: the allocation as sbatch options, the coordinator in its batch step. */
+    /**
+     * {@code sbatch --parsable OPTIONS SCRIPT COORDINATOR...}: the allocation as sbatch options, the
+     * coordinator in its batch step. A layout that needs a hostfile gets it as {@code folder/hostfile},
+     * named to sbatch by {@code env SLURM_HOSTFILE=...}.
+     */
     @Override
-    public Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator) {
+    public Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator) throws IOException {
         SlurmCommands commands = new SlurmCommands(spec, SlurmCommands.shapesOf(spec, Map.of()));
-        return Optional.of(commands.sbatch("runjob-" + spec.name(), folder, script, coordinator));
+        List<String> sbatch = commands.sbatch("runjob-" + spec.name(), folder, script, coordinator);
+        Optional<List<String>> hosts = commands.hostfile();
+        if (hosts.isEmpty()) {
+            return Optional.of(sbatch);
+        }
+        Path file = Files.write(folder.resolve("hostfile"), hosts.get());
+        List<String> argv = new ArrayList<>(List.of("env", "SLURM_HOSTFILE=" + file));
+        argv.addAll(sbatch);
+        return Optional.of(argv);
     }
 
     @Override

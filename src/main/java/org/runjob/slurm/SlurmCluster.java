@@ -10,6 +10,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -48,6 +50,12 @@ public final class SlurmCluster implements Cluster {
     /** The user's allocation runjob runs inside (its salloc or sbatch), if any: used, never asked for again. */
     private final Optional<String> inside;
     private final Optional<String> insideNodes;
+    /** SLURM_HET_SIZE of the allocation runjob runs inside: its components, when heterogeneous. */
+    private final Optional<String> hetSize;
+    /** The whole environment runjob was given: the allocation's SLURM_ variables are read from it. */
+    private final Map<String, String> allEnv;
+    /** In a heterogeneous allocation runjob runs inside: each node's component. */
+    private final Map<String, Integer> insideGroups = new ConcurrentHashMap<>();
     private final List<Process> steps = new CopyOnWriteArrayList<>();
     private Map<String, SlurmNodeInfo> infos;
     private SlurmCommands commands;
@@ -67,6 +75,8 @@ public final class SlurmCluster implements Cluster {
         this.env = SlurmEnv.of(env);
         this.inside = Optional.ofNullable(env.get("SLURM_JOB_ID")).filter(j -> j.matches("\\d+"));
         this.insideNodes = Optional.ofNullable(env.get("SLURM_JOB_NODELIST"));
+        this.hetSize = Optional.ofNullable(env.get("SLURM_HET_SIZE"));
+        this.allEnv = Map.copyOf(env);
         this.jobName = "runjob-" + spec.name();
         this.progress = progress;
     }
@@ -185,12 +195,30 @@ public final class SlurmCluster implements Cluster {
         }
     }
 
-    /** The job's nodes that the allocation runjob runs inside does not hold ({@code scontrol show hostnames}). */
+    /**
+     * The job's nodes that the allocation runjob runs inside does not hold ({@code scontrol show
+     * hostnames}). In a heterogeneous allocation ({@code SLURM_HET_SIZE}: a submitted job of nodes
+     * with several GPU counts, or the user's) each node's component is noted for its step's
+     * {@code --het-group}.
+     */
     private List<String> outsideTheAllocation() throws NodeException {
-        if (insideNodes.isEmpty()) {
+        List<String> held = new ArrayList<>();
+        int components = hetSize.filter(h -> h.matches("\\d+")).map(Integer::parseInt).orElse(1);
+        if (components > 1) {
+            for (int k = 0; k < components; k++) {
+                String list = allEnv.get("SLURM_JOB_NODELIST_HET_GROUP_" + k);
+                if (list != null) {
+                    for (String node : SlurmCommands.hostnames(list, env)) {
+                        held.add(node);
+                        insideGroups.putIfAbsent(node, k);
+                    }
+                }
+            }
+        } else if (insideNodes.isPresent()) {
+            held.addAll(SlurmCommands.hostnames(insideNodes.get(), env));
+        } else {
             return List.of();
         }
-        List<String> held = SlurmCommands.hostnames(insideNodes.get(), env);
         return spec.nodes().stream().map(NodeSpec::name).filter(n -> !held.contains(n)).toList();
     }
 
@@ -275,7 +303,10 @@ public final class SlurmCluster implements Cluster {
             Allocation a = allocation();
             Process p;
             try {
-                p = spawner.start(commands.step(a.jobId(), name, argv, a.borrowed()), env, "KILL");
+                List<String> step = a.borrowed()
+                        ? commands.step(a.jobId(), name, argv, Optional.ofNullable(insideGroups.get(name)).map(OptionalInt::of).orElse(OptionalInt.empty()))
+                        : commands.step(a.jobId(), name, argv);
+                p = spawner.start(step, env, "KILL");
             } catch (IOException e) {
                 throw new NodeException("cannot run srun: " + e.getMessage(), e);
             }

@@ -136,29 +136,7 @@ public final class SlurmCommands {
             if (k > 0) {
                 argv.add(":");
             }
-            List<String> nodes = components.get(k);
-            Shape shape = shapes.get(nodes.get(0));
-            slurm.partition().ifPresent(p -> argv.add("--partition=" + p));
-            slurm.account().ifPresent(a -> argv.add("--account=" + a));
-            slurm.qos().ifPresent(q -> argv.add("--qos=" + q));
-            slurm.time().ifPresent(t -> argv.add("--time=" + t));
-            if (!spec.nodesUnnamed()) {
-                if (!spec.nodesUnnamed()) {
-            argv.add("--nodelist=" + String.join(",", nodes));
-        }
-            }
-            argv.add("--nodes=" + nodes.size());
-            if (uniform(nodes)) {
-                argv.add("--ntasks-per-node=" + shape.workers());
-            } else {
-                argv.add("--ntasks=" + nodes.stream().mapToInt(n -> shapes.get(n).workers()).sum());
-                argv.add("--distribution=arbitrary");
-            }
-            if (shape.gpus() != 0) {
-                argv.add("--gpus-per-node=" + (shape.gpus() < 0 ? "<all of the node's>" : Integer.toString(shape.gpus())));
-            }
-            slurm.cpusPerWorker().ifPresent(c -> argv.add("--cpus-per-task=" + c));
-            argv.addAll(slurm.allocArgs());
+            argv.addAll(component(components.get(k)));
         }
         if (held) {
             argv.addAll(HOLD);
@@ -169,45 +147,56 @@ public final class SlurmCommands {
     /**
      * {@code sbatch --parsable ... SCRIPT COORDINATOR...}: the job's allocation as one sbatch job
      * whose batch step runs {@code coordinator} (through {@code script}, a constant {@code exec "$@"}),
-     * its output appended to {@code folder/slurm-JOBID.out}.
+     * its output appended to {@code folder/slurm-JOBID.out}. The components are salloc's: nodes of
+     * several GPU counts make a heterogeneous job ({@code :} between components, the batch step on
+     * the first), unequal worker counts of one GPU count ask for {@code --distribution=arbitrary},
+     * laid out by {@link #hostfile} (which sbatch reads from {@code SLURM_HOSTFILE}).
      *
-     * @throws IllegalArgumentException for what one batch job cannot hold yet: nodes of several GPU
-     *                                  counts (a heterogeneous job), unequal worker counts (a hostfile),
-     *                                  or {@code gpus: all} (a count Slurm needs before any node is reached)
+     * @throws IllegalArgumentException for {@code gpus: all}: Slurm needs the count before any node is reached
      */
     public List<String> sbatch(String jobName, Path folder, Path script, List<String> coordinator) {
-        if (components.size() != 1) {
-            throw new IllegalArgumentException("submit queues nodes of one GPU count only; this job's nodes have several");
-        }
-        List<String> nodes = components.get(0);
-        if (!uniform(nodes)) {
-            throw new IllegalArgumentException("submit queues nodes with one worker count only; this job's nodes differ");
-        }
-        Shape shape = shapes.get(nodes.get(0));
-        if (shape.gpus() < 0) {
+        if (shapes.values().stream().anyMatch(s -> s.gpus() < 0)) {
             throw new IllegalArgumentException("submit asks Slurm for a number of GPUs per node, and gpus: all is known only once"
                     + " runjob reaches a node: give the count, e.g. gpus: {count: 8}");
         }
         List<String> argv = new ArrayList<>(List.of("sbatch", "--parsable", "--job-name=" + jobName,
                 "--output=" + folder.resolve("slurm-%j.out"), "--open-mode=append"));
+        // the batch step is runjob itself (exec): Slurm's warning before the time limit stops the run gracefully
+        argv.add("--signal=B:USR1@" + slurm.stopBeforeLimitSeconds());
+        for (int k = 0; k < components.size(); k++) {
+            if (k > 0) {
+                argv.add(":");
+            }
+            argv.addAll(component(components.get(k)));
+        }
+        argv.add(script.toString());
+        argv.addAll(coordinator);
+        return argv;
+    }
+
+    /** One component's options, as salloc and sbatch take them: where, how many nodes and tasks, GPUs, CPUs, the job's own. */
+    private List<String> component(List<String> nodes) {
+        List<String> argv = new ArrayList<>();
+        Shape shape = shapes.get(nodes.get(0));
         slurm.partition().ifPresent(p -> argv.add("--partition=" + p));
         slurm.account().ifPresent(a -> argv.add("--account=" + a));
         slurm.qos().ifPresent(q -> argv.add("--qos=" + q));
         slurm.time().ifPresent(t -> argv.add("--time=" + t));
-        // the batch step is runjob itself (exec): Slurm's warning before the time limit stops the run gracefully
-        argv.add("--signal=B:USR1@" + slurm.stopBeforeLimitSeconds());
         if (!spec.nodesUnnamed()) {
             argv.add("--nodelist=" + String.join(",", nodes));
         }
         argv.add("--nodes=" + nodes.size());
-        argv.add("--ntasks-per-node=" + shape.workers());
-        if (shape.gpus() > 0) {
-            argv.add("--gpus-per-node=" + shape.gpus());
+        if (uniform(nodes)) {
+            argv.add("--ntasks-per-node=" + shape.workers());
+        } else {
+            argv.add("--ntasks=" + nodes.stream().mapToInt(n -> shapes.get(n).workers()).sum());
+            argv.add("--distribution=arbitrary");
+        }
+        if (shape.gpus() != 0) {
+            argv.add("--gpus-per-node=" + (shape.gpus() < 0 ? "<all of the node's>" : Integer.toString(shape.gpus())));
         }
         slurm.cpusPerWorker().ifPresent(c -> argv.add("--cpus-per-task=" + c));
         argv.addAll(slurm.allocArgs());
-        argv.add(script.toString());
-        argv.addAll(coordinator);
         return argv;
     }
 
@@ -297,10 +286,13 @@ public final class SlurmCommands {
      * shapes) without {@code --het-group}.
      */
     public List<String> step(String jobId, String node, List<String> argv, boolean borrowed) {
+        return step(jobId, node, argv, borrowed ? OptionalInt.empty() : hetGroup(node));
+    }
+
+    /** The same, in component {@code group} of a heterogeneous allocation ({@code --het-group}), or in its only one. */
+    public List<String> step(String jobId, String node, List<String> argv, OptionalInt group) {
         List<String> cmd = new ArrayList<>(List.of("srun", "--jobid=" + jobId, "--job-name=" + STEP_NAME));
-        if (!borrowed) {
-            hetGroup(node).ifPresent(k -> cmd.add("--het-group=" + k));
-        }
+        group.ifPresent(k -> cmd.add("--het-group=" + k));
         cmd.addAll(List.of("--nodelist=" + node, "--nodes=1", "--ntasks=1", "--whole", "--unbuffered", "--quiet",
                 "--kill-on-bad-exit=1", "--cpu-bind=none"));
         cmd.addAll(slurm.srunArgs());

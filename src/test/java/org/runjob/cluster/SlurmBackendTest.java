@@ -268,6 +268,35 @@ class SlurmBackendTest {
     }
 
     @Test
+    void submitQueuesNodesOfSeveralGpuCountsAndOfUnequalWorkerCounts() throws Exception {
+        String extra = "backend: slurm\nworkdir: " + dir.resolve("work") + "\n";
+        // two GPU counts: a heterogeneous batch job, its batch step (runjob) on the first component's node
+        Path het = jobs.job("het", "  - {name: h1, gpus: [0]}\n  - {name: h2, gpus: [0, 1]}\n", jobs.worker("where.py"),
+                List.of("python3", "where.py"), extra, Map.of());
+        // one GPU count, unequal workers: laid out by the hostfile in the run folder
+        Path unequal = jobs.job("unequal", "  - {name: h1, workers: 1}\n  - {name: h3, workers: 2}\n", jobs.worker("where.py"),
+                List.of("python3", "where.py"), extra, Map.of());
+        String hetRun = submit(het);
+        String unequalRun = submit(unequal);
+        Poll.until(() -> Cli.run(env, "status", hetRun).out().contains("succeeded (exit 0)")
+                && Cli.run(env, "status", unequalRun).out().contains("succeeded (exit 0)"), Duration.ofSeconds(120), "both runs to succeed");
+        String h1 = jobs.bed.host(1).address();
+        assertThat(ranks("het", hetRun)).containsExactly("[h1/0] rank 0 of 3 node 0 master " + h1,
+                "[h2/1] rank 1 of 3 node 1 master " + h1, "[h2/2] rank 2 of 3 node 1 master " + h1);
+        assertThat(ranks("unequal", unequalRun)).containsExactly("[h1/0] rank 0 of 3 node 0 master " + h1,
+                "[h3/1] rank 1 of 3 node 1 master " + h1, "[h3/2] rank 2 of 3 node 1 master " + h1);
+        assertThat(Files.readAllLines(jobs.logs.resolve("unequal").resolve(unequalRun).resolve("hostfile"))).containsExactly("h1", "h3", "h3");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "both jobs to leave the queue");
+        assertThat(jobState(queuedJobId("het", hetRun))).isEqualTo("COMPLETED");
+        assertThat(jobState(queuedJobId("unequal", unequalRun))).isEqualTo("COMPLETED");
+    }
+
+    /** The lines of where.py in a run's all.log, sorted. */
+    private List<String> ranks(String job, String runId) throws IOException {
+        return Files.readString(jobs.logs.resolve(job).resolve(runId).resolve("all.log")).lines().filter(l -> l.contains("] rank ")).sorted().toList();
+    }
+
+    @Test
     void aSubmittedRunWhoseNodeCannotSeeItsFolderSaysSo() throws Exception {
         Path job = evenJob("unseen", "ticks.py", Map.of("TICKS", "1"));
         Files.writeString(job, Files.readString(job) + "slurm: {alloc_args: [--hold]}\n");

@@ -3,6 +3,7 @@ package org.runjob.slurm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +11,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
@@ -18,6 +20,9 @@ import org.runjob.spec.Relay;
 
 /** The allocation a job's layout needs, and what runjob reads from sinfo and hands to Slurm's commands. */
 class SlurmCommandsTest {
+
+    @TempDir
+    Path tmp;
 
     static NodeSpec node(String name, int workers, List<Integer> gpus) {
         return new NodeSpec(name, new NodeAddress.Slurm(name), new NodeSpec.GpuRequest.Listed(gpus), OptionalInt.of(workers),
@@ -58,8 +63,8 @@ class SlurmCommandsTest {
         assertThat(c.salloc("r")).containsExactly("salloc", "--job-name=r", "--time=10", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2",
                 "--cpus-per-task=6", "sh", "-c", "read -r code || code=1; exit \"$code\"");
         assertThat(c.sbatch("runjob-r", Path.of("/runs/r/1"), Path.of("/runs/r/1/submit.sh"), List.of("java", "run")))
-                .containsExactly("sbatch", "--parsable", "--job-name=runjob-r", "--output=/runs/r/1/slurm-%j.out", "--open-mode=append", "--time=10",
-                        "--signal=B:USR1@45", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2", "--cpus-per-task=6", "/runs/r/1/submit.sh",
+                .containsExactly("sbatch", "--parsable", "--job-name=runjob-r", "--output=/runs/r/1/slurm-%j.out", "--open-mode=append",
+                        "--signal=B:USR1@45", "--time=10", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2", "--cpus-per-task=6", "/runs/r/1/submit.sh",
                         "java", "run");
     }
 
@@ -112,6 +117,23 @@ class SlurmCommandsTest {
                 OptionalInt.of(0));
         assertThat(c.step("7", "b", List.of("x"))).startsWith("srun", "--jobid=7", "--job-name=runjob-agent", "--het-group=1", "--nodelist=b");
         assertThat(c.step("7", "b", List.of("x"), true)).as("in the user's allocation").doesNotContain("--het-group=1");
+    }
+
+    @Test
+    void submitQueuesSeveralGpuCountsAsAHeterogeneousJobAndUnequalWorkersByAHostfile() throws Exception {
+        SlurmCommands het = commands(job(PLAIN, node("a", 2, List.of(0, 1)), node("b", 1, List.of(5))));
+        assertThat(het.sbatch("r", Path.of("/f"), Path.of("/f/submit.sh"), List.of("java")))
+                .containsExactly("sbatch", "--parsable", "--job-name=r", "--output=/f/slurm-%j.out", "--open-mode=append", "--signal=B:USR1@90",
+                        "--nodelist=a", "--nodes=1", "--ntasks-per-node=2", "--gpus-per-node=2", ":",
+                        "--nodelist=b", "--nodes=1", "--ntasks-per-node=1", "--gpus-per-node=1", "/f/submit.sh", "java");
+        assertThat(het.step("7", "b", List.of("x"), OptionalInt.of(1))).startsWith("srun", "--jobid=7", "--job-name=runjob-agent", "--het-group=1");
+
+        Path folder = tmp;
+        JobSpec unequal = job(PLAIN, node("a", 2, List.of()), node("b", 1, List.of()));
+        List<String> queue = new SlurmBackend().queue(unequal, folder, folder.resolve("submit.sh"), List.of("java")).orElseThrow();
+        assertThat(queue).startsWith("env", "SLURM_HOSTFILE=" + folder.resolve("hostfile"), "sbatch")
+                .contains("--nodelist=a,b", "--nodes=2", "--ntasks=3", "--distribution=arbitrary");
+        assertThat(Files.readAllLines(folder.resolve("hostfile"))).containsExactly("a", "a", "b");
     }
 
     @Test
