@@ -104,6 +104,8 @@ final class RunJob {
                     + why(e));
             return ExitCode.INVALID;
         }
+        // a queued run's coordinator is its batch step, which Slurm's own warning signal reaches before the time limit
+        boolean warnedByScheduler = firstAttempt == CONTINUE;
         if (firstAttempt == CONTINUE) {
             firstAttempt = Requeued.firstAttempt(io, logFile.getParent(), runId);
         }
@@ -120,7 +122,7 @@ final class RunJob {
             return ExitCode.PREFLIGHT_FAILED;
         }
         backend.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
-        try (Cluster cluster = hosted.isPresent() ? Backends.hosted(hosted.get()) : Launch.open(backend, spec, io);
+        try (Cluster cluster = hosted.isPresent() ? Backends.hosted(hosted.get()) : open(backend, spec, io, warnedByScheduler);
              Preflight.Outcome checked = WorkdirRace.preflight(io, () -> Launch.preflight(spec, backend,
                      new NodeStarter(spec, cluster, io.env(), Optional.of(runId)), Optional.of(runId), waitForGpus, io.err()))) {
             PreflightReport report = checked.report();
@@ -163,6 +165,23 @@ final class RunJob {
         } finally {
             Diagnostics.reset();
         }
+    }
+
+    /**
+     * The job's nodes; unless the scheduler warns this process itself, a backend that sees its nodes'
+     * end coming (a Slurm time limit) stops the run gracefully first, as a first Ctrl-C does.
+     */
+    private static Cluster open(Backend backend, JobSpec spec, Io io, boolean warnedByScheduler) {
+        Cluster cluster = Launch.open(backend, spec, io);
+        if (!warnedByScheduler) {
+            cluster.onEnding(why -> {
+                if (io.interrupts().count() == 0) {
+                    io.err().println("runjob: " + why);
+                    io.interrupts().raise(why);
+                }
+            });
+        }
+        return cluster;
     }
 
     private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, Backend backend, PreflightReport report,

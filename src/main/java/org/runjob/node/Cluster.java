@@ -1,6 +1,7 @@
 package org.runjob.node;
 
 import java.util.Optional;
+import java.util.function.Consumer;
 
 import org.runjob.spec.NodeSpec;
 
@@ -34,6 +35,14 @@ public interface Cluster extends AutoCloseable {
      */
     default Optional<String> gone() {
         return Optional.empty();
+    }
+
+    /**
+     * Asks to be told, with the reason, when the nodes will soon be taken away (a scheduler's time
+     * limit ahead), so the run can stop gracefully first, as for Ctrl-C. A backend whose nodes stay
+     * has nothing to tell.
+     */
+    default void onEnding(Consumer<String> stop) {
     }
 
     @Override

@@ -57,6 +57,8 @@ public final class SlurmCluster implements Cluster {
     /** In a heterogeneous allocation runjob runs inside: each node's component. */
     private final Map<String, Integer> insideGroups = new ConcurrentHashMap<>();
     private final List<Process> steps = new CopyOnWriteArrayList<>();
+    /** Told when the allocation's time limit is near ({@link #onEnding}); null: nobody asked. */
+    private volatile Consumer<String> ending;
     private Map<String, SlurmNodeInfo> infos;
     private SlurmCommands commands;
     private Allocation allocation;
@@ -156,10 +158,12 @@ public final class SlurmCluster implements Cluster {
                     } else {
                         LOG.info("inside slurm job {}: its steps go there; runjob asks for no allocation", inside.get());
                         allocation = Allocation.existing(inside.get(), env);
+                        watchTimeLimit();
                         return allocation;
                     }
                 } else {
                     allocation = allocate();
+                    watchTimeLimit();
                     return allocation;
                 }
             } catch (NodeException e) {
@@ -167,6 +171,26 @@ public final class SlurmCluster implements Cluster {
             }
         }
         throw failed;
+    }
+
+    /**
+     * Stops the run gracefully {@code slurm.stop_before_limit_s} ahead of the allocation's time
+     * limit ({@link TimeLimitWatch}), when someone asked ({@link #onEnding}).
+     */
+    private void watchTimeLimit() {
+        Consumer<String> stop = ending;
+        if (stop != null) {
+            TimeLimitWatch.start(allocation.jobId(), env, spec.slurm().orElseThrow().stopBeforeLimitSeconds(), stop, this::isClosed);
+        }
+    }
+
+    private synchronized boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void onEnding(Consumer<String> stop) {
+        ending = stop;
     }
 
     /** salloc, with the hostfile (a private temporary file, gone afterwards) when the layout needs one. */

@@ -347,6 +347,27 @@ class SlurmBackendTest {
     }
 
     @Test
+    void anInteractiveRunStopsGracefullyBeforeItsAllocationsTimeLimit() throws Exception {
+        SshTestbed bed = jobs.bed;
+        String nodes = jobs.node(bed.host(1), 1).replace(", workdir: " + dir.resolve("work-h1"), "")
+                + jobs.node(bed.host(2), 1).replace(", workdir: " + dir.resolve("work-h2"), "");
+        // a 1 min limit, the stop 45 s before it: salloc's job gets no signal, runjob reads the end from slurmctld
+        Path job = jobs.job("limited", nodes, jobs.worker("term_reporter.py"), List.of("python3", "term_reporter.py"),
+                "backend: slurm\nworkdir: " + dir.resolve("work") + "\nslurm: {time: '1', stop_before_limit_s: 45}\nfailure: {grace_period_s: 2}\n",
+                Map.of());
+        Cli r = run(job);
+        assertThat(r.code()).as(r.err()).isEqualTo(130);
+        String jobId = lastJobId("limited");
+        assertThat(r.err()).containsPattern("\nrunjob: time limit: Slurm job " + jobId + " ends at \\S+ \\(its time limit\\);"
+                + " runjob stops the run 45 s before \\(slurm.stop_before_limit_s\\)\n");
+        assertThat(r.out()).contains("[h1/0] rank 0 got TERM\n").contains("[h2/1] rank 1 got TERM\n");
+        JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(jobs.logs.resolve("limited").resolve(Cli.RUN_ID)
+                .resolve("summary.json")));
+        assertThat(summary.path("interrupted_by").asString()).startsWith("time limit: Slurm job " + jobId + " ends at ");
+        assertThat(jobState(jobId)).as("ended by runjob before Slurm's limit: not TIMEOUT").isEqualTo("FAILED");
+    }
+
+    @Test
     void aRequeuedRunGoesOnAsItsNextAttemptInTheSameFolder() throws Exception {
         Path job = evenJob("requeued", "requeued.py", Map.of());
         Files.writeString(job, Files.readString(job) + "slurm: {alloc_args: [--requeue]}\n");
