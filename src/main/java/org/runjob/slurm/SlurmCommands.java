@@ -303,6 +303,10 @@ public final class SlurmCommands {
     /** What of the job Slurm runs differently from SSH, said before a run: GPU lists become counts, SSH settings are unused. */
     public static List<String> notes(JobSpec spec) {
         List<String> notes = new ArrayList<>();
+        if (spec.nodesUnnamed()) {
+            notes.add("the " + spec.nodes().size() + " nodes are given as a count: Slurm picks them, and runjob names them from the"
+                    + " allocation at start (" + JobSpec.countedNodeName(0) + ", ... stand for them until then)");
+        }
         for (NodeSpec node : spec.nodes()) {
             if (node.gpus() instanceof NodeSpec.GpuRequest.Listed l && !l.indices().isEmpty()) {
                 notes.add("node " + node.name() + ": Slurm chooses the GPUs, so gpus " + l.indices() + " asks for " + l.indices().size()

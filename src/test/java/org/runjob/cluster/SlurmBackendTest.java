@@ -170,9 +170,7 @@ class SlurmBackendTest {
 
     @Test
     void slurmRecordsASuccessAsCompletedAndAFailureAsFailed() throws Exception {
-        SshTestbed bed = jobs.bed;
-        String nodes = jobs.node(bed.host(1), 1).replace(", workdir: " + dir.resolve("work-h1"), "")
-                + jobs.node(bed.host(2), 1).replace(", workdir: " + dir.resolve("work-h2"), "");
+        String nodes = evenNodes();
         Path ok = jobs.job("recorded", nodes, jobs.worker("ticks.py"), List.of("python3", "ticks.py"),
                 "backend: slurm\nworkdir: " + dir.resolve("work") + "\n", Map.of("TICKS", "3"));
         Cli r = run(ok);
@@ -184,12 +182,16 @@ class SlurmBackendTest {
         assertThat(jobState(lastJobId("recorded"))).isEqualTo("FAILED");
     }
 
+    /** Nodes h1 and h2, one worker each, with SSH addresses too, in the job's one workdir. */
+    private String evenNodes() {
+        SshTestbed bed = jobs.bed;
+        return jobs.node(bed.host(1), 1).replace(", workdir: " + dir.resolve("work-h1"), "")
+                + jobs.node(bed.host(2), 1).replace(", workdir: " + dir.resolve("work-h2"), "");
+    }
+
     /** Nodes h1 and h2, one worker each (one sbatch component). */
     private Path evenJob(String name, String script, Map<String, String> vars) throws Exception {
-        SshTestbed bed = jobs.bed;
-        String nodes = jobs.node(bed.host(1), 1).replace(", workdir: " + dir.resolve("work-h1"), "")
-                + jobs.node(bed.host(2), 1).replace(", workdir: " + dir.resolve("work-h2"), "");
-        return jobs.job(name, nodes, jobs.worker(script), List.of("python3", script), "backend: slurm\nworkdir: " + dir.resolve("work") + "\n", vars);
+        return jobs.job(name, evenNodes(), jobs.worker(script), List.of("python3", script), "backend: slurm\nworkdir: " + dir.resolve("work") + "\n", vars);
     }
 
     /** runjob submit JOB as its own process; its run id once it exited 0. */
@@ -253,18 +255,29 @@ class SlurmBackendTest {
 
         // inside the user's allocation of h1 and h3, a count of 1 is its first node
         Path one = jobs.job("counted1", "  - {count: 1, workers: 2}\n", jobs.worker("where.py"), List.of("python3", "where.py"), extra, Map.of());
-        List<String> cmd = List.of("salloc", "--job-name=users-own", "--nodes=2", "--nodelist=h1,h3", "--ntasks-per-node=2",
-                ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main",
-                one.toString());
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(dir.resolve("one.out").toFile()).redirectError(dir.resolve("one.err").toFile());
-        pb.environment().putAll(env);
-        Process salloc = pb.start();
-        running.add(salloc);
-        assertThat(salloc.waitFor(90, TimeUnit.SECONDS)).isTrue();
-        assertThat(salloc.exitValue()).as(Files.readString(dir.resolve("one.err"))).isZero();
+        assertThat(insideSalloc("one", one, "--nodes=2", "--nodelist=h1,h3")).as(read(dir.resolve("one.err"))).isZero();
         String h1 = jobs.bed.host(1).address();
         assertThat(Files.readString(dir.resolve("one.out")).lines().filter(l -> l.contains("] rank ")).sorted().toList())
                 .containsExactly("[h1/0] rank 0 of 2 node 0 master " + h1, "[h1/1] rank 1 of 2 node 0 master " + h1);
+        // an allocation of fewer nodes than the count: refused, naming what it holds
+        assertThat(insideSalloc("few", job, "--nodes=1", "--nodelist=h3")).as(read(dir.resolve("few.err"))).isEqualTo(3);
+        assertThat(Files.readString(dir.resolve("few.err"))).containsPattern("runjob: runjob runs inside Slurm job \\d+, which holds 1 node"
+                + " \\(h3\\); the job asks for 2\n");
+    }
+
+    /** {@code salloc --ntasks-per-node=2 ARGS runjob JOB}, the user's own allocation: its exit code, its output in NAME.out and NAME.err. */
+    private int insideSalloc(String name, Path job, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("salloc", "--job-name=users-own", "--ntasks-per-node=2"));
+        cmd.addAll(List.of(args));
+        cmd.addAll(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"),
+                "org.runjob.cli.Main", job.toString()));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(dir.resolve(name + ".out").toFile())
+                .redirectError(dir.resolve(name + ".err").toFile());
+        pb.environment().putAll(env);
+        Process salloc = pb.start();
+        running.add(salloc);
+        assertThat(salloc.waitFor(90, TimeUnit.SECONDS)).as(name + ": salloc ends").isTrue();
+        return salloc.exitValue();
     }
 
     @Test
@@ -318,9 +331,7 @@ class SlurmBackendTest {
 
     @Test
     void aSubmittedRunStopsGracefullyBeforeItsTimeLimitWithItsWorkersLastLines() throws Exception {
-        SshTestbed bed = jobs.bed;
-        String nodes = jobs.node(bed.host(1), 1).replace(", workdir: " + dir.resolve("work-h1"), "")
-                + jobs.node(bed.host(2), 1).replace(", workdir: " + dir.resolve("work-h2"), "");
+        String nodes = evenNodes();
         // a 2 min limit and a warning 30 s before it: Slurm may send it up to 60 s early, so 30-90 s in, after the workers started
         Path job = jobs.job("timed", nodes, jobs.worker("term_reporter.py"), List.of("python3", "term_reporter.py"),
                 "backend: slurm\nworkdir: " + dir.resolve("work") + "\nslurm: {time: '2', stop_before_limit_s: 30}\nfailure: {grace_period_s: 2}\n", Map.of());
@@ -348,9 +359,7 @@ class SlurmBackendTest {
 
     @Test
     void anInteractiveRunStopsGracefullyBeforeItsAllocationsTimeLimit() throws Exception {
-        SshTestbed bed = jobs.bed;
-        String nodes = jobs.node(bed.host(1), 1).replace(", workdir: " + dir.resolve("work-h1"), "")
-                + jobs.node(bed.host(2), 1).replace(", workdir: " + dir.resolve("work-h2"), "");
+        String nodes = evenNodes();
         // a 1 min limit, the stop 45 s before it: salloc's job gets no signal, runjob reads the end from slurmctld
         Path job = jobs.job("limited", nodes, jobs.worker("term_reporter.py"), List.of("python3", "term_reporter.py"),
                 "backend: slurm\nworkdir: " + dir.resolve("work") + "\nslurm: {time: '1', stop_before_limit_s: 45}\nfailure: {grace_period_s: 2}\n",

@@ -81,7 +81,10 @@ class SlurmCommandsTest {
         assertThat(commands(spec).sbatch("runjob-j", Path.of("/r"), Path.of("/r/submit.sh"), List.of("java")))
                 .containsExactly("sbatch", "--parsable", "--job-name=runjob-j", "--output=/r/slurm-%j.out", "--open-mode=append",
                         "--signal=B:USR1@90", "--nodes=2", "--ntasks-per-node=4", "--gpus-per-node=4", "/r/submit.sh", "java");
+        assertThat(SlurmCommands.notes(spec)).containsExactly("the 2 nodes are given as a count: Slurm picks them, and runjob names them"
+                + " from the allocation at start (NODE0, ... stand for them until then)");
         JobSpec named = spec.withNodeNames(List.of("gpu07", "gpu03"));
+        assertThat(SlurmCommands.notes(named)).isEmpty();
         assertThat(named.nodesUnnamed()).isFalse();
         assertThat(named.nodes()).extracting(NodeSpec::name).containsExactly("gpu07", "gpu03");
         assertThat(named.nodes()).extracting(NodeSpec::address).containsExactly(new NodeAddress.Slurm("gpu07"), new NodeAddress.Slurm("gpu03"));
