@@ -11,10 +11,12 @@ import java.util.Map;
 import java.util.Optional;
 
 import org.runjob.backends.Backends;
+import org.runjob.logs.Coordinator;
 import org.runjob.node.Backend;
 import org.runjob.plan.RunId;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
+import org.runjob.spec.Sweep;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -38,12 +40,69 @@ final class QueuedRun {
     private QueuedRun() {
     }
 
+    /** A run queued: its id, folder and the scheduler's job id. */
+    record Queued(String runId, Path folder, String jobId) {
+    }
+
+    /** Queues one run; prints its id. */
     static int submit(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args) throws IOException {
+        List<Queued> queued = new ArrayList<>();
+        int code = queue(io, loaded, backend, args, Optional.empty(), queued);
+        if (code == ExitCode.OK) {
+            Jobs.handedOver(io, queued.get(0).runId(), "");
+        }
+        return code;
+    }
+
+    /**
+     * Queues each point of the job's sweep as a run and a job of its own (the scheduler runs them
+     * as it has room, as a job array would), each run's folder naming the sweep ({@link SweepRecord}),
+     * so {@code runs} groups them and {@code stop SWEEP} stops them. Prints their run ids. When one
+     * cannot be queued, those already queued are withdrawn: the sweep is queued whole or not at all.
+     */
+    static int submitSweep(Io io, String file, List<String> sets, List<String> args, SpecLoader.Loaded first, Backend backend)
+            throws IOException {
+        Sweep sweep = first.sweep().orElseThrow();
+        String id = SweepRecord.PREFIX + RunId.of(io.clock().instant(), io.random().getAsInt());
+        List<Queued> queued = new ArrayList<>();
+        for (int i = 0; i < sweep.size(); i++) {
+            SpecLoader.Loaded point = Jobs.load(io, file, sets, args, i);
+            int code = point == null ? ExitCode.INVALID : queue(io, point, backend, args, Optional.of(
+                    new SweepRecord(id, first.spec().name(), i, sweep.size(), sweep.point(i), Coordinator.current())), queued);
+            if (code != ExitCode.OK) {
+                for (Queued q : queued) {
+                    backend.cancel(q.jobId(), true, io.env());
+                    RunJob.removeRefused(q.folder());
+                }
+                io.err().println("runjob: " + id + " is not queued: run " + (i + 1) + " of " + sweep.size() + " could not be"
+                        + (queued.isEmpty() ? "" : ", and the " + queued.size() + " queued before it were withdrawn"));
+                return code;
+            }
+        }
+        queued.forEach(q -> io.out().println(q.runId()));
+        io.out().flush();
+        io.err().println("runjob: " + id + " of job " + first.spec().name() + ": " + queued.size() + " runs queued as " + backend.name()
+                + " jobs " + queued.get(0).jobId() + "-" + queued.get(queued.size() - 1).jobId() + "; runjob runs lists them, runjob stop "
+                + id + " stops them all; this machine may now go");
+        return ExitCode.OK;
+    }
+
+    /** Queues {@code loaded} as one run (of {@code sweep}, when given), added to {@code queued}; the exit code. */
+    private static int queue(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args, Optional<SweepRecord> sweep,
+                             List<Queued> queued) throws IOException {
         JobSpec spec = loaded.spec();
-        String runId = RunId.of(io.clock().instant(), io.random().getAsInt());
         Path logs = Path.of(spec.logsDir()).toAbsolutePath().normalize();
-        Path folder = logs.resolve(spec.name()).resolve(runId);
+        String runId;
+        Path folder;
+        int salt = 0;
+        do {
+            runId = RunId.of(io.clock().instant(), io.random().getAsInt() + salt++);
+            folder = logs.resolve(spec.name()).resolve(runId);
+        } while (Files.exists(folder));
         Files.createDirectories(folder);
+        if (sweep.isPresent()) {
+            sweep.get().write(folder);
+        }
         Path job = folder.resolve(Submission.JOB_FILE);
         Path script = folder.resolve("submit.sh");
         // the nodes see this machine's files where they are (a shared filesystem)
@@ -51,7 +110,9 @@ final class QueuedRun {
         Files.writeString(script, SCRIPT);
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
         List<String> coordinator = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp", Detach.classPath(),
-                Main.class.getName(), "run", job.toString(), "--run-id", runId, "--continue-requeued", "--set", "logs.dir=" + logs, "--"));
+                Main.class.getName(), "run", job.toString(), "--run-id", runId, "--continue-requeued", "--set", "logs.dir=" + logs));
+        sweep.ifPresent(w -> coordinator.addAll(List.of("--sweep-point", Integer.toString(w.point()))));
+        coordinator.add("--");
         coordinator.addAll(args);
         List<String> queue;
         try {
@@ -84,11 +145,10 @@ final class QueuedRun {
                 .put("backend", backend.name()).put("job_id", jobId)));
         RunIndex.add(io, RunIndex.Entry.here(runId, spec.name(), io.clock().instant(), folder));
         io.err().println("runjob: run " + runId + " is queued as " + backend.name() + " job " + jobId + "; its folder is " + folder
-                + " (the nodes must see it); this machine may now go");
-        Jobs.handedOver(io, runId, "");
+                + " (the nodes must see it)" + (sweep.isPresent() ? "" : "; this machine may now go"));
+        queued.add(new Queued(runId, folder, jobId));
         return ExitCode.OK;
     }
-
 
     /** The backend and job id a queued run's folder names, if it is one. */
     static Optional<Map.Entry<Backend, String>> of(Path folder) {

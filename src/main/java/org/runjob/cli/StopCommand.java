@@ -64,16 +64,8 @@ final class StopCommand implements Callable<Integer> {
             return Remote.call(io, s.entry(), remote);
         }
         RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
-        var queued = QueuedRun.of(r.folder());
-        if (queued.isPresent() && r.live()) {
-            // the scheduler reaches the run's runjob wherever it runs: SIGTERM to the batch step (its Ctrl-C path), or the job cancelled
-            var complaint = queued.get().getKey().cancel(queued.get().getValue(), now, io.env());
-            if (complaint.isPresent()) {
-                io.err().println("runjob: cannot stop run " + r.runId() + " (" + queued.get().getKey().name() + " job " + queued.get().getValue()
-                        + "): " + complaint.get());
-                return ExitCode.PREFLIGHT_FAILED;
-            }
-            return awaitEnd(r);
+        if (QueuedRun.of(r.folder()).isPresent() && r.live()) {
+            return cancel(r) ? awaitEnd(r) : ExitCode.PREFLIGHT_FAILED;
         }
         if (!r.live() || r.coordinator().isEmpty()) {
             io.err().println("runjob: run " + r.runId() + " is not running (" + r.state() + ")");
@@ -81,6 +73,19 @@ final class StopCommand implements Callable<Integer> {
         }
         int signalled = signal(r);
         return signalled == ExitCode.OK ? awaitEnd(r) : signalled == NOT_RUNNING ? ExitCode.OK : signalled;
+    }
+
+    /**
+     * Stops a queued run through its scheduler, which reaches its runjob wherever it runs: SIGTERM
+     * to the batch step (its Ctrl-C path), or the job cancelled (pending, or --now). False after
+     * saying why the scheduler refused.
+     */
+    private boolean cancel(RunRecords.Run r) {
+        var queued = QueuedRun.of(r.folder()).orElseThrow();
+        var complaint = queued.getKey().cancel(queued.getValue(), now, io.env());
+        complaint.ifPresent(c -> io.err().println("runjob: cannot stop run " + r.runId() + " (" + queued.getKey().name() + " job "
+                + queued.getValue() + "): " + c));
+        return complaint.isEmpty();
     }
 
     /** What {@link #signal} returns for a run that was not running (said on stderr): nothing to wait for. */
@@ -153,7 +158,8 @@ final class StopCommand implements Callable<Integer> {
         Set<String> signalled = new HashSet<>();
         for (RunRecords.Run r : bySweep.get(id)) {
             RunRecords.Run current = RunRecords.read(r.folder(), io.env());
-            if (current.live() && current.coordinator().isPresent() && signal(current) == ExitCode.OK) {
+            boolean queued = QueuedRun.of(current.folder()).isPresent();
+            if (current.live() && (queued ? cancel(current) : current.coordinator().isPresent() && signal(current) == ExitCode.OK)) {
                 signalled.add(r.runId());
             }
         }

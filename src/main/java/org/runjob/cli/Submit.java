@@ -62,15 +62,16 @@ final class Submit {
         if (loaded == null) {
             return ExitCode.INVALID;
         }
-        if (loaded.sweep().isPresent()) {
-            io.err().println("runjob: " + file + " has a sweep of " + loaded.sweep().get().size() + " runs; submit takes one run:"
-                    + " runjob " + file + " --detach starts the sweep's runs and leaves them");
-            return ExitCode.INVALID;
-        }
         JobSpec spec = loaded.spec();
         Backend backend = Backends.of(spec);
         if (backend.queues()) {
-            return QueuedRun.submit(io, loaded, backend, args);
+            return loaded.sweep().isPresent() ? QueuedRun.submitSweep(io, file, options.sets, args, loaded, backend)
+                    : QueuedRun.submit(io, loaded, backend, args);
+        }
+        if (loaded.sweep().isPresent()) {
+            io.err().println("runjob: " + file + " has a sweep of " + loaded.sweep().get().size() + " runs; over SSH submit takes one run:"
+                    + " runjob " + file + " --detach starts the sweep's runs and leaves them");
+            return ExitCode.INVALID;
         }
         Optional<NodeSpec> local = spec.nodes().stream().filter(NodeSpec::local).findFirst();
         if (local.isPresent()) {

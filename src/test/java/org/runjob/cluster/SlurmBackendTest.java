@@ -310,6 +310,51 @@ class SlurmBackendTest {
     }
 
     @Test
+    void aSubmittedSweepIsABatchJobPerPointAndStopsAsOne() throws Exception {
+        String extra = "backend: slurm\nworkdir: " + dir.resolve("work") + "\nsweep: {lr: [1, 2, 3]}\n";
+        Path job = jobs.job("swept", "  - {name: h1, workers: 1}\n", List.of(),
+                List.of("python3", "-c", "'import sys; print(\"lr\", sys.argv[1])'", "'${sweep.lr}'"), extra, Map.of());
+        Process p = RunjobProcess.start(dir, job, env, "submit");
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String err = RunjobProcess.stderrOf(dir, job);
+        assertThat(p.exitValue()).as(err).isZero();
+        List<String> runIds = Files.readAllLines(dir.resolve(job.getFileName() + ".out"));
+        assertThat(runIds).hasSize(3);
+        Matcher id = Pattern.compile("runjob: (sweep-\\S+) of job swept: 3 runs queued as slurm jobs \\d+-\\d+; ").matcher(err);
+        assertThat(id.find()).as(err).isTrue();
+        for (String runId : runIds) {
+            Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(90), "run " + runId);
+        }
+        for (int i = 0; i < 3; i++) {
+            Path folder = jobs.logs.resolve("swept").resolve(runIds.get(i));
+            assertThat(Files.readString(folder.resolve("rank-0.log"))).isEqualTo("lr " + (i + 1) + "\n");
+            JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
+            assertThat(summary.path("sweep").path("lr").asString()).isEqualTo(Integer.toString(i + 1));
+        }
+        assertThat(Cli.run(env, "runs").out()).contains(id.group(1) + " of job swept: 3 runs (runjob stop " + id.group(1) + " stops them all)\n");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the sweep's jobs to leave the queue");
+
+        // a sweep of runs that sleep: stop SWEEP reaches each through Slurm
+        Path sleepy = jobs.job("sleepy", "  - {name: h1, workers: 1}\n", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"),
+                "backend: slurm\nworkdir: " + dir.resolve("work") + "\nsweep: {n: [0, 1]}\n", Map.of("PID_TAG", "${sweep.n}"));
+        p = RunjobProcess.start(dir, sleepy, env, "submit");
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String sleepyErr = RunjobProcess.stderrOf(dir, sleepy);
+        assertThat(p.exitValue()).as(sleepyErr).isZero();
+        Matcher sweepId = Pattern.compile("runjob: (sweep-\\S+) of job sleepy").matcher(sleepyErr);
+        assertThat(sweepId.find()).isTrue();
+        // each point's rank 0 writes rank-0-N.pid
+        List<Long> ranks = Pids.await(jobs.pids, "rank-0", 2, Duration.ofSeconds(90));
+        Cli stop = Cli.run(env, "stop", sweepId.group(1));
+        assertThat(stop.code()).as(stop.err()).isZero();
+        for (String runId : Files.readAllLines(dir.resolve(sleepy.getFileName() + ".out"))) {
+            assertThat(stop.err()).contains("runjob: run " + runId + " interrupted (exit 130)\n");
+        }
+        Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the sweep's ranks");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 10), "the queue to empty after stop");
+    }
+
+    @Test
     void aSubmittedRunWhoseNodeCannotSeeItsFolderSaysSo() throws Exception {
         Path job = evenJob("unseen", "ticks.py", Map.of("TICKS", "1"));
         Files.writeString(job, Files.readString(job) + "slurm: {alloc_args: [--hold]}\n");
