@@ -1,6 +1,7 @@
 package org.runjob.cli;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 
 import org.runjob.backends.Backends;
 import org.runjob.logs.Coordinator;
@@ -24,8 +26,8 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * {@code runjob submit FILE} for a backend with a queue of its own ({@link Backend#queue}: Slurm's
  * sbatch). The run folder is made here, under the job's {@code logs.dir}, which the compute nodes
- * must see (a shared filesystem); the job is queued with this runjob (its java and content-pinned
- * jar) as the batch step's command, which runs the run inside the allocation it is given. Nothing
+ * must see (a shared filesystem); the job is queued with this runjob (its java, JVM flags and
+ * content-pinned jar) as the batch step's command, which runs the run inside the allocation it is given. Nothing
  * stays on this machine. The folder's {@value #QUEUE_FILE} names the backend and the job id, so
  * {@code runs}, {@code status} and {@code stop} ask the scheduler about a run whose runjob lives
  * elsewhere. A requeued job (preemption, {@code --requeue}) starts the same coordinator again, which
@@ -34,6 +36,8 @@ import tools.jackson.databind.json.JsonMapper;
 final class QueuedRun {
 
     static final String QUEUE_FILE = "queued.json";
+    /** How long withdrawn runs are given to leave the queue (a started one stops first) before their folders go. */
+    private static final long WITHDRAW_WAIT_S = 60;
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final String SCRIPT = "#!/bin/sh\n# runjob's batch step: the coordinator's argv comes as arguments\nexec \"$@\"\n";
 
@@ -70,10 +74,7 @@ final class QueuedRun {
             int code = point == null ? ExitCode.INVALID : queue(io, point, backend, args, Optional.of(
                     new SweepRecord(id, first.spec().name(), i, sweep.size(), sweep.point(i), Coordinator.current())), queued);
             if (code != ExitCode.OK) {
-                for (Queued q : queued) {
-                    backend.cancel(q.jobId(), true, io.env());
-                    RunJob.removeRefused(q.folder());
-                }
+                withdraw(io, backend, queued);
                 io.err().println("runjob: " + id + " is not queued: run " + (i + 1) + " of " + sweep.size() + " could not be"
                         + (queued.isEmpty() ? "" : ", and the " + queued.size() + " queued before it were withdrawn"));
                 return code;
@@ -85,6 +86,26 @@ final class QueuedRun {
                 + " jobs " + queued.get(0).jobId() + "-" + queued.get(queued.size() - 1).jobId() + "; runjob runs lists them, runjob stop "
                 + id + " stops them all; this machine may now go");
         return ExitCode.OK;
+    }
+
+    /**
+     * Cancels the queued runs and, once their jobs have left the queue (a run that had started
+     * stops first and may have written to its folder), removes their folders.
+     */
+    private static void withdraw(Io io, Backend backend, List<Queued> queued) {
+        queued.forEach(q -> backend.cancel(q.jobId(), true, io.env()));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WITHDRAW_WAIT_S);
+        for (Queued q : queued) {
+            while (backend.queued(q.jobId(), io.env()).isPresent() && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+            RunJob.removeRefused(q.folder());
+        }
     }
 
     /** Queues {@code loaded} as one run (of {@code sweep}, when given), added to {@code queued}; the exit code. */
@@ -109,8 +130,11 @@ final class QueuedRun {
         Files.writeString(job, JSON.writeValueAsString(Submit.handedJob(loaded, f -> f.source().toAbsolutePath().toString())));
         Files.writeString(script, SCRIPT);
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
-        List<String> coordinator = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp", Detach.classPath(),
-                Main.class.getName(), "run", job.toString(), "--run-id", runId, "--continue-requeued", "--set", "logs.dir=" + logs));
+        // this runjob's java, flags (heap, collector, class-data archive) and content-pinned jar
+        List<String> coordinator = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
+        coordinator.addAll(Detach.jvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
+        coordinator.addAll(List.of("-cp", Detach.classPath(), Main.class.getName(), "run", job.toString(), "--run-id", runId,
+                "--continue-requeued", "--set", "logs.dir=" + logs));
         sweep.ifPresent(w -> coordinator.addAll(List.of("--sweep-point", Integer.toString(w.point()))));
         coordinator.add("--");
         coordinator.addAll(args);

@@ -337,7 +337,13 @@ class SlurmBackendTest {
         // a sweep of runs that sleep: stop SWEEP reaches each through Slurm
         Path sleepy = jobs.job("sleepy", "  - {name: h1, workers: 1}\n", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"),
                 "backend: slurm\nworkdir: " + dir.resolve("work") + "\nsweep: {n: [0, 1]}\n", Map.of("PID_TAG", "${sweep.n}"));
-        p = RunjobProcess.start(dir, sleepy, env, "submit");
+        // submitted by a runjob with a JVM flag of its own, which its runs' coordinators get too
+        List<String> cmd = List.of(ProcessHandle.current().info().command().orElse("java"), "-Xss1280k", "-cp",
+                System.getProperty("java.class.path"), "org.runjob.cli.Main", "submit", sleepy.toString());
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(dir.resolve("sleepy.yaml.out").toFile())
+                .redirectError(dir.resolve("sleepy.yaml.err").toFile()).directory(dir.toFile());
+        pb.environment().putAll(env);
+        p = pb.start();
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         String sleepyErr = RunjobProcess.stderrOf(dir, sleepy);
         assertThat(p.exitValue()).as(sleepyErr).isZero();
@@ -345,6 +351,9 @@ class SlurmBackendTest {
         assertThat(sweepId.find()).isTrue();
         // each point's rank 0 writes rank-0-N.pid
         List<Long> ranks = Pids.await(jobs.pids, "rank-0", 2, Duration.ofSeconds(90));
+        List<String> coordinators = ProcessHandle.allProcesses().map(h -> h.info().commandLine().orElse(""))
+                .filter(c -> c.contains(" run ") && c.contains("/sleepy/") && c.contains("--sweep-point")).toList();
+        assertThat(coordinators).hasSize(2).allMatch(c -> c.contains(" -Xss1280k -cp "));
         Cli stop = Cli.run(env, "stop", sweepId.group(1));
         assertThat(stop.code()).as(stop.err()).isZero();
         for (String runId : Files.readAllLines(dir.resolve(sleepy.getFileName() + ".out"))) {
@@ -352,6 +361,22 @@ class SlurmBackendTest {
         }
         Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the sweep's ranks");
         Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 10), "the queue to empty after stop");
+
+        // a sweep whose second run sbatch refuses (no such partition): queued whole or not at all
+        Path half = jobs.job("half", "  - {name: h1, workers: 1}\n", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"),
+                "backend: slurm\nworkdir: " + dir.resolve("work") + "\nsweep: {p: [debug, nosuch]}\nslurm: {partition: '${sweep.p}'}\n",
+                Map.of());
+        p = RunjobProcess.start(dir, half, env, "submit");
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String halfErr = RunjobProcess.stderrOf(dir, half);
+        assertThat(p.exitValue()).as(halfErr).isEqualTo(3);
+        assertThat(halfErr).contains("runjob: slurm refused the run: ").contains("invalid partition")
+                .containsPattern("runjob: sweep-\\S+ is not queued: run 2 of 2 could not be, and the 1 queued before it were withdrawn\n");
+        assertThat(Files.readString(dir.resolve(half.getFileName() + ".out"))).isEmpty();
+        Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 10), "the withdrawn run gone from the queue");
+        try (var folders = Files.list(jobs.logs.resolve("half"))) {
+            assertThat(folders.toList()).as("no run folder left").isEmpty();
+        }
     }
 
     @Test
