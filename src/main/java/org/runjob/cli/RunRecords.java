@@ -176,7 +176,8 @@ final class RunRecords {
 
     private static Optional<JsonNode> json(Path file) {
         try {
-            return Files.isRegularFile(file) ? Optional.of(JSON.readTree(Files.readString(file))) : Optional.empty();
+            // a file another writer has only begun (empty, or cut short) is no record yet
+            return Files.isRegularFile(file) ? Optional.of(JSON.readTree(Files.readString(file))).filter(JsonNode::isObject) : Optional.empty();
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }

@@ -44,7 +44,7 @@ final class RunStatus implements StatusSink {
     /** Writes the state with the ranks last reported; a failure to write is logged, never fatal. */
     synchronized void write(String state) {
         try {
-            folder.replaceJson("status.json", StatusJson.of(runId, job, state, attempt, coordinator, started, clock.instant(), ranks));
+            folder.writeJson("status.json", StatusJson.of(runId, job, state, attempt, coordinator, started, clock.instant(), ranks));
         } catch (IOException e) {
             LOG.warn("cannot write {}: {}", folder.dir().resolve("status.json"), e.getMessage());
         }

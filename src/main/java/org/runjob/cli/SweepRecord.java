@@ -34,7 +34,7 @@ record SweepRecord(String sweep, String job, int point, int size, Map<String, St
         ObjectNode v = o.putObject("values");
         values.forEach(v::put);
         o.putObject("runjob").put("pid", runjob.pid()).put("start_ticks", runjob.startTicks()).put("host", runjob.host());
-        RunFolder.of(folder).replaceJson(FILE, o);
+        RunFolder.of(folder).writeJson(FILE, o);
     }
 
     /** The record in {@code folder}, or empty for a run of no sweep (or a record that cannot be read). */

@@ -52,12 +52,11 @@ public final class RunFolder {
         Files.writeString(dir.resolve("job.yaml"), text, StandardCharsets.UTF_8);
     }
 
+    /**
+     * Writes {@code name} whole or not at all (a temporary file renamed over it): status, runs and
+     * stop read a run's files while it writes them, and never see half of one.
+     */
     public void writeJson(String name, JsonNode node) throws IOException {
-        Files.writeString(dir.resolve(name), JSON.writerWithDefaultPrettyPrinter().writeValueAsString(node) + "\n");
-    }
-
-    /** Writes {@code name} whole or not at all (a temporary file renamed over it): readers never see half of it. */
-    public void replaceJson(String name, JsonNode node) throws IOException {
         Path tmp = dir.resolve("." + name + ".tmp");
         Files.writeString(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(node) + "\n");
         Files.move(tmp, dir.resolve(name), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
