@@ -44,8 +44,8 @@ public final class SlurmBackend implements Backend {
             return spec;
         }
         int n = spec.nodes().size();
-        Optional<String> job = Optional.ofNullable(env.get("SLURM_JOB_ID")).filter(j -> j.matches("\\d+"));
-        Optional<String> list = Optional.ofNullable(env.get("SLURM_JOB_NODELIST")).filter(l -> !l.isBlank());
+        Optional<String> job = SlurmEnv.jobId(env);
+        Optional<String> list = SlurmEnv.nodeList(env).filter(l -> !l.isBlank());
         if (job.isEmpty() || list.isEmpty()) {
             throw new NodeException("the job's " + n + " node" + (n == 1 ? " is" : "s are") + " given as a count, and Slurm names them"
                     + " when it allocates them: queue the run with `runjob submit`, or run runjob inside an allocation (salloc --nodes=" + n + ")");

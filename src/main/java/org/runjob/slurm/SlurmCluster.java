@@ -50,8 +50,6 @@ public final class SlurmCluster implements Cluster {
     /** The user's allocation runjob runs inside (its salloc or sbatch), if any: used, never asked for again. */
     private final Optional<String> inside;
     private final Optional<String> insideNodes;
-    /** SLURM_HET_SIZE of the allocation runjob runs inside: its components, when heterogeneous. */
-    private final Optional<String> hetSize;
     /** The whole environment runjob was given: the allocation's SLURM_ variables are read from it. */
     private final Map<String, String> allEnv;
     /** In a heterogeneous allocation runjob runs inside: each node's component. */
@@ -75,9 +73,8 @@ public final class SlurmCluster implements Cluster {
         this.interrupted = interrupted;
         this.spec = spec;
         this.env = SlurmEnv.of(env);
-        this.inside = Optional.ofNullable(env.get("SLURM_JOB_ID")).filter(j -> j.matches("\\d+"));
-        this.insideNodes = Optional.ofNullable(env.get("SLURM_JOB_NODELIST"));
-        this.hetSize = Optional.ofNullable(env.get("SLURM_HET_SIZE"));
+        this.inside = SlurmEnv.jobId(env);
+        this.insideNodes = SlurmEnv.nodeList(env);
         this.allEnv = Map.copyOf(env);
         this.jobName = "runjob-" + spec.name();
         this.progress = progress;
@@ -227,7 +224,7 @@ public final class SlurmCluster implements Cluster {
      */
     private List<String> outsideTheAllocation() throws NodeException {
         List<String> held = new ArrayList<>();
-        int components = hetSize.filter(h -> h.matches("\\d+")).map(Integer::parseInt).orElse(1);
+        int components = Optional.ofNullable(allEnv.get("SLURM_HET_SIZE")).filter(h -> h.matches("\\d+")).map(Integer::parseInt).orElse(1);
         if (components > 1) {
             for (int k = 0; k < components; k++) {
                 String list = allEnv.get("SLURM_JOB_NODELIST_HET_GROUP_" + k);

@@ -2,6 +2,7 @@ package org.runjob.slurm;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The environment runjob gives Slurm's commands: its own, without the variables salloc, srun and
@@ -22,5 +23,15 @@ final class SlurmEnv {
             }
         });
         return out;
+    }
+
+    /** The job id of the allocation runjob runs inside ({@code SLURM_JOB_ID} of a salloc or sbatch), if any. */
+    static Optional<String> jobId(Map<String, String> env) {
+        return Optional.ofNullable(env.get("SLURM_JOB_ID")).filter(j -> j.matches("\\d+"));
+    }
+
+    /** That allocation's nodes as Slurm writes a host list ({@code SLURM_JOB_NODELIST}), if given. */
+    static Optional<String> nodeList(Map<String, String> env) {
+        return Optional.ofNullable(env.get("SLURM_JOB_NODELIST"));
     }
 }
