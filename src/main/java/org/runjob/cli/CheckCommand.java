@@ -4,6 +4,7 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 
 import org.runjob.backends.Backends;
+import org.runjob.json.Json;
 import org.runjob.launch.NodeStarter;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
@@ -17,7 +18,6 @@ import org.runjob.spec.SpecLoader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
-import tools.jackson.databind.json.JsonMapper;
 
 /** {@code runjob check FILE}: the preflight of a run, alone; exit 0 or 3. Ships only the agent jar. */
 @Command(name = "check", mixinStandardHelpOptions = true,
@@ -57,7 +57,7 @@ final class CheckCommand implements Callable<Integer> {
             report = checked.report();
         }
         if (options.output == JobOptions.Output.json) {
-            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(PreflightText.json(report)));
+            io.out().println(Json.pretty(PreflightText.json(report)));
         } else {
             PreflightText.print(report, io.out(), Io.colour(io), Io.width(io));
         }

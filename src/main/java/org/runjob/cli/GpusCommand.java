@@ -8,6 +8,7 @@ import java.util.concurrent.Callable;
 
 import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.backends.Backends;
+import org.runjob.json.Json;
 import org.runjob.launch.NodeSession;
 import org.runjob.launch.NodeStarter;
 import org.runjob.node.Cluster;
@@ -23,7 +24,6 @@ import org.runjob.spec.SpecLoader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code runjob gpus FILE}: every node's GPUs (index in PCI bus order, model, memory, compute
@@ -68,7 +68,7 @@ final class GpusCommand implements Callable<Integer> {
             }
         }
         if (options.output == JobOptions.Output.json) {
-            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(GpuTable.json(found, leases)));
+            io.out().println(Json.pretty(GpuTable.json(found, leases)));
         } else {
             GpuTable.print(found, leases, io.out());
         }

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 import org.runjob.backends.Backends;
+import org.runjob.json.Json;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.PlanningException;
 import org.runjob.report.PlanJson;
@@ -13,8 +14,6 @@ import org.runjob.report.PlanText;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
-import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.node.JsonNodeFactory;
 
 /** {@code runjob plan FILE}: the same plan as {@code runjob --dry-run FILE}. */
 @Command(name = "plan", mixinStandardHelpOptions = true,
@@ -45,8 +44,7 @@ final class PlanCommand implements Callable<Integer> {
         } catch (PlanningException e) {
             // a valid job whose ranks depend on what launch finds (gpus: all without workers): say so, not an error
             if (options.output == JobOptions.Output.json) {
-                io.out().println("{\"job_file\": " + JsonNodeFactory.instance.stringNode(file)
-                        + ", \"planned\": false, \"reason\": " + JsonNodeFactory.instance.stringNode(e.getMessage()) + "}");
+                io.out().println(Json.pretty(Json.object().put("job_file", file).put("planned", false).put("reason", e.getMessage())));
             } else {
                 io.out().println("dry run of " + file + ": " + e.getMessage()
                         + "; `runjob gpus " + file + "` shows the GPUs each node has.");
@@ -59,8 +57,7 @@ final class PlanCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         if (options.output == JobOptions.Output.json) {
-            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter()
-                    .writeValueAsString(PlanJson.of(plan, Backends.of(plan.spec()))));
+            io.out().println(Json.pretty(PlanJson.of(plan, Backends.of(plan.spec()))));
             io.out().flush();
         } else {
             PlanText.print(plan, Backends.of(plan.spec()), Path.of(""), io.out());

@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 import org.runjob.backends.Backends;
+import org.runjob.json.Json;
 import org.runjob.logs.Coordinator;
 import org.runjob.node.Backend;
 import org.runjob.plan.RunId;
@@ -38,7 +39,7 @@ final class QueuedRun {
     static final String QUEUE_FILE = "queued.json";
     /** How long withdrawn runs are given to leave the queue (a started one stops first) before their folders go. */
     private static final long WITHDRAW_WAIT_S = 60;
-    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final JsonMapper JSON = Json.MAPPER;
     private static final String SCRIPT = "#!/bin/sh\n# runjob's batch step: the coordinator's argv comes as arguments\nexec \"$@\"\n";
 
     private QueuedRun() {

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Optional;
 
 import org.runjob.backends.Backends;
+import org.runjob.json.Json;
 import org.runjob.launch.LineOutput;
 import org.runjob.launch.NodeCommand;
 import org.runjob.node.Cluster;
@@ -20,7 +21,6 @@ import org.runjob.node.NodeProcess;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
 
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code status}, {@code logs} and {@code stop} of a submitted run: the same command, run on the
@@ -36,7 +36,7 @@ final class Remote {
         Path job = Files.createTempFile("runjob-reach-", ".json", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         SpecLoader.Loaded loaded;
         try {
-            Files.writeString(job, JsonMapper.builder().build().writeValueAsString(entry.reach().orElseThrow()));
+            Files.writeString(job, Json.compact(entry.reach().orElseThrow()));
             loaded = Jobs.load(io, job.toString(), List.of());
         } finally {
             Files.deleteIfExists(job);

@@ -15,6 +15,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
+import org.runjob.json.Json;
+
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
@@ -28,7 +30,7 @@ import tools.jackson.databind.node.ObjectNode;
  */
 final class RunIndex {
 
-    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final JsonMapper JSON = Json.MAPPER;
 
     /** One run: {@code node} and {@code reach} only for a submitted run. */
     record Entry(String runId, String job, String started, Optional<String> node, String folder, Optional<JsonNode> reach) {

@@ -17,6 +17,7 @@ import java.util.Optional;
 
 import org.runjob.backends.Backends;
 import org.runjob.distribute.Shipped;
+import org.runjob.json.Json;
 import org.runjob.launch.Launcher;
 import org.runjob.launch.NodeStarter;
 import org.runjob.launch.RunResult;
@@ -50,8 +51,6 @@ import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
 
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -204,7 +203,7 @@ final class RunJob {
             result = new RunResult(spec.name(), plan.runId(), folder.dir(), launcher.run(plan, router));
         }
         int code = result.succeeded() ? ExitCode.OK : result.interrupted() ? ExitCode.INTERRUPTED : ExitCode.WORKER_FAILED;
-        ObjectNode git = GitInfo.of(Path.of(file)).map(g -> JsonNodeFactory.instance.objectNode()
+        ObjectNode git = GitInfo.of(Path.of(file)).map(g -> Json.object()
                 .put("commit", g.commit()).put("dirty", g.dirty())).orElse(null);
         ObjectNode summary = SummaryJson.of(result, code, commandLine, git);
         ObjectNode distribution = summary.putObject("distribution");
@@ -243,7 +242,7 @@ final class RunJob {
         }
         RunReport.print(result, io.err());
         if (json) {
-            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(summary));
+            io.out().println(Json.pretty(summary));
             io.out().flush();
         }
         return code;

@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.stream.Stream;
 
+import org.runjob.json.Json;
 import org.runjob.logs.Coordinator;
 import org.runjob.report.StatusJson;
 
@@ -63,7 +64,7 @@ final class RunRecords {
         }
     }
 
-    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final JsonMapper JSON = Json.MAPPER;
 
     private RunRecords() {
     }

@@ -9,13 +9,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
+import org.runjob.json.Json;
 import org.runjob.spec.Sweep;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
-import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -51,7 +50,7 @@ final class RunsCommand implements Callable<Integer> {
         runs.sort(Comparator.comparing(r -> Optional.ofNullable(sweeps.get(r))
                 .map(w -> w.sweep().substring(SweepRecord.PREFIX.length()) + String.format("/%05d", w.point())).orElse(r.runId())));
         if (options.output == JobOptions.Output.json) {
-            ArrayNode a = JsonNodeFactory.instance.arrayNode();
+            ArrayNode a = Json.array();
             for (RunRecords.Run r : runs) {
                 var o = a.addObject().put("run_id", r.runId()).put("job", r.job()).put("state", r.state()).put("folder", r.folder().toString());
                 o.put("started", r.started().orElse(null)).put("ended", r.ended().orElse(null)).put("commit", r.commit().orElse(null));
@@ -63,7 +62,7 @@ final class RunsCommand implements Callable<Integer> {
                     w.values().forEach(sw.putObject("values")::put);
                 }
             }
-            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(a));
+            io.out().println(Json.pretty(a));
         } else {
             io.out().printf("%-20s  %-16s  %-16s  %-24s  %9s  %4s  %s%n", "run", "job", "state", "started", "duration", "exit", "commit");
             String sweep = null;

@@ -20,11 +20,12 @@ import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.runjob.json.Json;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -137,7 +138,7 @@ final class StacksCommand implements Callable<Integer> {
             }
         }
         if (options.output == JobOptions.Output.json) {
-            ObjectNode root = JsonMapper.builder().build().createObjectNode().put("folder", capture.toString());
+            ObjectNode root = Json.object().put("folder", capture.toString());
             ArrayNode ranks = root.putArray("ranks");
             for (Map.Entry<Integer, Path> f : files.entrySet()) {
                 String text = Files.readString(f.getValue());
@@ -146,7 +147,7 @@ final class StacksCommand implements Callable<Integer> {
                         .put("stacks", nl < 0 ? "" : text.substring(nl + 1));
             }
             summary.forEach(root.putArray("summary")::add);
-            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            io.out().println(Json.pretty(root));
             io.out().flush();
             return;
         }

@@ -1,5 +1,6 @@
 package org.runjob.cli;
 
+import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -8,13 +9,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
+import org.runjob.json.Json;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -86,7 +88,7 @@ final class StatusCommand implements Callable<Integer> {
         Instant now = io.clock().instant();
         List<StatusView.Row> rows = StatusView.rows(r, now);
         if (options.output == JobOptions.Output.json) {
-            ObjectNode o = r.status().map(s -> (ObjectNode) s.deepCopy()).orElse(JsonMapper.builder().build().createObjectNode());
+            ObjectNode o = r.status().map(s -> (ObjectNode) s.deepCopy()).orElse(Json.object());
             o.put("state", r.state()).put("folder", r.folder().toString());
             r.why().ifPresent(w -> o.put("why", w));
             ObjectNode dirs = o.putObject("workdirs");
@@ -95,7 +97,7 @@ final class StatusCommand implements Callable<Integer> {
             for (int i = 0; i < rows.size() && o.path("ranks").get(i) instanceof ObjectNode rank; i++) {
                 rank.put("last_line", rows.get(i).lastLine()).put("silent", rows.get(i).silent());
             }
-            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(o));
+            io.out().println(Json.pretty(o));
         } else {
             io.out().println("run " + r.runId() + " of job " + r.job() + ": " + r.state()
                     + r.exitCode().map(c -> " (exit " + c + ")").orElse("")
@@ -119,9 +121,9 @@ final class StatusCommand implements Callable<Integer> {
     static Map<String, String> workdirs(RunRecords.Run r) {
         Map<String, String> out = new LinkedHashMap<>();
         try {
-            JsonNode plan = JsonMapper.builder().build().readTree(r.folder().resolve("plan.json").toFile());
+            JsonNode plan = Json.read(r.folder().resolve("plan.json"));
             plan.path("nodes").forEach(n -> out.put(n.path("name").asString(""), n.path("workdir").asString("")));
-        } catch (JacksonException e) {
+        } catch (JacksonException | IOException e) {
             // a run refused before its plan was written
         }
         return out;

@@ -16,6 +16,7 @@ import java.util.function.Function;
 
 import org.runjob.backends.Backends;
 import org.runjob.distribute.FileList;
+import org.runjob.json.Json;
 import org.runjob.launch.NodeCommand;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
@@ -52,7 +53,7 @@ import tools.jackson.databind.node.StringNode;
  */
 final class Submit {
 
-    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final JsonMapper JSON = Json.MAPPER;
 
     private Submit() {
     }

@@ -7,13 +7,12 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
+import org.runjob.json.Json;
 import org.runjob.logs.Coordinator;
 import org.runjob.logs.RunFolder;
 import org.runjob.report.StatusJson;
 
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -30,7 +29,7 @@ record SweepRecord(String sweep, String job, int point, int size, Map<String, St
     static final String PREFIX = "sweep-";
 
     void write(Path folder) throws IOException {
-        ObjectNode o = JsonNodeFactory.instance.objectNode().put("sweep", sweep).put("job", job).put("point", point).put("size", size);
+        ObjectNode o = Json.object().put("sweep", sweep).put("job", job).put("point", point).put("size", size);
         ObjectNode v = o.putObject("values");
         values.forEach(v::put);
         o.putObject("runjob").put("pid", runjob.pid()).put("start_ticks", runjob.startTicks()).put("host", runjob.host());
@@ -44,10 +43,10 @@ record SweepRecord(String sweep, String job, int point, int size, Map<String, St
             return Optional.empty();
         }
         try {
-            JsonNode o = JsonMapper.builder().build().readTree(Files.readString(file));
+            JsonNode o = Json.read(file);
             Map<String, String> values = new LinkedHashMap<>();
             o.path("values").properties().forEach(e -> values.put(e.getKey(), e.getValue().asString()));
-            ObjectNode holder = JsonNodeFactory.instance.objectNode();
+            ObjectNode holder = Json.object();
             holder.set("coordinator", o.path("runjob"));
             return Optional.of(new SweepRecord(o.path("sweep").asString(), o.path("job").asString(), o.path("point").asInt(),
                     o.path("size").asInt(), values, StatusJson.coordinator(holder)));

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 
+import org.runjob.json.Json;
 import org.runjob.spec.InvalidSpecException;
 import org.runjob.spec.Problem;
 import org.runjob.spec.SchemaCheck;
@@ -12,9 +13,7 @@ import org.runjob.spec.SpecLoader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
-import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
-import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /** {@code runjob validate FILE...}: ok or every problem, per file; exit 2 if any file is invalid. */
@@ -37,7 +36,7 @@ final class ValidateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         SpecLoader loader = new SpecLoader(io.env(), new SchemaCheck());
-        ArrayNode json = JsonNodeFactory.instance.arrayNode();
+        ArrayNode json = Json.array();
         boolean allValid = true;
         for (String file : files) {
             List<Problem> problems = List.of();
@@ -61,7 +60,7 @@ final class ValidateCommand implements Callable<Integer> {
             }
         }
         if (options.output == JobOptions.Output.json) {
-            io.out().println(JsonMapper.builder().build().writerWithDefaultPrettyPrinter().writeValueAsString(json));
+            io.out().println(Json.pretty(json));
         }
         io.out().flush();
         return allValid ? ExitCode.OK : ExitCode.INVALID;

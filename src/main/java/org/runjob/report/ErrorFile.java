@@ -3,8 +3,9 @@ package org.runjob.report;
 import java.util.List;
 import java.util.Optional;
 
+import org.runjob.json.Json;
+
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * What torch's {@code @record} writes to TORCHELASTIC_ERROR_FILE when a worker raises:
@@ -16,7 +17,7 @@ record ErrorFile(String message, List<String> traceback) {
 
     static Optional<ErrorFile> parse(String json) {
         try {
-            JsonNode root = JsonMapper.builder().build().readTree(json);
+            JsonNode root = Json.read(json);
             JsonNode m = root.path("message");
             if (m.isString()) {
                 return Optional.of(new ErrorFile(m.stringValue(), List.of()));

@@ -5,11 +5,11 @@ import java.util.Map;
 
 import org.runjob.agent.gpu.Gpu;
 import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.json.Json;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 
 import tools.jackson.databind.node.ArrayNode;
-import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -38,7 +38,7 @@ public final class GpuTable {
     }
 
     public static ObjectNode json(Map<String, GpuInventory> nodes, Map<String, Map<Integer, String>> leases) {
-        ObjectNode root = JsonNodeFactory.instance.objectNode();
+        ObjectNode root = Json.object();
         ArrayNode list = root.putArray("nodes");
         nodes.forEach((node, inv) -> {
             ObjectNode n = list.addObject();
@@ -61,7 +61,7 @@ public final class GpuTable {
      * as index, model, memory and bus id, so a run's record says what hardware it ran on.
      */
     public static ObjectNode used(LaunchPlan plan, Map<String, GpuInventory> inventories) {
-        ObjectNode root = JsonNodeFactory.instance.objectNode();
+        ObjectNode root = Json.object();
         for (NodePlan node : plan.nodes()) {
             GpuInventory inv = inventories.get(node.name());
             if (inv == null || node.visibleDevices().isEmpty()) {

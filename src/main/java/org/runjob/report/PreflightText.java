@@ -7,12 +7,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import org.runjob.json.Json;
 import org.runjob.preflight.Cell;
 import org.runjob.preflight.Check;
 import org.runjob.preflight.NodeReport;
 import org.runjob.preflight.PreflightReport;
 
-import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -147,7 +147,7 @@ public final class PreflightText {
     }
 
     public static ObjectNode json(PreflightReport report) {
-        ObjectNode root = JsonNodeFactory.instance.objectNode();
+        ObjectNode root = Json.object();
         root.put("ok", report.ok());
         var nodes = root.putArray("nodes");
         for (NodeReport n : report.nodes()) {

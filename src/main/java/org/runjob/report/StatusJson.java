@@ -3,12 +3,12 @@ package org.runjob.report;
 import java.time.Instant;
 import java.util.List;
 
+import org.runjob.json.Json;
 import org.runjob.launch.StatusSink;
 import org.runjob.logs.Coordinator;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
-import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -26,7 +26,7 @@ public final class StatusJson {
 
     public static ObjectNode of(String runId, String job, String state, int attempt, Coordinator coordinator, Instant started,
                                 Instant updated, List<StatusSink.Rank> ranks) {
-        ObjectNode o = JsonNodeFactory.instance.objectNode();
+        ObjectNode o = Json.object();
         o.put("run_id", runId).put("job", job).put("state", state).put("attempt", attempt);
         o.putObject("coordinator").put("pid", coordinator.pid()).put("start_ticks", coordinator.startTicks()).put("host", coordinator.host());
         o.put("started", started.toString()).put("updated", updated.toString());

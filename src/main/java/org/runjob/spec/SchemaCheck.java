@@ -16,9 +16,9 @@ import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SchemaRegistryConfig;
 import com.networknt.schema.SpecificationVersion;
 import com.networknt.schema.path.NodePath;
+import org.runjob.json.Json;
 
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Validates a composed job against {@code schemas/job.schema.json} (bundled in the jar) and turns
@@ -45,7 +45,7 @@ public final class SchemaCheck {
                 throw new IllegalStateException("schema " + RESOURCE + " is not on the classpath");
             }
             String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            this.schemaJson = JsonMapper.builder().build().readTree(text);
+            this.schemaJson = Json.read(text);
             SchemaRegistryConfig config = SchemaRegistryConfig.builder().errorMessageKeyword("errorMessage").build();
             SchemaRegistry registry = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12,
                     b -> b.schemaRegistryConfig(config));

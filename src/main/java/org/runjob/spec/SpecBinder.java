@@ -10,8 +10,9 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.regex.Pattern;
 
+import org.runjob.json.Json;
+
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.node.JsonNodeFactory;
 
 /**
  * Turns a document that passed the schema and the semantic checks into a {@link JobSpec}, filling
@@ -144,7 +145,7 @@ final class SpecBinder {
 
     private static JsonNode object(JsonNode parent, String key) {
         JsonNode v = parent.get(key);
-        return v == null ? JsonNodeFactory.instance.objectNode() : v;
+        return v == null ? Json.object() : v;
     }
 
     private static Optional<String> text(JsonNode parent, String key) {

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 class PackageOrderTest {
 
     static final List<Set<String>> LAYERS = List.of(
+            Set.of("json"),
             Set.of("protocol", "spec"),
             Set.of("agent"),
             Set.of("logs", "plan", "distribute", "node"),

@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
+import org.runjob.json.Json;
+
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
@@ -17,7 +19,7 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public record GpuInventory(List<Gpu> gpus, int driverVersion, Optional<String> unavailable) {
 
-    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final JsonMapper JSON = Json.MAPPER;
 
     public GpuInventory {
         gpus = List.copyOf(gpus);
