@@ -9,7 +9,11 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
 
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
@@ -18,6 +22,7 @@ import org.runjob.agent.NodeHost;
 import org.runjob.agent.Probe;
 import org.runjob.launch.Interrupts;
 
+import picocli.AutoComplete;
 import picocli.CommandLine;
 
 /**
@@ -84,6 +89,35 @@ public final class Main {
         System.exit(code);
     }
 
+    /** Arguments that print a usage listing the subcommands (or generate completion from all of them). */
+    private static final Set<String> LISTS_COMMANDS = Set.of("-h", "--help", "help", "completion");
+
+    /** Every subcommand, by name, in the order usage lists them; each built when called. */
+    private static Map<String, Supplier<Object>> subcommands(Io io) {
+        Map<String, Supplier<Object>> all = new LinkedHashMap<>();
+        all.put("validate", () -> new ValidateCommand(io));
+        all.put("plan", () -> new PlanCommand(io));
+        all.put("check", () -> new CheckCommand(io));
+        all.put("gpus", () -> new GpusCommand(io));
+        // `runjob run FILE` is `runjob FILE`; `runjob help CMD` is `runjob CMD --help`
+        all.put("run", () -> {
+            CommandLine run = new CommandLine(new RunjobCommand(io));
+            run.getCommandSpec().name("run"); // else its usage reads "runjob runjob"
+            return run;
+        });
+        all.put("submit", () -> new SubmitCommand(io));
+        all.put("runs", () -> new RunsCommand(io));
+        all.put("status", () -> new StatusCommand(io));
+        all.put("logs", () -> new LogsCommand(io));
+        all.put("stop", () -> new StopCommand(io));
+        all.put("resume", () -> new ResumeCommand(io));
+        all.put("stacks", () -> new StacksCommand(io));
+        all.put("help", CommandLine.HelpCommand::new);
+        // bash (and zsh through bashcompinit) completion, generated from the command model
+        all.put("completion", AutoComplete.GenerateCompletion::new);
+        return all;
+    }
+
     /** Runs runjob with {@code args}; never throws, never exits. */
     public static int run(Io io, String... args) {
         if (!Arrays.asList(args).contains("--verbose") && System.getProperty(SLF4J_PROVIDER) == null) {
@@ -93,24 +127,16 @@ public final class Main {
             System.setProperty("slf4j.internal.verbosity", "WARN"); // else SLF4J says which provider it loads
         }
         CommandLine cl = new CommandLine(new RunjobCommand(io));
-        cl.addSubcommand("validate", new ValidateCommand(io));
-        cl.addSubcommand("plan", new PlanCommand(io));
-        cl.addSubcommand("check", new CheckCommand(io));
-        cl.addSubcommand("gpus", new GpusCommand(io));
-        // `runjob run FILE` is `runjob FILE`; `runjob help CMD` is `runjob CMD --help`
-        CommandLine run = new CommandLine(new RunjobCommand(io));
-        run.getCommandSpec().name("run"); // else its usage reads "runjob runjob"
-        cl.addSubcommand("run", run);
-        cl.addSubcommand("submit", new SubmitCommand(io));
-        cl.addSubcommand("runs", new RunsCommand(io));
-        cl.addSubcommand("status", new StatusCommand(io));
-        cl.addSubcommand("logs", new LogsCommand(io));
-        cl.addSubcommand("stop", new StopCommand(io));
-        cl.addSubcommand("resume", new ResumeCommand(io));
-        cl.addSubcommand("stacks", new StacksCommand(io));
-        cl.addSubcommand("help", new CommandLine.HelpCommand());
-        // bash (and zsh through bashcompinit) completion, generated from the command model
-        cl.addSubcommand("completion", new picocli.AutoComplete.GenerateCompletion());
+        Map<String, Supplier<Object>> subcommands = subcommands(io);
+        // only the subcommands named in args can match, so only those are built (the model of each costs start-up time);
+        // a usage listing gets them all: help, or no FILE and no command to run
+        boolean whole = Arrays.stream(args).anyMatch(LISTS_COMMANDS::contains)
+                || Arrays.stream(args).allMatch(a -> a.startsWith("-") && !a.equals("-V") && !a.equals("--version"));
+        subcommands.forEach((name, make) -> {
+            if (whole || Arrays.asList(args).contains(name)) {
+                cl.addSubcommand(name, make.get());
+            }
+        });
         cl.setOut(new PrintWriter(io.out(), true));
         cl.setErr(new PrintWriter(io.err(), true));
         cl.setCaseInsensitiveEnumValuesAllowed(true);
@@ -127,6 +153,14 @@ public final class Main {
         cl.setParameterExceptionHandler((ex, given) -> {
             Optional<String> hint = EntrypointArgsHint.of(ex, given);
             if (hint.isEmpty()) {
+                if (ex.getCommandLine() == cl) {
+                    // the usage printed with the error lists every command
+                    subcommands.forEach((name, make) -> {
+                        if (!cl.getSubcommands().containsKey(name)) {
+                            cl.addSubcommand(name, make.get());
+                        }
+                    });
+                }
                 return usage.handleParseException(ex, given);
             }
             ex.getCommandLine().getErr().println("runjob: " + hint.get());
