@@ -12,6 +12,10 @@ import org.runjob.node.NodeException;
 import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.report.PreflightText;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
+import org.runjob.run.Jobs;
+import org.runjob.run.Launch;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
 

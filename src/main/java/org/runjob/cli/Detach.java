@@ -11,12 +11,16 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import org.runjob.distribute.AgentBundle;
 import org.runjob.launch.AgentJar;
 import org.runjob.plan.RunId;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
+import org.runjob.run.Jobs;
+import org.runjob.run.RunJob;
+import org.runjob.run.RunState;
 import org.runjob.spec.SpecLoader;
 
 /**
@@ -30,9 +34,6 @@ import org.runjob.spec.SpecLoader;
  * the nodes' agents stop their workers when its heartbeats stop.
  */
 final class Detach {
-
-    /** States of status.json that mean the workers were started. */
-    static final Set<String> LAUNCHED = Set.of("running", "stopping", "succeeded", "failed", "interrupted");
 
     private Detach() {
     }
@@ -67,7 +68,7 @@ final class Detach {
                 return code;
             }
             String state = RunRecords.read(folder, io.env()).status().map(s -> s.path("state").asString("")).orElse("");
-            if (LAUNCHED.contains(state)) {
+            if (RunState.LAUNCHED.contains(state)) {
                 String logs = loaded.spec().logsDir().equals("runs") ? "" : " --logs-dir " + loaded.spec().logsDir();
                 io.err().println("runjob: run " + runId + " is detached (runjob pid " + child.pid() + " on this machine, which must stay up);"
                         + " its output goes to " + folder);

@@ -3,6 +3,8 @@ package org.runjob.cli;
 import java.time.Duration;
 import java.util.Optional;
 
+import org.runjob.run.Io;
+
 import picocli.CommandLine.Option;
 
 /** {@code --wait-for-gpus DURATION}, for the commands that start a run (a mixin). */

@@ -21,6 +21,10 @@ import java.util.concurrent.TimeUnit;
 
 import org.runjob.agent.NodeJvm;
 import org.runjob.launch.Interrupts;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
+import org.runjob.run.RunJob;
+import org.runjob.run.RunState;
 
 /**
  * The master node's side of a submitted run ({@code runjob submit}), started over SSH by
@@ -97,7 +101,7 @@ final class HostedStart {
                     return code;
                 }
                 String state = RunRecords.read(folder, System.getenv()).status().map(st -> st.path("state").asString("")).orElse("");
-                if (Detach.LAUNCHED.contains(state)) {
+                if (RunState.LAUNCHED.contains(state)) {
                     out.println();
                     out.println(SUBMITTED + child.pid() + " " + folder);
                     out.flush();

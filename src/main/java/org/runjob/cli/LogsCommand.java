@@ -12,6 +12,10 @@ import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
+import org.runjob.run.RankSelection;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;

@@ -21,6 +21,8 @@ import org.runjob.agent.Agent;
 import org.runjob.agent.NodeHost;
 import org.runjob.agent.Probe;
 import org.runjob.launch.Interrupts;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
 
 import picocli.AutoComplete;
 import picocli.CommandLine;

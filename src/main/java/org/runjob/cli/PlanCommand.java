@@ -10,6 +10,9 @@ import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.PlanningException;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PlanText;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
+import org.runjob.run.Jobs;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -40,7 +43,7 @@ final class PlanCommand implements Callable<Integer> {
     static int printPlan(Io io, String file, JobOptions options, List<String> args) {
         LaunchPlan plan;
         try {
-            plan = Jobs.dryRunPlan(io, file, options, args);
+            plan = Jobs.dryRunPlan(io, file, options.sets, options.point(), args);
         } catch (PlanningException e) {
             // a valid job whose ranks depend on what launch finds (gpus: all without workers): say so, not an error
             if (options.output == JobOptions.Output.json) {

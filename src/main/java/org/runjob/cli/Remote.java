@@ -18,6 +18,11 @@ import org.runjob.node.Cluster;
 import org.runjob.node.NodeAccess;
 import org.runjob.node.NodeException;
 import org.runjob.node.NodeProcess;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
+import org.runjob.run.Jobs;
+import org.runjob.run.Launch;
+import org.runjob.run.RunIndex;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
 

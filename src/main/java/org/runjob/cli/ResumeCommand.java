@@ -3,11 +3,17 @@ package org.runjob.cli;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
+
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
+import org.runjob.run.RankSelection;
+import org.runjob.run.RunJob;
+import org.runjob.run.RunRequest;
+import org.runjob.run.RunStatus;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -64,14 +70,12 @@ final class ResumeCommand implements Callable<Integer> {
             io.err().println("runjob: run " + r.runId() + " never started (" + r.state() + "): there is nothing to resume; run its job again");
             return ExitCode.INVALID;
         }
-        int next = RunRecords.nextAttempt(r.folder()).orElse(1);
+        int next = RunStatus.nextAttempt(r.folder()).orElse(1);
         io.err().println("runjob: resuming run " + r.runId() + " of job " + r.job() + " as attempt " + next);
-        JobOptions jobOptions = new JobOptions();
         // the run folder stays where it is, whatever the current directory
-        jobOptions.sets = new ArrayList<>(List.of("logs.dir=" + r.folder().getParent().getParent().toAbsolutePath()));
-        jobOptions.output = options.output;
+        List<String> sets = List.of("logs.dir=" + r.folder().getParent().getParent().toAbsolutePath());
         List<String> command = List.of("runjob", "resume", r.runId());
-        return RunJob.run(io, job.toString(), jobOptions, new RankSelection(Set.of()), List.of(), command, Optional.of(r.runId()), waitForGpus.duration(),
-                Optional.empty(), next);
+        return RunJob.run(io, new RunRequest(job.toString(), sets, List.of(), 0, false, options.output == JobOptions.Output.json,
+                new RankSelection(Set.of()), command, Optional.of(r.runId()), waitForGpus.duration(), Optional.empty(), next));
     }
 }

@@ -3,7 +3,6 @@ package org.runjob.cli;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -12,7 +11,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.stream.Stream;
 
 import org.runjob.json.Json;
@@ -154,25 +152,6 @@ final class RunRecords {
         }
         throw new IllegalArgumentException(ref + " names " + matches.size() + " runs: "
                 + String.join(", ", matches.stream().map(r -> r.job() + "/" + r.runId()).toList()) + "; give more of the id, or JOB/ID");
-    }
-
-    /**
-     * Readies {@code folder} for the run's next attempt ({@code runjob resume}, a requeued batch job):
-     * the attempt after the last one its {@code status.json} records (1 when that cannot be read),
-     * its {@code summary.json} kept as {@code summary.until-attempt-N.json}. Empty when the folder
-     * records no attempt: nothing is moved.
-     */
-    static OptionalInt nextAttempt(Path folder) throws IOException {
-        Path status = folder.resolve("status.json");
-        if (!Files.isRegularFile(status)) {
-            return OptionalInt.empty();
-        }
-        int last = json(status).map(s -> s.path("attempt").asInt(0)).orElse(0);
-        Path summary = folder.resolve("summary.json");
-        if (Files.isRegularFile(summary)) {
-            Files.move(summary, folder.resolve("summary.until-attempt-" + last + ".json"), StandardCopyOption.REPLACE_EXISTING);
-        }
-        return OptionalInt.of(last + 1);
     }
 
     private static Optional<JsonNode> json(Path file) {

@@ -9,6 +9,13 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 
 import org.runjob.protocol.HostedRun;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
+import org.runjob.run.Jobs;
+import org.runjob.run.RankSelection;
+import org.runjob.run.Requeued;
+import org.runjob.run.RunJob;
+import org.runjob.run.RunRequest;
 import org.runjob.spec.SpecLoader;
 
 import picocli.CommandLine.Command;
@@ -131,7 +138,8 @@ final class RunjobCommand implements Callable<Integer> {
             }
         }
         recorded.remove("--continue-requeued");
-        return RunJob.run(io, file, options, selection, args, RunJob.command(recorded), Optional.ofNullable(runId), waitForGpus.duration(), hostedRun,
-                continueRequeued && runId != null ? RunJob.CONTINUE : 0);
+        return RunJob.run(io, new RunRequest(file, options.sets, args, options.point(), options.verbose, options.output == JobOptions.Output.json,
+                selection, RunJob.command(recorded), Optional.ofNullable(runId), waitForGpus.duration(), hostedRun,
+                continueRequeued && runId != null ? RunJob.CONTINUE : 0));
     }
 }

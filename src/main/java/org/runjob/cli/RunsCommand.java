@@ -10,6 +10,9 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 
 import org.runjob.json.Json;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
+import org.runjob.run.RunIndex;
 import org.runjob.spec.Sweep;
 
 import picocli.CommandLine.Command;

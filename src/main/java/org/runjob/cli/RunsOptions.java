@@ -9,6 +9,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
+import org.runjob.run.Io;
+import org.runjob.run.RunIndex;
+
 import picocli.CommandLine.Option;
 
 /** Options of the commands that read run folders (runs, status, logs, stop). */

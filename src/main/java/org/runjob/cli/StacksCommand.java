@@ -21,6 +21,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.runjob.json.Json;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
+import org.runjob.run.RankSelection;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

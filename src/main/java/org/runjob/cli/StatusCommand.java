@@ -10,6 +10,8 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 import org.runjob.json.Json;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -12,6 +12,8 @@ import java.util.TreeMap;
 import java.util.concurrent.Callable;
 
 import org.runjob.logs.Coordinator;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

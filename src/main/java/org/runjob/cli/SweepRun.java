@@ -12,6 +12,9 @@ import java.util.concurrent.TimeUnit;
 
 import org.runjob.logs.Coordinator;
 import org.runjob.plan.RunId;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
+import org.runjob.run.Jobs;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.SpecLoader;
 import org.runjob.spec.Sweep;

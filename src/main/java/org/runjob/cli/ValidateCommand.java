@@ -5,6 +5,9 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 import org.runjob.json.Json;
+import org.runjob.run.ExitCode;
+import org.runjob.run.Io;
+import org.runjob.run.Jobs;
 import org.runjob.spec.InvalidSpecException;
 import org.runjob.spec.Problem;
 import org.runjob.spec.SchemaCheck;

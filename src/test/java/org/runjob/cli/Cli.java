@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.Map;
 
 import org.runjob.launch.Interrupts;
+import org.runjob.run.Io;
 
 /** Runs the CLI in-process with captured streams, a fixed clock and a fixed run-id salt. */
 public record Cli(int code, String out, String err) {

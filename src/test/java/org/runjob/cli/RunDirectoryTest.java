@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.run.ExitCode;
 import org.runjob.testbed.FakeCuda;
 import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.Poll;

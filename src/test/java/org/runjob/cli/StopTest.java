@@ -14,6 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.runjob.agent.ProcInfo;
 import org.runjob.logs.Coordinator;
 import org.runjob.report.StatusJson;
+import org.runjob.run.ExitCode;
 
 import tools.jackson.databind.json.JsonMapper;
 

@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.run;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -15,23 +15,23 @@ import org.runjob.spec.Problem;
 import org.runjob.spec.SpecLoader;
 
 /** Loading and planning as the commands share them, with problems printed the one way. */
-final class Jobs {
+public final class Jobs {
 
     private Jobs() {
     }
 
     /** Loads {@code file}; prints its problems and returns null when it is invalid. */
-    static SpecLoader.Loaded load(Io io, String file, List<String> sets) {
+    public static SpecLoader.Loaded load(Io io, String file, List<String> sets) {
         return load(io, file, sets, List.of());
     }
 
     /** The same, with {@code args} appended to the entrypoint's arguments ({@code runjob FILE -- ARGS}). */
-    static SpecLoader.Loaded load(Io io, String file, List<String> sets, List<String> args) {
+    public static SpecLoader.Loaded load(Io io, String file, List<String> sets, List<String> args) {
         return load(io, file, sets, args, 0);
     }
 
     /** The same, as point {@code point} of the job's sweep (a point the sweep lacks is said, and null returned). */
-    static SpecLoader.Loaded load(Io io, String file, List<String> sets, List<String> args, int point) {
+    public static SpecLoader.Loaded load(Io io, String file, List<String> sets, List<String> args, int point) {
         try {
             return new SpecLoader(io.env()).load(Path.of(file), file, sets, point).withEntrypointArgs(args);
         } catch (IllegalArgumentException e) {
@@ -43,9 +43,9 @@ final class Jobs {
         }
     }
 
-    /** Loads and plans {@code file} (the sweep point the options name) with nothing probed (a dry run); prints problems and returns null on failure. */
-    static LaunchPlan dryRunPlan(Io io, String file, JobOptions options, List<String> args) throws PlanningException {
-        SpecLoader.Loaded loaded = load(io, file, options.sets, args, options.point());
+    /** Loads and plans {@code file} (as sweep point {@code point}) with nothing probed (a dry run); prints problems and returns null on failure. */
+    public static LaunchPlan dryRunPlan(Io io, String file, List<String> sets, int point, List<String> args) throws PlanningException {
+        SpecLoader.Loaded loaded = load(io, file, sets, args, point);
         if (loaded == null) {
             return null;
         }
@@ -59,7 +59,7 @@ final class Jobs {
      *
      * @param options what the commands need besides the id ({@code --logs-dir DIR}), or ""
      */
-    static void handedOver(Io io, String runId, String options) {
+    public static void handedOver(Io io, String runId, String options) {
         io.err().println("  follow it:  runjob logs -f " + runId + options);
         io.err().println("  see it:     runjob status " + runId + options);
         io.err().println("  stop it:    runjob stop " + runId + options);
@@ -68,7 +68,7 @@ final class Jobs {
     }
 
     /** Runs {@code action} once runjob is interrupted (Ctrl-C), on a daemon thread; interrupt the thread to call it off. */
-    static Thread onInterrupt(Io io, Runnable action, String name) {
+    public static Thread onInterrupt(Io io, Runnable action, String name) {
         Thread watch = new Thread(() -> {
             while (io.interrupts().count() == 0) {
                 try {
@@ -84,7 +84,7 @@ final class Jobs {
         return watch;
     }
 
-    static void printProblems(Io io, String file, List<Problem> problems) {
+    public static void printProblems(Io io, String file, List<Problem> problems) {
         problems.forEach(p -> io.err().println(p));
         io.err().printf("%s: %d problem%s%n", file, problems.size(), problems.size() == 1 ? "" : "s");
         io.err().flush();

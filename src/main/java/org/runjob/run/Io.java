@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.run;
 
 import java.io.PrintStream;
 import java.time.Clock;
@@ -28,12 +28,12 @@ public record Io(PrintStream out, PrintStream err, Map<String, String> env, Cloc
     }
 
     /** How wide a table may be: a terminal's 100 columns, or unbounded for a file or a pipe (nothing cut). */
-    static int width(Io io) {
+    public static int width(Io io) {
         return io.terminal() ? PreflightText.MAX_WIDTH : Integer.MAX_VALUE;
     }
 
     /** Colour on a terminal, unless NO_COLOR is set or TERM is dumb. */
-    static boolean colour(Io io) {
+    public static boolean colour(Io io) {
         return io.terminal() && !io.env().containsKey("NO_COLOR") && !"dumb".equals(io.env().get("TERM"));
     }
 }

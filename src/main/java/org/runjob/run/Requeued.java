@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.run;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -11,14 +11,14 @@ import java.util.OptionalInt;
  * directory on every node; the earlier attempts' {@code summary.json} is kept as
  * {@code summary.until-attempt-N.json}. On the first start the folder holds no attempt: attempt 0.
  */
-final class Requeued {
+public final class Requeued {
 
     private Requeued() {
     }
 
     /** The attempt the run starts with; said on stderr when it goes on from an earlier one. */
     static int firstAttempt(Io io, Path folder, String runId) throws IOException {
-        OptionalInt next = RunRecords.nextAttempt(folder);
+        OptionalInt next = RunStatus.nextAttempt(folder);
         if (next.isEmpty()) {
             return 0;
         }

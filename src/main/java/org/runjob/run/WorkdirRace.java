@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.run;
 
 import java.io.IOException;
 import java.security.SecureRandom;

@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.run;
 
 import java.io.PrintStream;
 import java.time.Duration;
@@ -12,7 +12,7 @@ import org.runjob.preflight.Preflight;
 import org.runjob.spec.JobSpec;
 
 /** Preflight as a command needs it: the job's files shipped for a run, nothing for {@code check}. */
-final class Launch {
+public final class Launch {
 
     private Launch() {
     }
@@ -20,7 +20,7 @@ final class Launch {
     /**
      * @param runId the run's id for a run (its agents take the workdir's run lock, receive the files and lease the GPUs); empty for check
      */
-    static Preflight.Outcome preflight(JobSpec spec, Backend backend, NodeStarter starter,
+    public static Preflight.Outcome preflight(JobSpec spec, Backend backend, NodeStarter starter,
                                        Optional<String> runId, Optional<Duration> waitForGpus, PrintStream progress) {
         List<JobSpec.ShippedFile> files = runId.isPresent() ? spec.files() : List.of();
         return new Preflight(spec, backend, starter, runId, waitForGpus).run(files, progress::println);
@@ -30,7 +30,7 @@ final class Launch {
      * The job's nodes as its backend reaches them: Slurm's waiting-in-the-queue lines go to stderr,
      * and Ctrl-C withdraws a waiting start.
      */
-    static Cluster open(Backend backend, JobSpec spec, Io io) {
+    public static Cluster open(Backend backend, JobSpec spec, Io io) {
         return backend.open(spec, io.env(), line -> io.err().println("runjob: " + line), () -> io.interrupts().count() > 0);
     }
 }

@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.run;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -28,22 +28,22 @@ import tools.jackson.databind.node.ObjectNode;
  * what reaches that node again over SSH (the node and the job's ssh settings: no env, no files).
  * {@code runs}, {@code status}, {@code logs} and {@code stop} read it from any directory.
  */
-final class RunIndex {
+public final class RunIndex {
 
     private static final JsonMapper JSON = Json.MAPPER;
 
     /** One run: {@code node} and {@code reach} only for a submitted run. */
-    record Entry(String runId, String job, String started, Optional<String> node, String folder, Optional<JsonNode> reach) {
+    public record Entry(String runId, String job, String started, Optional<String> node, String folder, Optional<JsonNode> reach) {
 
-        static Entry here(String runId, String job, Instant started, Path folder) {
+        public static Entry here(String runId, String job, Instant started, Path folder) {
             return new Entry(runId, job, started.toString(), Optional.empty(), folder.toAbsolutePath().normalize().toString(), Optional.empty());
         }
 
-        static Entry submitted(String runId, String job, Instant started, String node, String folder, ObjectNode reach) {
+        public static Entry submitted(String runId, String job, Instant started, String node, String folder, ObjectNode reach) {
             return new Entry(runId, job, started.toString(), Optional.of(node), folder, Optional.of(reach));
         }
 
-        boolean isSubmitted() {
+        public boolean isSubmitted() {
             return node.isPresent();
         }
     }
@@ -51,14 +51,14 @@ final class RunIndex {
     private RunIndex() {
     }
 
-    static Path dir(Map<String, String> env) {
+    public static Path dir(Map<String, String> env) {
         String state = env.get("XDG_STATE_HOME");
         Path base = state != null && state.startsWith("/") ? Path.of(state) : Path.of(env.getOrDefault("HOME", System.getProperty("user.home")), ".local", "state");
         return base.resolve("runjob").resolve("runs");
     }
 
     /** Records a run; a failure to record is said on stderr, never fatal. */
-    static void add(Io io, Entry e) {
+    public static void add(Io io, Entry e) {
         Path dir = dir(io.env());
         try {
             Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
@@ -78,7 +78,7 @@ final class RunIndex {
     }
 
     /** Every recorded run, oldest first (run ids begin with their start time); runs here whose folder is gone are left out. */
-    static List<Entry> list(Map<String, String> env) {
+    public static List<Entry> list(Map<String, String> env) {
         Path dir = dir(env);
         List<Entry> out = new ArrayList<>();
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {

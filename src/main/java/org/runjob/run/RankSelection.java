@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.run;
 
 import java.util.List;
 import java.util.Optional;
@@ -9,14 +9,14 @@ import java.util.TreeSet;
  * {@code --ranks}: ranks and ranges as the plan prints them, {@code 0-3,7}. Empty means every rank.
  * {@link #parse} reads the text; {@link #outside} names the ranks a job of that world size lacks.
  */
-record RankSelection(Set<Integer> ranks) {
+public record RankSelection(Set<Integer> ranks) {
 
-    RankSelection {
+    public RankSelection {
         ranks = Set.copyOf(ranks);
     }
 
     /** @throws IllegalArgumentException naming the part that is no rank or range */
-    static RankSelection parse(List<String> parts) {
+    public static RankSelection parse(List<String> parts) {
         Set<Integer> out = new TreeSet<>();
         for (String part : parts) {
             String p = part.strip();
@@ -46,7 +46,7 @@ record RankSelection(Set<Integer> ranks) {
     }
 
     /** {@link #parse}, or empty after saying on stderr what is no rank (a usage error). */
-    static Optional<RankSelection> parse(Io io, List<String> parts) {
+    public static Optional<RankSelection> parse(Io io, List<String> parts) {
         try {
             return Optional.of(parse(parts));
         } catch (IllegalArgumentException e) {
@@ -56,7 +56,7 @@ record RankSelection(Set<Integer> ranks) {
     }
 
     /** Why this selection does not fit a job of {@code worldSize} ranks, if it does not. */
-    Optional<String> outside(int worldSize) {
+    public Optional<String> outside(int worldSize) {
         List<Integer> missing = ranks.stream().filter(r -> r >= worldSize).sorted().toList();
         if (missing.isEmpty()) {
             return Optional.empty();

@@ -1,6 +1,6 @@
-package org.runjob.cli;
+package org.runjob.run;
 
-/** The process exit codes; only the CLI layer maps outcomes to these. */
+/** The process exit codes; only the commands ({@code cli}) and the run they start ({@code run}) map outcomes to these. */
 public final class ExitCode {
     public static final int OK = 0;
     public static final int WORKER_FAILED = 1;

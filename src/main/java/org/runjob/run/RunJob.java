@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.run;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
@@ -6,7 +6,6 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -38,13 +37,9 @@ import org.runjob.plan.RunId;
 import org.runjob.preflight.GpuPick;
 import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
-import org.runjob.protocol.HostedRun;
-import org.runjob.report.GpuTable;
-import org.runjob.report.Metric;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
 import org.runjob.report.RunReport;
-import org.runjob.report.SummaryJson;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
@@ -58,38 +53,20 @@ import tools.jackson.databind.node.ObjectNode;
  * through it), plan with what preflight found, launch on those agents, record, report; returns the
  * exit code.
  */
-final class RunJob {
+public final class RunJob {
 
     /** firstAttempt for a queued run's coordinator: go on from the attempts its folder holds. */
-    static final int CONTINUE = -1;
+    public static final int CONTINUE = -1;
 
     private RunJob() {
     }
 
-    static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine)
-            throws IOException {
-        return run(io, file, options, ranks, args, commandLine, Optional.empty(), Optional.empty(), Optional.empty());
-    }
-
-    /**
-     * @param givenRunId  the run id a detaching parent chose (and waits on), else a new one
-     * @param waitForGpus how long preflight may wait for a node's {@code gpus: {count: N}} to be free
-     * @param hosted      for a submitted run's coordinator: the node hosts that reach its nodes
-     */
-    static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine,
-                   Optional<String> givenRunId, Optional<Duration> waitForGpus, Optional<HostedRun> hosted) throws IOException {
-        return run(io, file, options, ranks, args, commandLine, givenRunId, waitForGpus, hosted, 0);
-    }
-
-    /**
-     * The same, numbering the first attempt {@code firstAttempt}: {@code runjob resume} goes on with
-     * a run that ended; {@link #CONTINUE} (a queued run's coordinator): the attempt after the last one
-     * in the run's folder, if any ({@link Requeued}).
-     */
-    static int run(Io io, String file, JobOptions options, RankSelection ranks, List<String> args, List<String> commandLine,
-                   Optional<String> givenRunId, Optional<Duration> waitForGpus, Optional<HostedRun> hosted, int firstAttempt)
-            throws IOException {
-        SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args, options.point());
+    /** Runs {@code request}: returns the exit code, having printed what went wrong. */
+    public static int run(Io io, RunRequest request) throws IOException {
+        String file = request.file();
+        Optional<String> givenRunId = request.givenRunId();
+        int firstAttempt = request.firstAttempt();
+        SpecLoader.Loaded loaded = Jobs.load(io, file, request.sets(), request.args(), request.point());
         if (loaded == null) {
             return ExitCode.INVALID;
         }
@@ -108,22 +85,22 @@ final class RunJob {
         if (firstAttempt == CONTINUE) {
             firstAttempt = Requeued.firstAttempt(io, logFile.getParent(), runId);
         }
-        Diagnostics.toRunFolder(logFile, options.verbose);
+        Diagnostics.toRunFolder(logFile, request.verbose());
         RunStatus status = new RunStatus(RunFolder.of(logFile.getParent()), runId, asWritten.name(), io.clock());
-        status.write("preflight");
+        status.write(RunState.PREFLIGHT);
         Backend backend = Backends.of(asWritten);
         JobSpec spec;
         try {
             spec = backend.resolve(asWritten, io.env());
         } catch (NodeException e) {
             io.err().println("runjob: " + e.getMessage());
-            status.write("preflight failed");
+            status.write(RunState.PREFLIGHT_FAILED);
             return ExitCode.PREFLIGHT_FAILED;
         }
         backend.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
-        try (Cluster cluster = hosted.isPresent() ? Backends.hosted(hosted.get()) : open(backend, spec, io, warnedByScheduler);
+        try (Cluster cluster = request.hosted().isPresent() ? Backends.hosted(request.hosted().get()) : open(backend, spec, io, warnedByScheduler);
              Preflight.Outcome checked = WorkdirRace.preflight(io, () -> Launch.preflight(spec, backend,
-                     new NodeStarter(spec, cluster, io.env(), Optional.of(runId)), Optional.of(runId), waitForGpus, io.err()))) {
+                     new NodeStarter(spec, cluster, io.env(), Optional.of(runId)), Optional.of(runId), request.waitForGpus(), io.err()))) {
             PreflightReport report = checked.report();
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
                 PreflightText.print(report, io.err(), Io.colour(io), Io.width(io));
@@ -132,11 +109,11 @@ final class RunJob {
             }
             if (!report.ok() && io.interrupts().count() > 0) {
                 io.err().println("runjob: interrupted during preflight: nothing was started");
-                status.write("interrupted");
+                status.write(RunState.INTERRUPTED);
                 return ExitCode.INTERRUPTED;
             }
             if (!report.ok()) {
-                status.write("preflight failed");
+                status.write(RunState.PREFLIGHT_FAILED);
                 return ExitCode.PREFLIGHT_FAILED;
             }
             LaunchPlan plan;
@@ -148,7 +125,7 @@ final class RunJob {
                 refused(logFile.getParent(), givenRunId);
                 return ExitCode.INVALID;
             }
-            Optional<String> outside = ranks.outside(plan.worldSize());
+            Optional<String> outside = request.ranks().outside(plan.worldSize());
             if (outside.isPresent()) {
                 io.err().println("runjob: " + outside.get());
                 refused(logFile.getParent(), givenRunId);
@@ -157,8 +134,7 @@ final class RunJob {
             NodeStarter restarts = new NodeStarter(spec, cluster, io.env(), Optional.of(runId));
             Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status).startingAt(firstAttempt)
                     .withLeases(backend.gpus() == GpuAuthority.PROBED_AND_LEASED ? leaseRequests(plan, report) : Map.of());
-            int code = launch(io, file, loaded, plan, backend, report, ranks, commandLine, launcher, checked.shipped(), status,
-                    options.output == JobOptions.Output.json, cluster.handle());
+            int code = launch(io, request, loaded, plan, backend, report, launcher, checked.shipped(), status, cluster.handle());
             cluster.ended(code);
             return code;
         } finally {
@@ -183,55 +159,29 @@ final class RunJob {
         return cluster;
     }
 
-    private static int launch(Io io, String file, SpecLoader.Loaded loaded, LaunchPlan plan, Backend backend, PreflightReport report,
-                              RankSelection ranks, List<String> commandLine, Launcher launcher, Map<String, Shipped> shipped,
-                              RunStatus status, boolean json, Optional<RunHandle> handle) throws IOException {
+    private static int launch(Io io, RunRequest request, SpecLoader.Loaded loaded, LaunchPlan plan, Backend backend, PreflightReport report,
+                              Launcher launcher, Map<String, Shipped> shipped, RunStatus status, Optional<RunHandle> handle) throws IOException {
         JobSpec spec = plan.spec();
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
         RunIndex.add(io, RunIndex.Entry.here(plan.runId(), spec.name(), io.clock().instant(), folder.dir()));
         folder.writeJob(rebased(loaded));
         folder.writeJson("plan.json", PlanJson.of(plan, backend));
         folder.writeJson("preflight.json", PreflightText.json(report));
-        folder.writeCommand(commandLine);
+        folder.writeCommand(request.commandLine());
         io.err().printf("runjob: %s run %s: %d worker%s on %d node%s, rendezvous %s:%d; logs in %s%n", spec.name(), plan.runId(),
                 plan.worldSize(), plan.worldSize() == 1 ? "" : "s", plan.nodes().size(), plan.nodes().size() == 1 ? "" : "s",
                 plan.masterAddr(), plan.masterPort().orElse(0), folder.dir());
-        boolean colour = Io.colour(io);
         RunResult result;
         // with -o json, stdout is the summary alone (for jq): workers' lines go to stderr
-        try (OutputRouter router = new OutputRouter(folder.dir(), new Console(json ? io.err() : io.out(), colour, ranks.ranks()))) {
+        try (OutputRouter router = new OutputRouter(folder.dir(),
+                new Console(request.json() ? io.err() : io.out(), Io.colour(io), request.ranks().ranks()))) {
             result = new RunResult(spec.name(), plan.runId(), folder.dir(), launcher.run(plan, router));
         }
-        int code = result.succeeded() ? ExitCode.OK : result.interrupted() ? ExitCode.INTERRUPTED : ExitCode.WORKER_FAILED;
-        ObjectNode git = GitInfo.of(Path.of(file)).map(g -> Json.object()
-                .put("commit", g.commit()).put("dirty", g.dirty())).orElse(null);
-        ObjectNode summary = SummaryJson.of(result, code, commandLine, git);
-        ObjectNode distribution = summary.putObject("distribution");
-        for (var node : plan.nodes()) {
-            Shipped s = shipped.get(node.name());
-            if (s != null) {
-                ObjectNode d = distribution.putObject(node.name()).put("bytes_sent", s.bytesSent()).put("bytes_unchanged", s.bytesUnchanged())
-                        .put("files_sent", s.filesSent()).put("files_unchanged", s.filesUnchanged());
-                s.relayedBy().ifPresent(from -> d.put("relayed_by", from));
-            }
-        }
-        if (!report.gpus().isEmpty()) {
-            summary.set("gpus", GpuTable.used(plan, report.gpus()));
-        }
-        handle.ifPresent(h -> {
-            ObjectNode fields = summary.putObject(h.backend());
-            h.fields().forEach(fields::put);
-        });
-        if (spec.metric().isPresent() && !result.attempts().isEmpty()) {
-            int last = result.attempts().get(result.attempts().size() - 1).attempt();
-            summary.put("metric", Metric.last(spec.metric().get(), folder.dir().resolve(OutputRouter.rankFileName(0, last))).orElse(null));
-        }
-        if (!loaded.point().isEmpty()) {
-            ObjectNode sweep = summary.putObject("sweep");
-            loaded.point().forEach(sweep::put);
-        }
+        RunOutcome outcome = new RunOutcome(result, RunState.ended(result), request.commandLine(), GitInfo.of(Path.of(request.file())), plan,
+                report, shipped, handle, loaded.point(), folder.dir());
+        ObjectNode summary = outcome.summary();
         folder.writeJson("summary.json", summary);
-        status.write(result.verdict());
+        status.write(outcome.state());
         for (var attempt : result.attempts()) {
             for (var rank : attempt.ranks()) {
                 if (rank.errorFile().isPresent()) {
@@ -241,11 +191,11 @@ final class RunJob {
             }
         }
         RunReport.print(result, io.err());
-        if (json) {
+        if (request.json()) {
             io.out().println(Json.pretty(summary));
             io.out().flush();
         }
-        return code;
+        return outcome.exitCode();
     }
 
     /** For each node with GPUs: the lease request of the GPUs its workers use. */
@@ -305,7 +255,7 @@ final class RunJob {
     }
 
     /** Removes a refused run's folder. */
-    static void removeRefused(Path folder) {
+    public static void removeRefused(Path folder) {
         try (var all = Files.walk(folder)) {
             for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);
@@ -316,7 +266,7 @@ final class RunJob {
     }
 
     /** An IO failure as a user reads it: what failed where, no exception class names. */
-    static String why(IOException e) {
+    public static String why(IOException e) {
         if (e instanceof NoSuchFileException n) {
             return "cannot create " + n.getFile() + " there";
         }
@@ -329,7 +279,7 @@ final class RunJob {
         return String.valueOf(e.getMessage());
     }
 
-    static List<String> command(List<String> args) {
+    public static List<String> command(List<String> args) {
         List<String> out = new ArrayList<>();
         out.add("runjob");
         out.addAll(args);
