@@ -5,15 +5,14 @@ import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Durations as users write them on the command line: 90 (seconds), 90s, 10m, 2h, 1d. */
-final class Durations {
+import picocli.CommandLine.ITypeConverter;
+
+/** Durations as users write them on the command line: 90 (seconds), 90s, 10m, 2h, 1d; picocli's converter for them. */
+final class Durations implements ITypeConverter<Duration> {
 
     private static final Pattern FORM = Pattern.compile("(\\d{1,9})([smhd]?)");
 
-    private Durations() {
-    }
-
-    static Optional<Duration> parse(String text) {
+    private static Optional<Duration> parse(String text) {
         Matcher m = FORM.matcher(text.trim());
         if (!m.matches()) {
             return Optional.empty();
@@ -25,5 +24,11 @@ final class Durations {
             case "d" -> Duration.ofDays(n);
             default -> Duration.ofSeconds(n);
         });
+    }
+
+    /** {@code --wait-for-gpus}, the one duration option. */
+    @Override
+    public Duration convert(String value) {
+        return parse(value).orElseThrow(() -> new OptionValueError("--wait-for-gpus takes a duration such as 90s, 10m or 2h, not '" + value + "'"));
     }
 }

@@ -44,7 +44,7 @@ final class LogsCommand implements Callable<Integer> {
     @Option(names = {"-f", "--follow"}, description = "Keep printing new output until the run ends.")
     boolean follow;
 
-    @Option(names = "--ranks", split = ",", paramLabel = "RANKS", description = "Only these ranks, e.g. --ranks 0-3,7.")
+    @Option(names = "--ranks", split = ",", paramLabel = "RANKS", converter = RankParts.class, description = "Only these ranks, e.g. --ranks 0-3,7.")
     List<String> ranks = new ArrayList<>();
 
     @Mixin
@@ -56,11 +56,7 @@ final class LogsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        var parsed = RankSelection.parse(io, ranks);
-        if (parsed.isEmpty()) {
-            return ExitCode.INVALID;
-        }
-        RankSelection selection = parsed.get();
+        RankSelection selection = RankSelection.parse(ranks);
         var found = options.find(io, run);
         if (found.isEmpty()) {
             return ExitCode.INVALID;

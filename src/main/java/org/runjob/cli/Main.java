@@ -153,6 +153,10 @@ public final class Main {
         });
         CommandLine.IParameterExceptionHandler usage = cl.getParameterExceptionHandler();
         cl.setParameterExceptionHandler((ex, given) -> {
+            if (ex.getCause() instanceof OptionValueError refused) {
+                ex.getCommandLine().getErr().println("runjob: " + refused.getMessage());
+                return ExitCode.INVALID;
+            }
             Optional<String> hint = EntrypointArgsHint.of(ex, given);
             if (hint.isEmpty()) {
                 if (ex.getCommandLine() == cl) {

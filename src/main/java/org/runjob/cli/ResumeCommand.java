@@ -47,9 +47,6 @@ final class ResumeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (!waitForGpus.valid(io)) {
-            return ExitCode.INVALID;
-        }
         var found = options.find(io, run);
         if (found.isEmpty()) {
             return ExitCode.INVALID;

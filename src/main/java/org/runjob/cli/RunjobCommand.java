@@ -49,7 +49,7 @@ final class RunjobCommand implements Callable<Integer> {
     @Option(names = "--dry-run", description = "Validate and print the plan; contact no machine, start nothing.")
     boolean dryRun;
 
-    @Option(names = "--ranks", split = ",", paramLabel = "RANKS",
+    @Option(names = "--ranks", split = ",", paramLabel = "RANKS", converter = RankParts.class,
             description = "Show only these ranks' output on the console, e.g. --ranks 0-3,7 (every rank is still recorded).")
     List<String> ranks = new ArrayList<>();
 
@@ -93,14 +93,7 @@ final class RunjobCommand implements Callable<Integer> {
             spec.commandLine().usage(io.err());
             return ExitCode.INVALID;
         }
-        var parsed = RankSelection.parse(io, ranks);
-        if (parsed.isEmpty()) {
-            return ExitCode.INVALID;
-        }
-        RankSelection selection = parsed.get();
-        if (!waitForGpus.valid(io)) {
-            return ExitCode.INVALID;
-        }
+        RankSelection selection = RankSelection.parse(ranks);
         List<String> original = spec.commandLine().getParseResult().originalArgs();
         if (options.sweepPoint == null && runId == null && !hosted) {
             SpecLoader.Loaded first = Jobs.load(io, file, options.sets, args);

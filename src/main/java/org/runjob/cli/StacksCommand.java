@@ -54,7 +54,7 @@ final class StacksCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "RUN", description = "A run id, a unique prefix of one, last, or a run folder.")
     String run;
 
-    @Option(names = "--ranks", split = ",", paramLabel = "RANKS", description = "Only these ranks, e.g. --ranks 0-3,7.")
+    @Option(names = "--ranks", split = ",", paramLabel = "RANKS", converter = RankParts.class, description = "Only these ranks, e.g. --ranks 0-3,7.")
     List<String> ranks = new ArrayList<>();
 
     @Option(names = "--native", description = "Also py-spy's native frames of every Python process, where py-spy is on the node's PATH.")
@@ -72,10 +72,7 @@ final class StacksCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        var selection = RankSelection.parse(io, ranks);
-        if (selection.isEmpty()) {
-            return ExitCode.INVALID;
-        }
+        RankSelection selection = RankSelection.parse(ranks);
         var found = options.find(io, run);
         if (found.isEmpty()) {
             return ExitCode.INVALID;
@@ -119,7 +116,7 @@ final class StacksCommand implements Callable<Integer> {
             }
             Thread.sleep(POLL_MS);
         }
-        print(capture, selection.get());
+        print(capture, selection);
         return ExitCode.OK;
     }
 

@@ -45,16 +45,6 @@ public record RankSelection(Set<Integer> ranks) {
         return new RankSelection(out);
     }
 
-    /** {@link #parse}, or empty after saying on stderr what is no rank (a usage error). */
-    public static Optional<RankSelection> parse(Io io, List<String> parts) {
-        try {
-            return Optional.of(parse(parts));
-        } catch (IllegalArgumentException e) {
-            io.err().println("runjob: " + e.getMessage());
-            return Optional.empty();
-        }
-    }
-
     /** Why this selection does not fit a job of {@code worldSize} ranks, if it does not. */
     public Optional<String> outside(int worldSize) {
         List<Integer> missing = ranks.stream().filter(r -> r >= worldSize).sorted().toList();

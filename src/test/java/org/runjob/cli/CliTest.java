@@ -219,6 +219,24 @@ class CliTest {
         assertThat(bad.err()).isEqualTo("runjob: --ranks: 'x' is no rank or range (e.g. --ranks 0-3,7)\n");
         Cli backwards = Cli.run("--ranks", "3-1", "jobs/local.yaml");
         assertThat(backwards.err()).isEqualTo("runjob: --ranks: '3-1' is no range (FROM-TO, FROM <= TO)\n");
+        // the same one line from every command that takes --ranks, before anything is looked up
+        for (String command : List.of("logs", "stacks")) {
+            Cli other = Cli.run(command, "nosuchrun", "--ranks", "1,-2");
+            assertThat(other.code()).as(command).isEqualTo(ExitCode.INVALID);
+            assertThat(other.err()).as(command).isEqualTo("runjob: --ranks: '-2' is no rank or range (e.g. --ranks 0-3,7)\n");
+        }
+    }
+
+    @Test
+    void aDurationIsReadByItsConverterAndABadOneIsOneLine() {
+        for (String command : List.of("run", "resume")) {
+            Cli bad = Cli.run(command, "--wait-for-gpus", "5x", "jobs/local.yaml");
+            assertThat(bad.code()).as(command).isEqualTo(ExitCode.INVALID);
+            assertThat(bad.err()).as(command).isEqualTo("runjob: --wait-for-gpus takes a duration such as 90s, 10m or 2h, not '5x'\n");
+        }
+        // a good duration passes the parser: the dry run goes on
+        Cli good = Cli.run("--wait-for-gpus", "10m", "--dry-run", "jobs/local.yaml");
+        assertThat(good.code()).as(good.err()).isZero();
     }
 
     @Test
