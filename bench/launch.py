@@ -13,7 +13,9 @@ one after the other, R rounds, and reports per tool the median and min-max of:
 Layouts: "lean" (the login shell's rc does nothing) and "heavy" (an rc that burns ~0.15 CPU-s,
 like `conda init` or `pyenv init` on GPU servers). The first runjob contact (agent jar sent to
 the nodes' cache) is reported apart. Needs root, iproute2, openssh-server, pdsh, a JDK.
-Usage: sudo bench/launch.py [--sizes 1,4,16] [--runs 5]
+A launch that exits non-zero stops the bench, unless --keep-going: then it is counted (the
+"passed" column, and its error is printed) and left out of the medians.
+Usage: sudo bench/launch.py [--sizes 1,4,16] [--runs 5] [--layouts lean,heavy] [--keep-going] [--json OUT]
 """
 import argparse
 import os
@@ -25,6 +27,7 @@ import tempfile
 import time
 
 import ssh as bed
+from common import spread, write_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNJOB = os.path.join(ROOT, "bin", "runjob")
@@ -62,8 +65,9 @@ def lines(path):
         return 0
 
 
-def measure(cmd, env, procs, tmp):
-    """(wall, client CPU, node CPU, commands, JVMs) of one run; fails on a non-zero exit."""
+def measure(cmd, env, procs, tmp, failures=None):
+    """(wall, client CPU, node CPU, commands, JVMs) of one run. A non-zero exit stops the bench, or with
+    FAILURES (a list) is appended there as (exit code, stderr's end) and gives None."""
     c0, j0, n0 = lines(f"{tmp}/commands.log"), lines(f"{tmp}/jvms.log"), bed.sshd_cpu(procs)
     start = time.monotonic()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -72,17 +76,19 @@ def measure(cmd, env, procs, tmp):
     wall = time.monotonic() - start
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
-        raise SystemExit(f"failed ({code}): {' '.join(cmd)}\n{err.decode(errors='replace')[-2000:]}")
+        tail = err.decode(errors='replace')[-2000:]
+        if failures is None:
+            raise SystemExit(f"failed ({code}): {' '.join(cmd)}\n{tail}")
+        failures.append((code, tail))
+        print(f"failed ({code}): {' '.join(cmd[:1] + cmd[-1:])}\n{tail}", flush=True)
+        time.sleep(0.3)
+        return None
     time.sleep(0.3)  # let the sshds reap their session children before reading their CPU
     return (wall, usage.ru_utime + usage.ru_stime, bed.sshd_cpu(procs) - n0,
             lines(f"{tmp}/commands.log") - c0, lines(f"{tmp}/jvms.log") - j0)
 
 
-def stat(xs, fmt="{:.2f}"):
-    return f"{fmt.format(statistics.median(xs))} ({fmt.format(min(xs))}-{fmt.format(max(xs))})"
-
-
-def layout(heavy, sizes, runs, rows):
+def layout(heavy, sizes, runs, rows, keep_going):
     tmp = tempfile.mkdtemp(prefix="runjob-launchbench-")
     n = max(sizes)
     bed.teardown(n)
@@ -95,45 +101,64 @@ def layout(heavy, sizes, runs, rows):
         name = "heavy rc" if heavy else "lean"
         for size in sizes:
             job = bed.job(tmp, f"true{size}", hosts[:size], ["true"])
-            first = measure([RUNJOB, job], env, procs, tmp)
-            rows.append((name, size, "runjob first contact (jar sent)", f"{first[0]:.2f}", f"{first[1]:.2f}", f"{first[2]:.2f}",
-                         f"{first[3] / size:.1f}", f"{first[4] / size:.1f}"))
+            failures = {"runjob": [], "pdsh": []} if keep_going else {"runjob": None, "pdsh": None}
+            first = measure([RUNJOB, job], env, procs, tmp, failures["runjob"])
+            if first:
+                rows.append(dict(layout=name, n=size, tool="runjob first contact (jar sent)", passed="1 of 1",
+                                 wall=f"{first[0]:.2f}", client_cpu=f"{first[1]:.2f}", node_cpu=f"{first[2]:.2f}",
+                                 cmds_per_node=f"{first[3] / size:.1f}", jvms_per_node=f"{first[4] / size:.1f}"))
             results = {"runjob": [], "pdsh": []}
             for _ in range(runs):
-                results["runjob"].append(measure([RUNJOB, job], env, procs, tmp))
-                results["pdsh"].append(measure(["pdsh", "-w", ",".join(hosts[:size]), "true"], env, procs, tmp))
+                for tool, cmd in (("runjob", [RUNJOB, job]), ("pdsh", ["pdsh", "-w", ",".join(hosts[:size]), "true"])):
+                    r = measure(cmd, env, procs, tmp, failures[tool])
+                    if r:
+                        results[tool].append(r)
             for tool, rs in results.items():
-                rows.append((name, size, tool, stat([r[0] for r in rs]), stat([r[1] for r in rs]), stat([r[2] for r in rs]),
-                             f"{statistics.median(r[3] for r in rs) / size:.1f}", f"{statistics.median(r[4] for r in rs) / size:.1f}"))
-            rj = [statistics.median(r[i] for r in results["runjob"]) for i in range(3)]
-            pd = [statistics.median(r[i] for r in results["pdsh"]) for i in range(3)]
-            rows.append((name, size, "ratio runjob/pdsh", f"{rj[0] / pd[0]:.1f}x", f"{rj[1] / max(pd[1], 1e-3):.1f}x",
-                         f"{rj[2] / max(pd[2], 1e-3):.1f}x", "", ""))
+                row = dict(layout=name, n=size, tool=tool, passed=f"{len(rs)} of {runs}")
+                if rs:
+                    row.update(wall=spread([r[0] for r in rs]), client_cpu=spread([r[1] for r in rs]), node_cpu=spread([r[2] for r in rs]),
+                               cmds_per_node=f"{statistics.median(r[3] for r in rs) / size:.1f}",
+                               jvms_per_node=f"{statistics.median(r[4] for r in rs) / size:.1f}")
+                rows.append(row)
+            if results["runjob"] and results["pdsh"]:
+                rj = [statistics.median(r[i] for r in results["runjob"]) for i in range(3)]
+                pd = [statistics.median(r[i] for r in results["pdsh"]) for i in range(3)]
+                rows.append(dict(layout=name, n=size, tool="ratio runjob/pdsh", wall=f"{rj[0] / pd[0]:.1f}x",
+                                 client_cpu=f"{rj[1] / max(pd[1], 1e-3):.1f}x", node_cpu=f"{rj[2] / max(pd[2], 1e-3):.1f}x"))
     finally:
         bed.teardown(n)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+COLUMNS = (("layout", "layout"), ("n", "N"), ("tool", "tool"), ("passed", "passed"), ("wall", "wall s"),
+           ("client_cpu", "client CPU-s"), ("node_cpu", "node CPU-s (all nodes)"), ("cmds_per_node", "cmds/node"),
+           ("jvms_per_node", "JVMs/node"))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1,4,16")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--layouts", default="lean,heavy")
+    ap.add_argument("--keep-going", action="store_true", help="count failed launches instead of stopping")
+    ap.add_argument("--json", help="also write the rows and the machine, commit and date here")
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench/launch.py needs root (network namespaces)")
     subprocess.run([RUNJOB, "--version"], check=True, stdout=subprocess.DEVNULL)
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
-    for heavy in (False, True):
-        layout(heavy, sizes, args.runs, rows)
-    head = ("layout", "N", "tool", "wall s", "client CPU-s", "node CPU-s (all nodes)", "cmds/node", "JVMs/node")
-    rows = [tuple(str(c) for c in r) for r in rows]
-    widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in range(len(head))]
+    for heavy in [layout_name == "heavy" for layout_name in args.layouts.split(",")]:
+        layout(heavy, sizes, args.runs, rows, args.keep_going)
+    table = [tuple(str(r.get(k, "")) for k, _ in COLUMNS) for r in rows]
+    head = tuple(h for _, h in COLUMNS)
+    widths = [max(len(head[i]), *(len(r[i]) for r in table)) for i in range(len(head))]
     print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
     print("  ".join("-" * w for w in widths))
-    for r in rows:
+    for r in table:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
     print(f"\nmedian (min-max) of {args.runs} interleaved rounds; {os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d')}")
+    write_json(args.json, "launch", args.runs, rows, columns=dict(COLUMNS))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ rusage: launcher, agents, workers) and the peak RSS of its largest process.
 torchrun is Debian's 1.13 on Python 3.11: it crashes at start (Std.from_str returns None for "0"
 and "3" since Python 3.11's IntFlag iteration) unless --redirects and --tee are given values it can
 parse; it runs with --redirects 1 --tee 1 (stdout to its log files and the console).
-Usage: bench/local.py [--runs 5] [--lines 500000]    (torchrun rows need PyTorch; no timing is asserted)
+Usage: bench/local.py [--runs 5] [--lines 500000] [--json OUT]   (torchrun rows need PyTorch; no timing is asserted)
 """
 import argparse
 import os
@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from common import write_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNJOB = os.path.join(ROOT, "bin", "runjob")
@@ -93,6 +95,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--lines", type=int, default=500_000)
+    ap.add_argument("--json", help="also write the rows, machine, commit and date here")
     args = ap.parse_args()
     subprocess.run([RUNJOB, "--version"], check=True, stdout=subprocess.DEVNULL)  # builds the jar when needed
     tmp = tempfile.mkdtemp(prefix="runjob-bench-")
@@ -134,10 +137,14 @@ def main():
                 results[(s, t)].append((wall, cpu, rss))
     print(f"bench/local.py  {time.strftime('%Y-%m-%d')}  {os.cpu_count()} cores  runs={args.runs}  lines={args.lines}")
     print(f"{'scenario':<9} {'tool':<12} {'wall s':<20} {'CPU-s (tree)':<20} {'peak RSS MiB':<14} {'M lines/s':<10}")
+    out = []
     for (s, t), rows in results.items():
         walls = [r[0] for r in rows]
         rate = f"{4 * args.lines / statistics.median(walls) / 1e6:.2f}" if s == "output" else ""
         print(f"{s:<9} {t:<12} {fmt(walls):<20} {fmt([r[1] for r in rows]):<20} {statistics.median([r[2] for r in rows]):<14.0f} {rate:<10}")
+        out.append({"scenario": s, "tool": t, "wall": fmt(walls), "cpu": fmt([r[1] for r in rows]),
+                    "peak_rss_mib": round(statistics.median([r[2] for r in rows])), "m_lines_per_s": rate})
+    write_json(args.json, "local", args.runs, out, lines=args.lines)
     shutil.rmtree(tmp, ignore_errors=True)
 
 

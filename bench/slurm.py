@@ -15,7 +15,7 @@ children, wait4 rusage), cluster CPU-seconds (this machine's CPU time during the
 client's: slurmctld, slurmd, slurmstepd, runjob's agents and the tasks), and the runjob/peer
 ratio of the medians. Every exit code is checked: launch wants 0 from both; fail-fast wants
 runjob's 1 and a non-zero srun, and the failing rank's time stamp.
-Needs root, slurm-wlm, munge, a JDK. Usage: sudo bench/slurm.py [--runs 5]
+Needs root, slurm-wlm, munge, a JDK. Usage: sudo bench/slurm.py [--runs 5] [--json OUT]
 """
 import argparse
 import os
@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from common import write_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNJOB = os.path.join(ROOT, "bin", "runjob")
@@ -163,6 +165,7 @@ def fmt(m):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--json", help="also write the rows, machine, commit and date here")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (slurmd, cgroups)")
@@ -189,6 +192,7 @@ def main():
         timed([RUNJOB, cases[0][1]], env, d)  # the first contact: agent jar into the node's cache
         print(f"bench/slurm.py  {time.strftime('%Y-%m-%d')}  {socket.gethostname()}  {os.cpu_count()} cores  runs={args.runs}")
         print(f"{'case':<15} {'tool':<7} {'wall s':<20} {'client CPU-s':<20} {'cluster CPU-s':<20}")
+        rows = []
         for name, job, peer, hosts, (want_runjob, want_peer) in cases:
             results = {"runjob": [], "srun": []}
             for _ in range(args.runs):
@@ -211,8 +215,10 @@ def main():
             for tool in ("runjob", "srun"):
                 w, c, n = ms[tool]
                 print(f"{name:<15} {tool:<7} {fmt(w):<20} {fmt(c):<20} {fmt(n):<20}")
+                rows.append({"case": name, "tool": tool, "wall": fmt(w), "client_cpu": fmt(c), "cluster_cpu": fmt(n)})
             print(f"{'':<15} {'ratio':<7} {ms['runjob'][0][0] / ms['srun'][0][0]:<20.2f} "
                   f"{ms['runjob'][1][0] / max(ms['srun'][1][0], 0.001):<20.2f} {ms['runjob'][2][0] / max(ms['srun'][2][0], 0.001):<20.2f}")
+        write_json(args.json, "slurm", args.runs, rows)
     finally:
         cluster_down(d, env)
         shutil.rmtree(d, ignore_errors=True)

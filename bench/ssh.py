@@ -18,7 +18,7 @@ Reports median (min-max) per tool of wall time, the launcher's CPU-seconds (wait
 nodes' CPU-seconds (what every sshd's reaped descendants used), and the runjob/peer ratio of the
 medians.
 Needs root, iproute2, openssh-server, pdsh (Debian: pdsh). Removes the testbed when done.
-Usage: sudo bench/ssh.py [--hosts 16] [--runs 3] [--lines 1000000] [--uplink 1gbit] [--only ship|logs]
+Usage: sudo bench/ssh.py [--hosts 16] [--runs 3] [--lines 1000000] [--uplink 1gbit] [--only ship|logs] [--json OUT]
 """
 import argparse
 import os
@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from common import spread, write_json
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -141,8 +143,7 @@ def timed(cmd, env=None, stdout=subprocess.DEVNULL, want=0, procs=()):
     return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, sshd_cpu(procs) - n0
 
 
-def fmt(xs):
-    return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
+fmt = spread
 
 
 def main():
@@ -152,6 +153,7 @@ def main():
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--uplink", help="limit this machine's link to the nodes, a tc rate (1gbit)")
     ap.add_argument("--only", choices=["ship", "logs"])
+    ap.add_argument("--json", help="also write the rows, machine, commit and date here")
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench/ssh.py needs root (network namespaces)")
@@ -215,20 +217,28 @@ def main():
     n = len(hosts)
     print(f"bench/ssh.py  {time.strftime('%Y-%m-%d')}  {os.cpu_count()} cores  hosts={n}  runs={args.runs}  lines={args.lines}"
           f"  uplink={args.uplink or 'unlimited'}")
+    rows = []
     if args.only != "logs":
         print(f"ship 100 MiB to {n} nodes: wall s, launcher CPU-s, node CPU-s, MiB over this machine's link (median (min-max))")
         for tool in ship_tools:
             m = ship[tool]
+            ratio = f"{statistics.median(m['wall']) / statistics.median(ship['pdcp']['wall']):.2f}x"
             print(f"  {tool:15} {fmt(m['wall'])}  cpu {fmt(m['cpu'])}  nodes {fmt(m['node'])}  uplink {fmt(m['uplink'])}  "
-                  f"ratio to pdcp {statistics.median(m['wall']) / statistics.median(ship['pdcp']['wall']):.2f}x")
+                  f"ratio to pdcp {ratio}")
+            rows.append({"case": "ship", "tool": tool, "wall": fmt(m["wall"]), "cpu": fmt(m["cpu"]), "node_cpu": fmt(m["node"]),
+                         "uplink_mib": fmt(m["uplink"]), "ratio": ratio})
     if args.only != "ship":
         print(f"logs 4 nodes x {args.lines} lines (M lines/s, none lost; launcher CPU-s; node CPU-s; launcher peak RSS MiB)")
         for mode in ("live", "buffered"):
             for tool in ("runjob", "pdsh"):
                 m = logs[mode, tool]
                 print(f"  {mode:8} {tool:7} {fmt(m['rate'])}  cpu {fmt(m['cpu'])}  nodes {fmt(m['node'])}  rss {fmt(m['rss'])}")
+                rows.append({"case": f"logs, {mode}", "tool": tool, "m_lines_per_s": fmt(m["rate"]), "cpu": fmt(m["cpu"]),
+                             "node_cpu": fmt(m["node"]), "peak_rss_mib": fmt(m["rss"])})
             ratio = statistics.median(logs[mode, 'runjob']['rate']) / statistics.median(logs[mode, 'pdsh']['rate'])
             print(f"  {mode:8} ratio {ratio:.2f}x")
+            rows.append({"case": f"logs, {mode}", "tool": "ratio runjob/pdsh", "m_lines_per_s": f"{ratio:.2f}x"})
+    write_json(args.json, "ssh", args.runs, rows, hosts=n, lines=args.lines, uplink=args.uplink or "unlimited")
 
 
 if __name__ == "__main__":

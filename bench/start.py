@@ -3,8 +3,10 @@
 
 Each round runs, one after the other: `java -version` (the floor every JVM pays), runjob's
 `validate`, `--dry-run`, `runs` and `status` on jobs/local.yaml's kind of job (through bin/runjob,
-with its class-data archive), and one agent start and exit as a node runs it (the bootstrap's JVM
-flags and class-data archive, empty stdin: HELLO, then DONE). R rounds; every exit code is checked.
+with its class-data archive), and one agent start and exit as a node runs it (the watchdog's python3
+making it a child subreaper, then the bootstrap's JVM flags and class-data archive, empty stdin:
+HELLO, then DONE), and the same on a node without python3 (the agent loads JNA for the prctl).
+R rounds; every exit code is checked.
 Reported per command: median (min-max) of wall seconds and CPU-seconds (wait4 rusage of the whole
 tree), and the ratio of the median wall time to `java -version`'s. Compare two builds by running
 the script of each (it measures the tree it lives in). With --release DIR (an unpacked release
@@ -14,7 +16,6 @@ Usage: bench/start.py [--runs 9] [--release DIR] [--json OUT]
 """
 import argparse
 import glob
-import json
 import os
 import statistics
 import subprocess
@@ -22,8 +23,14 @@ import sys
 import tempfile
 import time
 
+from common import write_json
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNJOB = os.path.join(ROOT, "bin", "runjob")
+# the watchdog's PR_SUBREAPER (agent/Watchdog.java)
+SUBREAPER = ("import ctypes, os, sys\n"
+             "if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0: os.environ[\"RUNJOB_SUBREAPER\"] = \"1\"\n"
+             "os.execvp(sys.argv[1], sys.argv[1:])\n")
 AGENT_FLAGS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+DisplayVMOutputToStderr", "-Xlog:disable",
                "-Xlog:all=warning,cds*=off:stderr"]
 
@@ -65,7 +72,11 @@ def main():
         "--dry-run": [RUNJOB, "--dry-run", job],
         "runs": [RUNJOB, "runs", "--logs-dir", f"{tmp}/runs"],
         "status": [RUNJOB, "status", "last", "--logs-dir", f"{tmp}/runs"],
-        "agent start+exit": ["java", *AGENT_FLAGS, f"-XX:SharedArchiveFile={jsa}", "-cp", jar, "org.runjob.cli.Main", "agent"],
+        # as a node starts it: python3 makes it a child subreaper and execs java (the watchdog's PR_SUBREAPER)
+        "agent start+exit": ["/usr/bin/python3", "-I", "-S", "-c", SUBREAPER,
+                             "java", *AGENT_FLAGS, f"-XX:SharedArchiveFile={jsa}", "-cp", jar, "org.runjob.cli.Main", "agent"],
+        # a node without /usr/bin/python3: the agent makes itself a subreaper through JNA
+        "agent, no python3 (JNA)": ["java", *AGENT_FLAGS, f"-XX:SharedArchiveFile={jsa}", "-cp", jar, "org.runjob.cli.Main", "agent"],
     }
     if a.release:
         released = os.path.join(os.path.abspath(a.release), "bin", "runjob")
@@ -93,11 +104,7 @@ def main():
         rows.append(row)
         print(f"{name:26} {row['wall_median']:.3f} ({row['wall_min']:.3f}-{row['wall_max']:.3f}){'':8} "
               f"{row['cpu_median']:.3f} ({row['cpu_min']:.3f}-{row['cpu_max']:.3f}){'':8} {row['ratio_to_java_version']:>14.1f}x")
-    if a.json:
-        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-        with open(a.json, "w") as f:
-            json.dump({"bench": "start", "runs": a.runs, "commit": commit, "date": time.strftime("%Y-%m-%d"),
-                       "machine": f"{os.cpu_count()} cores", "rows": rows}, f, indent=2)
+    write_json(a.json, "start", a.runs, rows)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ and reports per tool the median and min-max of:
                 testbed shares one machine; a hosted coordinator is no sshd child, so sshd's own
                 accounting would miss it)
 Every exit code is checked. Needs root, iproute2, openssh-server, pdsh, a JDK.
-Usage: sudo bench/submit.py [--hosts 4] [--runs 5]
+Usage: sudo bench/submit.py [--hosts 4] [--runs 5] [--json OUT]
 """
 import argparse
 import os
@@ -27,6 +27,7 @@ import tempfile
 import time
 
 import ssh as bed
+from common import spread, write_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNJOB = os.path.join(ROOT, "bin", "runjob")
@@ -80,14 +81,14 @@ def measure(tool, job, hosts, env, tmp, i):
     return wall, client, machine_cpu() - m0
 
 
-def fmt(xs):
-    return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
+fmt = spread
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hosts", type=int, default=4)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--json", help="also write the rows, machine, commit and date here")
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench/submit.py needs root (network namespaces)")
@@ -118,6 +119,8 @@ def main():
         for r in rows:
             print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
         print(f"\nmedian (min-max) of {args.runs} interleaved rounds; {os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d')}")
+        write_json(args.json, "submit", args.runs, [dict(zip(("tool", "return", "client_cpu", "machine_cpu"), r)) for r in rows],
+                   hosts=args.hosts)
     finally:
         bed.teardown(args.hosts)
         subprocess.run(["rm", "-rf", tmp])

@@ -14,7 +14,7 @@ one after the other:
 and reports per tool the median and min-max of wall seconds and CPU-seconds (the command and every
 child it reaped: runjob's runs, agents and workers; the loop's workers), and the ratios. Every exit
 code is checked, and every run must print its final line.
-Usage: bench/sweep.py [--runs 5] [--values 3] [--gpus 2] [--step-seconds 0.1]
+Usage: bench/sweep.py [--runs 5] [--values 3] [--gpus 2] [--step-seconds 0.1] [--json OUT]
 """
 import argparse
 import os
@@ -23,6 +23,8 @@ import statistics
 import subprocess
 import tempfile
 import time
+
+from common import spread, write_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNJOB = os.path.join(ROOT, "bin", "runjob")
@@ -51,6 +53,7 @@ def main():
     ap.add_argument("--values", type=int, default=3)
     ap.add_argument("--gpus", type=int, default=2)
     ap.add_argument("--step-seconds", type=float, default=0.1)
+    ap.add_argument("--json", help="also write the rows, machine, commit and date here")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="runjob-bench-sweep-")
     lib = os.path.join(tmp, "fakecuda")
@@ -86,12 +89,16 @@ def main():
     print("| tool | wall s | CPU-s |")
     print("|---|---|---|")
     med = {}
+    rows = []
     for tool, (walls, cpus) in results.items():
         med[tool] = (statistics.median(walls), statistics.median(cpus))
-        print(f"| {tool} | {med[tool][0]:.2f} ({min(walls):.2f}-{max(walls):.2f}) | {med[tool][1]:.2f} ({min(cpus):.2f}-{max(cpus):.2f}) |")
+        rows.append({"tool": tool, "wall": spread(walls), "cpu": spread(cpus)})
+        print(f"| {tool} | {rows[-1]['wall']} | {rows[-1]['cpu']} |")
     rw = med["runjob sweep"][0] / med["bash loop"][0]
     rc = med["runjob sweep"][1] / med["bash loop"][1]
     print(f"| ratio runjob / bash | {rw:.1f}x | {rc:.1f}x |")
+    rows.append({"tool": "ratio runjob / bash", "wall": f"{rw:.1f}x", "cpu": f"{rc:.1f}x"})
+    write_json(a.json, "sweep", a.runs, rows, values=a.values, gpus=a.gpus, step_seconds=a.step_seconds)
 
 
 if __name__ == "__main__":
