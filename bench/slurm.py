@@ -185,7 +185,7 @@ def main():
             ("launch 3x1", job_file(d, "l3", three, ["'true'"]), ["srun", "-N3", "-n3", "-w", ",".join(NODES), "true"], None, (0, 0)),
             ("launch 2+1", job_file(d, "l21", uneven, ["'true'"]),
              ["srun", "-m", "arbitrary", "-n3", "--cpu-bind=none", "true"], hostfile(d, uneven), (0, 0)),
-            ("fail-fast 2+1", job_file(d, "ff", uneven, ["/usr/bin/python3", "worker.py"], "failure: {grace_period_s: 5}\n"),
+            ("fail-fast 2+1", job_file(d, "ff", uneven, ["/usr/bin/python3", "worker.py"], f"failure: {{grace_period_s: 5}}\nfiles: [{d}/worker.py]\n"),
              ["srun", "-m", "arbitrary", "-n3", "--cpu-bind=none", "--kill-on-bad-exit=1", f"--chdir={d}/work", "/usr/bin/python3", "worker.py"],
              hostfile(d, uneven), (1, None)),
         ]
@@ -206,6 +206,8 @@ def main():
                     want = want_runjob if tool == "runjob" else want_peer
                     if (want is not None and code != want) or (want is None and code == 0):
                         sys.exit(f"{name}: {tool} exited {code} (wanted {want if want is not None else 'non-zero'}):\n{out}")
+                    if name.startswith("fail") and not os.path.exists(f"{d}/marks/failed-at"):
+                        sys.exit(f"{name}: {tool} exited {code}, but rank 1 never failed (no mark):\n{out[-3000:]}")
                     if name.startswith("fail"):
                         with open(f"{d}/marks/failed-at") as f:
                             failed = float(f.read())

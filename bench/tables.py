@@ -6,6 +6,7 @@ commit and date each file records, so a table in the docs is never typed by hand
                                               (min-max) wall s, median CPU-s, and the ratio to
                                               `java -version` of the same run
   bench/tables.py launch.json [more.json ...]  the rows of bench/launch.py --json, one table per file
+  bench/tables.py OTHER.json [more.json ...]   any other bench's rows, one table per file, a column per key
 Usage: bench/tables.py FILE.json [FILE.json ...]
 """
 import json
@@ -32,7 +33,7 @@ def start(runs):
 
 
 def launch(run):
-    cols = run["columns"]
+    cols = run.get("columns") or {k: k.replace("_", " ") for row in run["rows"] for k in row}
     out = ["| " + " | ".join(cols.values()) + " |", "|" + "---|" * len(cols)]
     for row in run["rows"]:
         out.append("| " + " | ".join(str(row.get(k, "")) for k in cols) + " |")
@@ -53,12 +54,10 @@ def main():
     if kind == "start":
         print(f"<!-- bench/tables.py: {header(runs)} -->")
         print("\n".join(start(runs)))
-    elif kind == "launch":
+    else:
         for i, run in enumerate(runs):
             print(("\n" if i else "") + f"<!-- bench/tables.py: {header([run])} -->")
             print("\n".join(launch(run)))
-    else:
-        sys.exit(f"no table for {kind}")
 
 
 if __name__ == "__main__":
