@@ -464,9 +464,10 @@ class SlurmBackendTest {
             }
         }, Duration.ofSeconds(30), "the requeued job to wait in the queue");
         assertThat(slurm.out("scontrol", "update", "JobId=" + jobId, "StartTime=now")).isEmpty();
-        Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(90),
-                "the requeued run to succeed");
         Path folder = jobs.logs.resolve("requeued").resolve(runId);
+        // a timeout says where the run and the job stood (this wait once timed out in CI)
+        Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(150),
+                "the requeued run to succeed", () -> seen(runId, jobId, folder));
         try (var runs = Files.list(jobs.logs.resolve("requeued"))) {
             assertThat(runs.count()).as("one run folder: the same run went on").isEqualTo(1);
         }
@@ -509,6 +510,21 @@ class SlurmBackendTest {
         assertThat(JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json"))).path("nodes_gone").asString())
                 .isEqualTo(gone);
         Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the ranks of the cancelled job");
+    }
+
+    /** The run's status, the job's record and the batch step's output, for a wait's timeout message. */
+    private String seen(String runId, String jobId, Path folder) {
+        StringBuilder out = new StringBuilder(Cli.run(env, "status", runId).out());
+        try {
+            out.append(slurm.out("scontrol", "-o", "show", "job", jobId)).append('\n');
+            Path batch = folder.resolve("slurm-" + jobId + ".out");
+            if (Files.isRegularFile(batch)) {
+                out.append(Files.readString(batch));
+            }
+        } catch (Exception e) {
+            out.append(e);
+        }
+        return out.toString();
     }
 
     /** sbatch --parsable ARGS: the job id. */
