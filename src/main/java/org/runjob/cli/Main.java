@@ -128,17 +128,30 @@ public final class Main {
             System.setProperty(SLF4J_PROVIDER, "org.slf4j.helpers.NOP_FallbackServiceProvider");
             System.setProperty("slf4j.internal.verbosity", "WARN"); // else SLF4J says which provider it loads
         }
-        CommandLine cl = new CommandLine(new RunjobCommand(io));
         Map<String, Supplier<Object>> subcommands = subcommands(io);
-        // only the subcommands named in args can match, so only those are built (the model of each costs start-up time);
-        // a usage listing gets them all: help, or no FILE and no command to run
+        // a usage listing gets every subcommand: help, or no FILE and no command to run
         boolean whole = Arrays.stream(args).anyMatch(LISTS_COMMANDS::contains)
                 || Arrays.stream(args).allMatch(a -> a.startsWith("-") && !a.equals("-V") && !a.equals("--version"));
-        subcommands.forEach((name, make) -> {
-            if (whole || Arrays.asList(args).contains(name)) {
-                cl.addSubcommand(name, make.get());
-            }
-        });
+        boolean alone = !whole && args.length > 0 && subcommands.containsKey(args[0]) && !args[0].equals("run");
+        CommandLine cl;
+        String[] rest;
+        if (alone) {
+            // `runjob CMD ...`: CMD's model alone, named as picocli names it under runjob (the root's model, with
+            // its options and mixins, costs start-up time and parses nothing here)
+            Object command = subcommands.get(args[0]).get();
+            cl = command instanceof CommandLine c ? c : new CommandLine(command);
+            cl.getCommandSpec().name("runjob " + args[0]);
+            rest = Arrays.copyOfRange(args, 1, args.length);
+        } else {
+            // only the subcommands named in args can match, so only those are built
+            cl = new CommandLine(new RunjobCommand(io));
+            subcommands.forEach((name, make) -> {
+                if (whole || Arrays.asList(args).contains(name)) {
+                    cl.addSubcommand(name, make.get());
+                }
+            });
+            rest = args;
+        }
         cl.setOut(new PrintWriter(io.out(), true));
         cl.setErr(new PrintWriter(io.err(), true));
         cl.setCaseInsensitiveEnumValuesAllowed(true);
@@ -157,9 +170,9 @@ public final class Main {
                 ex.getCommandLine().getErr().println("runjob: " + refused.getMessage());
                 return ExitCode.INVALID;
             }
-            Optional<String> hint = EntrypointArgsHint.of(ex, given);
+            Optional<String> hint = EntrypointArgsHint.of(ex, args); // all of them, the command named too
             if (hint.isEmpty()) {
-                if (ex.getCommandLine() == cl) {
+                if (!alone && ex.getCommandLine() == cl) {
                     // the usage printed with the error lists every command
                     subcommands.forEach((name, make) -> {
                         if (!cl.getSubcommands().containsKey(name)) {
@@ -183,7 +196,7 @@ public final class Main {
             io.err().flush();
             return ExitCode.INTERNAL;
         });
-        int code = cl.execute(args);
+        int code = cl.execute(rest);
         io.out().flush();
         io.err().flush();
         return code;
