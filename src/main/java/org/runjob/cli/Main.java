@@ -82,9 +82,8 @@ public final class Main {
         PrintStream out = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16),
                 false, StandardCharsets.UTF_8);
         PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
-        SecureRandom random = new SecureRandom();
         Interrupts interrupts = Interrupts.installed();
-        Io io = new Io(out, err, System.getenv(), Clock.systemUTC(), random::nextInt, System.console() != null, interrupts);
+        Io io = new Io(out, err, System.getenv(), Clock.systemUTC(), () -> Randomness.SOURCE.nextInt(), System.console() != null, interrupts);
         int code = run(io, args);
         out.flush();
         err.flush();
@@ -118,6 +117,11 @@ public final class Main {
         // bash (and zsh through bashcompinit) completion, generated from the command model
         all.put("completion", AutoComplete.GenerateCompletion::new);
         return all;
+    }
+
+    /** Run ids' randomness, seeded when the first id is made: a command that makes none skips it (about 10 ms). */
+    private static final class Randomness {
+        static final SecureRandom SOURCE = new SecureRandom();
     }
 
     /** Runs runjob with {@code args}; never throws, never exits. */
