@@ -1,6 +1,5 @@
 package org.runjob.run;
 
-import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -40,18 +39,12 @@ public enum RunState {
         return result.succeeded() ? SUCCEEDED : result.interrupted() ? INTERRUPTED : FAILED;
     }
 
-    /** The exit code of a run that ended in this state. */
+    /** The exit code of a launched run that ended in this state ({@link #ended}). */
     int exitCode() {
         return switch (this) {
             case SUCCEEDED -> ExitCode.OK;
             case INTERRUPTED -> ExitCode.INTERRUPTED;
-            case PREFLIGHT_FAILED -> ExitCode.PREFLIGHT_FAILED;
             default -> ExitCode.WORKER_FAILED;
         };
-    }
-
-    /** The state whose label is {@code label}; none for a reader's own states. */
-    static RunState of(String label) {
-        return Arrays.stream(values()).filter(s -> s.label.equals(label)).findFirst().orElseThrow();
     }
 }

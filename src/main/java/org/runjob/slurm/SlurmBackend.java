@@ -114,7 +114,7 @@ public final class SlurmBackend implements Backend {
 
     @Override
     public Optional<String> unstarted(String jobId, Map<String, String> env) {
-        return SlurmCommands.ask(List.of("scontrol", "-o", "show", "job", jobId), SlurmEnv.of(env)).flatMap(out -> SlurmEvents.unstarted(jobId, out));
+        return SlurmCommands.job(jobId, SlurmEnv.of(env)).flatMap(out -> SlurmEvents.unstarted(jobId, out));
     }
 
     @Override

@@ -107,7 +107,7 @@ public final class SlurmCluster implements Cluster {
         // a job being cancelled reads COMPLETING until its steps are gone: wait for the state it ends in
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SlurmEvents.SETTLE_S);
         while (true) {
-            String out = SlurmCommands.ask(List.of("scontrol", "-o", "show", "job", a.jobId()), env).orElse("");
+            String out = SlurmCommands.job(a.jobId(), env).orElse("");
             if (!SlurmEvents.ending(out) || System.nanoTime() > deadline) {
                 return SlurmEvents.gone(a.jobId(), out);
             }

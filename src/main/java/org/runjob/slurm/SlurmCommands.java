@@ -240,6 +240,11 @@ public final class SlurmCommands {
         }
     }
 
+    /** The job's record on one line ({@code scontrol -o show job ID}); empty when scontrol cannot run. */
+    static Optional<String> job(String jobId, Map<String, String> env) {
+        return ask(List.of("scontrol", "-o", "show", "job", jobId), env);
+    }
+
     /**
      * The node names a Slurm host list stands for ({@code gpu[01-03],cpu7}), in its order, from
      * {@code scontrol show hostnames} (which expands the list itself, without asking slurmctld).

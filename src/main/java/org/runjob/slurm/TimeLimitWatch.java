@@ -5,7 +5,6 @@ import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneId;
 import java.time.format.DateTimeParseException;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
@@ -64,7 +63,7 @@ final class TimeLimitWatch {
     private static void watch(String jobId, Map<String, String> env, int before, Consumer<String> ending, BooleanSupplier done) {
         try {
             while (!done.getAsBoolean()) {
-                Optional<String> job = SlurmCommands.ask(List.of("scontrol", "-o", "show", "job", jobId), env);
+                Optional<String> job = SlurmCommands.job(jobId, env);
                 Optional<Instant> stop = job.flatMap(j -> stopAt(j, before, ZoneId.systemDefault()));
                 if (stop.isEmpty()) {
                     LOG.info("slurm job {}: no time limit to watch", jobId);
