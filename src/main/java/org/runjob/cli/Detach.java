@@ -92,15 +92,25 @@ final class Detach {
         if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
             cmd.add("/usr/bin/setsid");
         }
-        cmd.add(ProcessHandle.current().info().command().orElse("java"));
-        cmd.addAll(jvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
-        cmd.addAll(List.of("-cp", classPath(), Main.class.getName()));
-        cmd.addAll(args);
+        cmd.addAll(runjob(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(new File("/dev/null"))
                 .redirectOutput(console.toFile()).redirectErrorStream(true);
         pb.environment().clear();
         pb.environment().putAll(io.env());
         return pb.start();
+    }
+
+    /**
+     * {@code runjob ARGS} as a runjob that lives on its own starts (detached here, or as a queued
+     * batch step): this JVM's java and flags ({@link #jvmFlags}) and the content-pinned jar
+     * ({@link #classPath}).
+     */
+    static List<String> runjob(List<String> args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
+        cmd.addAll(jvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
+        cmd.addAll(List.of("-cp", classPath(), Main.class.getName()));
+        cmd.addAll(args);
+        return cmd;
     }
 
     /**

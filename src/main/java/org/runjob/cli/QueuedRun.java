@@ -1,7 +1,6 @@
 package org.runjob.cli;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -137,14 +136,13 @@ final class QueuedRun {
         Files.writeString(job, JSON.writeValueAsString(Submit.handedJob(loaded, f -> f.source().toAbsolutePath().toString())));
         Files.writeString(script, SCRIPT);
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
-        // this runjob's java, flags (heap, collector, class-data archive) and content-pinned jar
-        List<String> coordinator = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
-        coordinator.addAll(Detach.jvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
-        coordinator.addAll(List.of("-cp", Detach.classPath(), Main.class.getName(), "run", job.toString(), "--run-id", runId,
+        // the coordinator: this runjob's java, flags (heap, collector, class-data archive) and content-pinned jar
+        List<String> run = new ArrayList<>(List.of("run", job.toString(), "--run-id", runId,
                 "--continue-requeued", "--set", "logs.dir=" + logs));
-        sweep.ifPresent(w -> coordinator.addAll(List.of("--sweep-point", Integer.toString(w.point()))));
-        coordinator.add("--");
-        coordinator.addAll(args);
+        sweep.ifPresent(w -> run.addAll(List.of("--sweep-point", Integer.toString(w.point()))));
+        run.add("--");
+        run.addAll(args);
+        List<String> coordinator = Detach.runjob(run);
         List<String> queue;
         try {
             queue = backend.queue(spec, folder, script, coordinator).orElseThrow();
