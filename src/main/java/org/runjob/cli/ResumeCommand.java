@@ -13,6 +13,7 @@ import org.runjob.run.Io;
 import org.runjob.run.RankSelection;
 import org.runjob.run.RunJob;
 import org.runjob.run.RunRequest;
+import org.runjob.run.RunState;
 import org.runjob.run.RunStatus;
 
 import picocli.CommandLine.Command;
@@ -63,7 +64,7 @@ final class ResumeCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         Path job = r.folder().resolve("job.yaml");
-        if (!Files.isRegularFile(job) || r.state().equals("preflight failed")) {
+        if (!Files.isRegularFile(job) || r.state().equals(RunState.PREFLIGHT_FAILED.label())) {
             io.err().println("runjob: run " + r.runId() + " never started (" + r.state() + "): there is nothing to resume; run its job again");
             return ExitCode.INVALID;
         }

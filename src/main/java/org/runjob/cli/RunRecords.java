@@ -16,6 +16,7 @@ import java.util.stream.Stream;
 import org.runjob.json.Json;
 import org.runjob.logs.Coordinator;
 import org.runjob.report.StatusJson;
+import org.runjob.run.RunState;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -41,7 +42,7 @@ final class RunRecords {
         }
 
         boolean live() {
-            return summary.isEmpty() && !state.equals("dead") && !state.equals("preflight failed") && !state.equals("withdrawn")
+            return summary.isEmpty() && !state.equals("dead") && !state.equals(RunState.PREFLIGHT_FAILED.label()) && !state.equals("withdrawn")
                     && !state.equals(UNSTARTED);
         }
 
@@ -102,7 +103,7 @@ final class RunRecords {
             state = summary.get().path("result").asString("?");
         } else if (status.isPresent()) {
             String s = status.get().path("state").asString("?");
-            state = s.equals("preflight failed") ? s : StatusJson.coordinator(status.get()).alive() ? s : "dead";
+            state = s.equals(RunState.PREFLIGHT_FAILED.label()) ? s : StatusJson.coordinator(status.get()).alive() ? s : "dead";
         } else {
             state = "dead";
         }
@@ -110,7 +111,8 @@ final class RunRecords {
             // a queued run: its runjob lives on a node of the allocation, or is still to start; the scheduler knows
             Optional<String> queued = QueuedRun.state(folder, env);
             if (queued.isPresent()) {
-                state = queued.get().startsWith("queued") ? queued.get() : status.map(s -> s.path("state").asString("running")).orElse("running");
+                String running = RunState.RUNNING.label();
+                state = queued.get().startsWith("queued") ? queued.get() : status.map(s -> s.path("state").asString(running)).orElse(running);
             } else if (status.isEmpty() && QueuedRun.of(folder).isPresent()) {
                 // the job left the queue before its runjob started: withdrawn, or it failed on its node
                 why = QueuedRun.unstarted(folder, env);

@@ -15,6 +15,7 @@ import org.runjob.plan.RunId;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
+import org.runjob.run.RunState;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.SpecLoader;
 import org.runjob.spec.Sweep;
@@ -178,7 +179,7 @@ final class SweepRun {
                 allSucceeded = false;
             } else {
                 RunRecords.Run r = RunRecords.read(m.folder, io.env());
-                allSucceeded &= r.state().equals("succeeded");
+                allSucceeded &= r.state().equals(RunState.SUCCEEDED.label());
                 String exit = r.exitCode().or(() -> m.process.isAlive() ? Optional.empty() : Optional.of(m.process.exitValue()))
                         .map(String::valueOf).orElse("-");
                 String last = metric ? r.summary().map(x -> x.path("metric").asString("-")).orElse("-")
