@@ -5,7 +5,8 @@ Each round runs, one after the other: `java -version` (the floor every JVM pays)
 `validate`, `--dry-run`, `runs` and `status` on jobs/local.yaml's kind of job (through bin/runjob,
 with its class-data archive), and one agent start and exit as a node runs it (the watchdog's python3
 making it a child subreaper, then the bootstrap's JVM flags and class-data archive, empty stdin:
-HELLO, then DONE), and the same on a node without python3 (the agent loads JNA for the prctl).
+HELLO, then DONE), and the same on a node without python3 (the agent loads JNA for the prctl); both
+from the agent artifact nodes run, and from runjob's whole jar.
 R rounds; every exit code is checked.
 Reported per command: median (min-max) of wall seconds and CPU-seconds (wait4 rusage of the whole
 tree), and the ratio of the median wall time to `java -version`'s. Compare two builds by running
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 from common import write_json
 
@@ -31,6 +33,7 @@ RUNJOB = os.path.join(ROOT, "bin", "runjob")
 SUBREAPER = ("import ctypes, os, sys\n"
              "if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0: os.environ[\"RUNJOB_SUBREAPER\"] = \"1\"\n"
              "os.execvp(sys.argv[1], sys.argv[1:])\n")
+AGENT_MAIN = "org.runjob.agent.AgentMain"
 AGENT_FLAGS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+DisplayVMOutputToStderr", "-Xlog:disable",
                "-Xlog:all=warning,cds*=off:stderr"]
 
@@ -62,10 +65,20 @@ def main():
                 f"entrypoint: {{command: [true]}}\nlogs: {{dir: {tmp}/runs}}\nworkdir: {tmp}/work\n")
     if subprocess.run([RUNJOB, job], cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
         sys.exit("runjob could not run the job once (to have a run for status)")
-    jar = newest_copy()
-    jsa = os.path.join(tmp, "agent.jsa")
-    subprocess.run(["java", *AGENT_FLAGS, f"-XX:ArchiveClassesAtExit={jsa}", "-cp", jar, "org.runjob.cli.Main", "agent"],
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    whole = newest_copy()
+    # the agent artifact nodes run, as runjob's jar carries it (AgentBundle.EMBEDDED)
+    lean = os.path.join(tmp, "runjob-agent.jar")
+    with zipfile.ZipFile(whole) as z, open(lean, "wb") as out:
+        out.write(z.read("META-INF/runjob/agent.jar"))
+    archives = {}
+    for kind, jar in (("lean", lean), ("whole", whole)):
+        archives[kind] = os.path.join(tmp, f"agent-{kind}.jsa")
+        subprocess.run(["java", *AGENT_FLAGS, f"-XX:ArchiveClassesAtExit={archives[kind]}", "-cp", jar, AGENT_MAIN, "agent"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def agent(kind, jar):
+        return ["java", *AGENT_FLAGS, f"-XX:SharedArchiveFile={archives[kind]}", "-cp", jar, AGENT_MAIN, "agent"]
+
     commands = {
         "java -version": ["java", "-version"],
         "validate": [RUNJOB, "validate", job],
@@ -73,10 +86,12 @@ def main():
         "runs": [RUNJOB, "runs", "--logs-dir", f"{tmp}/runs"],
         "status": [RUNJOB, "status", "last", "--logs-dir", f"{tmp}/runs"],
         # as a node starts it: python3 makes it a child subreaper and execs java (the watchdog's PR_SUBREAPER)
-        "agent start+exit": ["/usr/bin/python3", "-I", "-S", "-c", SUBREAPER,
-                             "java", *AGENT_FLAGS, f"-XX:SharedArchiveFile={jsa}", "-cp", jar, "org.runjob.cli.Main", "agent"],
+        "agent start+exit": ["/usr/bin/python3", "-I", "-S", "-c", SUBREAPER, *agent("lean", lean)],
         # a node without /usr/bin/python3: the agent makes itself a subreaper through JNA
-        "agent, no python3 (JNA)": ["java", *AGENT_FLAGS, f"-XX:SharedArchiveFile={jsa}", "-cp", jar, "org.runjob.cli.Main", "agent"],
+        "agent, no python3 (JNA)": agent("lean", lean),
+        # the same two from runjob's whole jar (what nodes ran before the agent artifact)
+        "agent, whole jar": ["/usr/bin/python3", "-I", "-S", "-c", SUBREAPER, *agent("whole", whole)],
+        "agent, whole jar, JNA": agent("whole", whole),
     }
     if a.release:
         released = os.path.join(os.path.abspath(a.release), "bin", "runjob")

@@ -4,9 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The command line of runjob's node side ({@code agent}, {@code probe ...}): a short-lived, small
- * JVM (serial GC, C1 only unless {@link Jit#FULL}, class-data sharing) running the CLI's main class,
- * for every place that starts one, locally or on a node.
+ * The command line of a JVM runjob starts beside itself or on a node: a small one (serial GC, C1 only
+ * unless {@link Jit#FULL}, class-data sharing) running {@link AgentMain} ({@code agent}, {@code probe
+ * ...}, {@code host ...}: the agent artifact's main class) or, where a whole runjob runs there (a
+ * submitted run's coordinator), runjob's own.
  */
 public final class NodeJvm {
 
@@ -33,24 +34,27 @@ public final class NodeJvm {
         }
     }
 
-    static final String MAIN = "org.runjob.cli.Main";
+    /** The node side's main class, in the agent artifact and in runjob's jar alike. */
+    public static final String AGENT_MAIN = AgentMain.class.getName();
+    /** runjob's own main class, only in runjob's jar. */
+    public static final String RUNJOB_MAIN = "org.runjob.cli.Main";
 
     private NodeJvm() {
     }
 
-    /** {@code java FLAGS OPTIONS -cp CLASSPATH org.runjob.cli.Main ARGS...}, C1 only; {@code options} ({@code -Dname=value}, say) after the flags. */
+    /** {@code java FLAGS OPTIONS -cp CLASSPATH AgentMain ARGS...}, C1 only; {@code options} ({@code -Dname=value}, say) after the flags. */
     public static List<String> argv(String java, List<String> options, String classPath, String... args) {
-        return argv(java, Jit.QUICK.flag, options, classPath, args);
+        return argv(java, Jit.QUICK.flag, options, classPath, AGENT_MAIN, args);
     }
 
     /**
-     * The same with {@code compilers}: a {@link Jit}'s flag, or (in the bootstrap's constant text)
-     * the shell word that holds one.
+     * The same with {@code compilers} and {@code main}: a {@link Jit}'s flag and a main class, or (in
+     * the bootstrap's constant text) the shell words that hold them.
      */
-    public static List<String> argv(String java, String compilers, List<String> options, String classPath, String... args) {
+    public static List<String> argv(String java, String compilers, List<String> options, String classPath, String main, String... args) {
         List<String> argv = new ArrayList<>(List.of(java, "-XX:+UseSerialGC", compilers, "-Xshare:auto"));
         argv.addAll(options);
-        argv.addAll(List.of("-cp", classPath, MAIN));
+        argv.addAll(List.of("-cp", classPath, main));
         argv.addAll(List.of(args));
         return argv;
     }

@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.runjob.distribute.AgentBundle;
-import org.runjob.launch.AgentJar;
+import org.runjob.launch.PinnedJar;
 import org.runjob.plan.RunId;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
@@ -125,12 +125,12 @@ final class Detach {
 
     /**
      * The class path of a runjob started to live on its own (detached here, or queued as a batch
-     * job): the content-pinned copy of the jar this process runs from ({@link AgentJar}), so a
+     * job): the content-pinned copy of the jar this process runs from ({@link PinnedJar}), so a
      * rebuild of {@code target/runjob.jar} does not change the runjob a run lives in; this
      * process's class path when it runs from class directories (tests).
      */
     static String classPath() throws IOException {
-        return AgentBundle.runsFromJar() ? AgentJar.current().path().toString() : System.getProperty("java.class.path");
+        return AgentBundle.runsFromJar() ? PinnedJar.runjob().path().toString() : System.getProperty("java.class.path");
     }
 
     /** The detached runjob's arguments: the same command, without --detach (and without the word run). */

@@ -77,7 +77,7 @@ final class HostedStart {
                     "--set", "logs.dir=" + root));
             runArgs.add("--");
             runArgs.addAll(s.args());
-            cmd.addAll(NodeJvm.argv(java, NodeJvm.Jit.FULL.flag, List.of(), System.getProperty("java.class.path"),
+            cmd.addAll(NodeJvm.argv(java, NodeJvm.Jit.FULL.flag, List.of(), System.getProperty("java.class.path"), NodeJvm.RUNJOB_MAIN,
                     runArgs.toArray(String[]::new)));
             ProcessBuilder pb = new ProcessBuilder(cmd).directory(folder.toFile())
                     .redirectOutput(console.toFile()).redirectErrorStream(true);

@@ -17,9 +17,7 @@ import java.util.function.Supplier;
 
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
-import org.runjob.agent.Agent;
-import org.runjob.agent.NodeHost;
-import org.runjob.agent.Probe;
+import org.runjob.agent.AgentMain;
 import org.runjob.launch.Interrupts;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
@@ -33,17 +31,6 @@ import picocli.CommandLine;
  */
 public final class Main {
 
-    /** The first argument that makes this process a node agent. */
-    public static final String AGENT = "agent";
-
-    /** The first argument of the node-side GPU probe ({@code probe gpus}), a child JVM of the agent. */
-    public static final String PROBE = "probe";
-
-    /** After {@code agent --jar SHA}: what follows is a runjob command, not an agent's options ({@code launch.NodeCommand}). */
-    public static final String THEN = "--then";
-    /** A node host's start-up over SSH, and the host itself ({@link NodeHost}). */
-    public static final String HOST_START = "host-start";
-    public static final String HOST = "host";
     /** On a submitted run's master node: start its coordinator ({@link HostedStart}). */
     public static final String COORDINATE = "coordinate";
     /** On a submitted run's master node: a runjob command (status, logs, stop) about it. */
@@ -55,28 +42,17 @@ public final class Main {
     }
 
     public static void main(String[] args) {
-        if (args.length >= 4 && args[0].equals(AGENT) && args[3].equals(THEN)) {
-            // a runjob command started on a node the way its agent is (agent --jar SHA --then ...): NodeCommand
-            args = Arrays.copyOfRange(args, 4, args.length);
-            if (args.length > 0 && args[0].equals(NODE_CLI)) {
-                System.exit(HostedStart.cli(Arrays.copyOfRange(args, 1, args.length)));
-            }
-            if (args.length > 0 && args[0].equals(COORDINATE)) {
-                System.exit(HostedStart.coordinate(Arrays.asList(args).subList(1, args.length), System.in, System.out));
-            }
+        // a runjob command started on a node the way its agent is (agent --jar SHA --then ...): launch.NodeCommand
+        args = AgentMain.afterThen(args);
+        if (args.length > 0 && args[0].equals(NODE_CLI)) {
+            System.exit(HostedStart.cli(Arrays.copyOfRange(args, 1, args.length)));
         }
-        if (args.length > 0 && args[0].equals(HOST_START)) {
-            System.exit(NodeHost.start(Arrays.asList(args).subList(1, args.length), System.in, System.out));
+        if (args.length > 0 && args[0].equals(COORDINATE)) {
+            System.exit(HostedStart.coordinate(Arrays.asList(args).subList(1, args.length), System.in, System.out));
         }
-        if (args.length > 0 && args[0].equals(HOST)) {
-            System.exit(NodeHost.main(Arrays.asList(args).subList(1, args.length), System.in, System.out));
-        }
-        if (args.length > 0 && args[0].equals(AGENT)) {
-            // the node agent: no picocli, no Log4j start-up; it speaks frames on stdin/stdout
-            System.exit(Agent.main(Arrays.asList(args).subList(1, args.length), System.in, System.out, System.getenv()));
-        }
-        if (args.length > 0 && args[0].equals(PROBE)) {
-            System.exit(Probe.main(Arrays.copyOfRange(args, 1, args.length), System.in, System.out));
+        if (args.length > 0 && AgentMain.COMMANDS.contains(args[0])) {
+            // the node side (an agent, its GPU probe, a node host): no picocli, no Log4j start-up
+            System.exit(AgentMain.run(args));
         }
         // buffered: worker output is flushed whenever the supervisor has nothing queued, not per line
         PrintStream out = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16),

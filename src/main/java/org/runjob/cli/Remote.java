@@ -59,7 +59,7 @@ final class Remote {
             NodeProcess p;
             try {
                 access.reach();
-                p = NodeCommand.start(node, access, args, stderr.out, io.env());
+                p = NodeCommand.runjob(node, access, args, stderr.out, io.env());
             } catch (NodeException | IOException e) {
                 io.err().println("runjob: cannot reach run " + entry.runId() + " on its master node " + node + ": " + e.getMessage());
                 return ExitCode.PREFLIGHT_FAILED;

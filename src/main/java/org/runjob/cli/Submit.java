@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 
+import org.runjob.agent.AgentMain;
 import org.runjob.backends.Backends;
 import org.runjob.distribute.FileList;
 import org.runjob.json.Json;
@@ -117,7 +118,7 @@ final class Submit {
     private static Object startHost(Io io, NodeAccess access, NodeSpec node, String runId, byte[] secret) {
         try {
             access.reach();
-            NodeProcess p = NodeCommand.start(node.name(), access, List.of("host-start", runId), OutputStream.nullOutputStream(), io.env());
+            NodeProcess p = NodeCommand.agentSide(node.name(), access, List.of(AgentMain.HOST_START, runId), OutputStream.nullOutputStream(), io.env());
             try (p) {
                 p.stdin().write((SecureLink.hex(secret) + "\n").getBytes(StandardCharsets.US_ASCII));
                 p.stdin().flush();
@@ -137,7 +138,7 @@ final class Submit {
     private static int coordinate(Io io, NodeAccess access, NodeSpec master, JobSpec spec, SpecLoader.Loaded loaded,
                                   List<FileList.Entry> files, HostedRun hosted, String runId, List<String> args) throws IOException {
         ByteArrayOutputStream remoteErr = new ByteArrayOutputStream();
-        NodeProcess p = NodeCommand.start(master.name(), access, List.of("coordinate", spec.name(), runId), remoteErr, io.env());
+        NodeProcess p = NodeCommand.runjob(master.name(), access, List.of("coordinate", spec.name(), runId), remoteErr, io.env());
         RunIndex.Entry entry = RunIndex.Entry.submitted(runId, spec.name(), io.clock().instant(), master.name(),
                 "~/.runjob/submitted/" + spec.name() + "/" + runId, reachJob(loaded, master));
         Thread watch = Jobs.onInterrupt(io, p::close, "submit-interrupt");

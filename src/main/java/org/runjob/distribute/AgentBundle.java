@@ -11,25 +11,44 @@ import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Collections;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.jar.JarOutputStream;
 
 /**
- * The jar that is shipped to nodes to run the agent (and a submitted run's coordinator): the runjob
- * jar this process runs from, or, when it runs from class directories (tests, an IDE), one jar
- * merged from its class path, built once per process.
+ * The jars runjob starts outside its own process. {@link #agentJar}: the agent artifact, all that
+ * nodes and local agents run ({@link #AGENT_ENTRIES}: the {@code agent}, {@code protocol} and
+ * {@code json} packages, Jackson, Commons Exec, JCuda and JNA; no SSH, YAML, schema, CLI or logging
+ * framework). The build makes it ({@code pom.xml}: the {@code agent} shade execution) and puts it
+ * in runjob's jar as {@value #EMBEDDED}. {@link #runjobJar}: runjob's whole jar, for a runjob that
+ * lives on its own. When this process runs from class directories (tests, an IDE), each is merged
+ * from its class path, once per process; a jar without an embedded agent (such a merged one) gives
+ * its agent's entries.
  */
 public final class AgentBundle {
 
-    private static Path built;
+    /**
+     * What the agent artifact holds: entry names starting so. {@code pom.xml}'s agent shade
+     * execution includes the same (AgentBundleTest compares them).
+     */
+    public static final List<String> AGENT_ENTRIES = List.of("org/runjob/agent/", "org/runjob/protocol/", "org/runjob/json/",
+            "tools/jackson/core/", "tools/jackson/databind/", "com/fasterxml/jackson/annotation/", "org/apache/commons/exec/",
+            "jcuda/", "lib/libJCudaDriver-", "com/sun/jna/");
+    /** Where the agent artifact is in runjob's jar. */
+    public static final String EMBEDDED = "META-INF/runjob/agent.jar";
+
+    private static Path runjob;
+    private static Path agent;
     /** Service registrations: the same name in several jars is one file of all their lines (Log4j finds its provider so). */
     private static final String SERVICES = "META-INF/services/";
     /** Log4j's plugin index, which only log4j-core has: a runjob started from the merged jar logs as from the real one. */
@@ -40,20 +59,35 @@ public final class AgentBundle {
     private AgentBundle() {
     }
 
-    public static synchronized Path jar() throws IOException {
+    /** runjob's whole jar: the one this process runs from, or one merged from its class path. */
+    public static synchronized Path runjobJar() throws IOException {
         Optional<Path> self = self();
         if (self.isPresent()) {
             return self.get();
         }
-        if (built == null) {
-            built = merge(System.getProperty("java.class.path"));
+        if (runjob == null) {
+            runjob = merge(System.getProperty("java.class.path"), name -> true);
         }
-        return built;
+        return runjob;
+    }
+
+    /** The agent artifact: the one in runjob's jar, else its entries of this process's jar or class path. */
+    public static synchronized Path agentJar() throws IOException {
+        if (agent == null) {
+            Optional<Path> self = self();
+            agent = self.isPresent() ? embedded(self.get()) : merge(System.getProperty("java.class.path"), AgentBundle::inAgent);
+        }
+        return agent;
     }
 
     /** True when this process runs from runjob's jar (not from class directories). */
     public static boolean runsFromJar() {
         return self().isPresent();
+    }
+
+    /** Whether the agent artifact holds the entry {@code name}. */
+    static boolean inAgent(String name) {
+        return AGENT_ENTRIES.stream().anyMatch(name::startsWith);
     }
 
     private static Optional<Path> self() {
@@ -68,7 +102,24 @@ public final class AgentBundle {
         return Optional.empty();
     }
 
-    private static Path merge(String classPath) throws IOException {
+    /** {@link #EMBEDDED} of {@code jar} as a file of its own; the agent's entries of {@code jar} when it has none. */
+    private static Path embedded(Path jar) throws IOException {
+        try (JarFile in = new JarFile(jar.toFile())) {
+            JarEntry inner = in.getJarEntry(EMBEDDED);
+            if (inner == null) {
+                return merge(jar.toString(), AgentBundle::inAgent);
+            }
+            Path out = Files.createTempFile("runjob-agent-", ".jar");
+            out.toFile().deleteOnExit();
+            try (InputStream s = in.getInputStream(inner)) {
+                Files.copy(s, out, StandardCopyOption.REPLACE_EXISTING);
+            }
+            return out;
+        }
+    }
+
+    /** One jar of the entries of {@code classPath} (directories and jars) that {@code keep} accepts. */
+    private static Path merge(String classPath, Predicate<String> keep) throws IOException {
         Path out = Files.createTempFile("runjob-agent-", ".jar");
         out.toFile().deleteOnExit();
         Set<String> seen = new HashSet<>();
@@ -81,8 +132,10 @@ public final class AgentBundle {
                         @Override
                         public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
                             String name = p.relativize(file).toString().replace('\\', '/');
-                            try (InputStream in = Files.newInputStream(file)) {
-                                copy(jar, seen, name, in);
+                            if (keep.test(name)) {
+                                try (InputStream in = Files.newInputStream(file)) {
+                                    copy(jar, seen, name, in);
+                                }
                             }
                             return FileVisitResult.CONTINUE;
                         }
@@ -90,17 +143,16 @@ public final class AgentBundle {
                 } else if (Files.isRegularFile(p) && entry.endsWith(".jar") && !p.getFileName().toString().contains("junit")) {
                     try (JarFile in = new JarFile(p.toFile())) {
                         for (JarEntry e : Collections.list(in.entries())) {
-                            if (!e.isDirectory() && e.getName().startsWith(SERVICES)) {
+                            if (e.isDirectory() || !keep.test(e.getName())) {
+                                continue;
+                            }
+                            if (e.getName().startsWith(SERVICES)) {
                                 try (InputStream s = in.getInputStream(e)) {
                                     services.computeIfAbsent(e.getName(), k -> new StringBuilder())
                                             .append(new String(s.readAllBytes(), StandardCharsets.UTF_8)).append('\n');
                                 }
-                            } else if (!e.isDirectory() && e.getName().startsWith(LOG4J_PLUGINS)) {
-                                try (InputStream s = in.getInputStream(e)) {
-                                    copy(jar, seen, e.getName(), s);
-                                }
-                            } else if (!e.isDirectory() && !e.getName().startsWith("META-INF/") && !e.getName().equals("module-info.class")
-                                    && !e.getName().matches("lib/libJ(NvPTXCompiler|Nvrtc|CudaRuntime)-.*")) {
+                            } else if (e.getName().startsWith(LOG4J_PLUGINS) || !e.getName().startsWith("META-INF/")
+                                    && !e.getName().equals("module-info.class") && !e.getName().matches("lib/libJ(NvPTXCompiler|Nvrtc|CudaRuntime)-.*")) {
                                 try (InputStream s = in.getInputStream(e)) {
                                     copy(jar, seen, e.getName(), s);
                                 }

@@ -19,7 +19,7 @@ import org.runjob.agent.Watchdog;
 
 /**
  * The one command per node (local nodes too): a constant shell script that makes sure the node has runjob's
- * agent jar, verified by content, and starts the agent under its {@link Watchdog}, on the same
+ * agent jar (or, for {@link NodeCommand}, runjob's whole jar), verified by content, and starts the agent under its {@link Watchdog}, on the same
  * channel that then carries the agent's frames.
  *
  * <ol>
@@ -43,7 +43,8 @@ import org.runjob.agent.Watchdog;
  *       normal exit); later agents start from it, in about half the CPU time. The JVM's own
  *       messages and logging go to stderr, never into the frames on stdout.</li>
  *   <li>It prints {@code RUNJOB-START} and execs the watchdog, which starts
- *       {@code java ... -cp JAR org.runjob.cli.Main agent OPTIONS}: from here on, stdout carries frames.</li>
+ *       {@code java ... -cp JAR MAIN agent --jar SHA OPTIONS}: from here on, stdout carries frames.
+ *       MAIN is the agent artifact's main class, or runjob's for a command run with {@link NodeCommand}.</li>
  * </ol>
  * Unless the session's locale is UTF-8, it sets {@code LC_CTYPE=C.UTF-8} first, so argv and
  * environment reach workers byte for byte. Every value (hash, size, agent options) is an argument;
@@ -55,7 +56,7 @@ final class Bootstrap {
 
     static final String SCRIPT = String.join("\n",
             "case \"${LC_ALL:-${LC_CTYPE:-$LANG}}\" in *[Uu][Tt][Ff]-8*|*[Uu][Tt][Ff]8*) ;; *) LC_CTYPE=C.UTF-8; export LC_CTYPE ;; esac",
-            "sha=$1; size=$2; w=$3; jit=$4; shift 4",
+            "sha=$1; size=$2; w=$3; jit=$4; main=$5; shift 5",
             "rj=${RUNJOB_JAVA:-}; unset RUNJOB_JAVA",
             "printf 'RUNJOB-BOOT 1\\n'",
             "fail() { printf 'RUNJOB-FAIL %s\\n' \"$*\"; exit 0; }",
@@ -117,7 +118,7 @@ final class Bootstrap {
             "export RUNJOB_JSA RUNJOB_JSA_DUMP",
             "printf 'RUNJOB-START\\n'",
             "exec sh -c \"$w\" sh " + String.join(" ", NodeJvm.argv("\"$java\"", "\"$jit\"", List.of("${x:+\"$x\"}", "-XX:+DisplayVMOutputToStderr", "-Xlog:disable", "-Xlog:all=warning,cds*=off:stderr"),
-                    "\"$f\"", "agent", "--jar", "\"$sha\"")) + " \"$@\"");
+                    "\"$f\"", "\"$main\"", "agent", "--jar", "\"$sha\"")) + " \"$@\"");
 
     /** Why a node's agent could not be started: {@code what} is {@code java}, {@code cache} or {@code jar}. */
     static final class Failure extends IOException {
@@ -132,9 +133,13 @@ final class Bootstrap {
     private Bootstrap() {
     }
 
-    /** The remote command's argv: {@code sh -c SCRIPT sh SHA SIZE WATCHDOG JIT-FLAG AGENT-OPTIONS...}. */
-    static List<String> argv(String sha, long size, NodeJvm.Jit jit, List<String> agentArgs) {
-        List<String> argv = new ArrayList<>(List.of("sh", "-c", SCRIPT, "sh", sha, Long.toString(size), Watchdog.SCRIPT, jit.flag));
+    /**
+     * The remote command's argv: {@code sh -c SCRIPT sh SHA SIZE WATCHDOG JIT-FLAG MAIN AGENT-OPTIONS...}:
+     * {@code jar}'s main class {@code main} ({@link NodeJvm#AGENT_MAIN} or {@link NodeJvm#RUNJOB_MAIN}).
+     */
+    static List<String> argv(PinnedJar jar, NodeJvm.Jit jit, List<String> agentArgs) {
+        List<String> argv = new ArrayList<>(List.of("sh", "-c", SCRIPT, "sh", jar.sha256(), Long.toString(jar.size()), Watchdog.SCRIPT, jit.flag,
+                jar.main()));
         argv.addAll(agentArgs);
         return argv;
     }

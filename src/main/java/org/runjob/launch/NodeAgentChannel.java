@@ -43,12 +43,12 @@ final class NodeAgentChannel extends StreamAgentChannel {
      * Runs the bootstrap on the node, sends the jar if asked, and starts reading frames into
      * {@code pump}; the whole start must end within {@code timeoutMs}.
      */
-    static NodeAgentChannel start(String node, NodeAccess access, AgentJar jar, NodeJvm.Jit jit, List<String> agentArgs, FramePump pump, int timeoutMs,
+    static NodeAgentChannel start(String node, NodeAccess access, PinnedJar jar, NodeJvm.Jit jit, List<String> agentArgs, FramePump pump, int timeoutMs,
                                     Map<String, String> env) throws IOException {
         NodeProcess ch;
         StderrLog stderr = new StderrLog(node);
         try {
-            ch = access.start(Bootstrap.argv(jar.sha256(), jar.size(), jit, agentArgs), stderr.out, timeoutMs);
+            ch = access.start(Bootstrap.argv(jar, jit, agentArgs), stderr.out, timeoutMs);
         } catch (NodeException e) {
             throw new IOException(e.getMessage(), e);
         }

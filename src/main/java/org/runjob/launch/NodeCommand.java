@@ -13,10 +13,12 @@ import org.runjob.node.NodeException;
 import org.runjob.node.NodeProcess;
 
 /**
- * A runjob command run on a node the way its agent is started: the {@link Bootstrap} (the node's
- * java, or a runtime sent to it; runjob's jar, cached by content), then {@code agent --jar SHA
- * --then COMMAND...} instead of an agent. {@code runjob submit} starts node hosts and the run's
- * coordinator with it; {@code status}, {@code logs} and {@code stop} reach a submitted run with it.
+ * A command run on a node the way its agent is started: the {@link Bootstrap} (the node's java, or a
+ * runtime sent to it; a jar cached by content), then {@code agent --jar SHA --then COMMAND...}
+ * instead of an agent. {@link #runjob} runs a runjob command from runjob's whole jar: {@code runjob
+ * submit} starts the run's coordinator with it, and {@code status}, {@code logs} and {@code stop}
+ * reach a submitted run with it. {@link #agentSide} runs a command of the agent artifact (a node
+ * host), so a node that only hosts agents only ever receives that jar.
  * After the bootstrap, the command's stdin, stdout and stderr are its own; what the login shell
  * printed on stderr before is dropped.
  */
@@ -25,16 +27,26 @@ public final class NodeCommand {
     private NodeCommand() {
     }
 
-    /** Starts {@code command} on the node; the bootstrap (and a jar or runtime it asks for) is done when this returns. */
-    public static NodeProcess start(String node, NodeAccess access, List<String> command, OutputStream stderr,
-                                    Map<String, String> env) throws IOException {
-        AgentJar jar = AgentJar.current();
+    /** Starts runjob {@code command} on the node; the bootstrap (and a jar or runtime it asks for) is done when this returns. */
+    public static NodeProcess runjob(String node, NodeAccess access, List<String> command, OutputStream stderr,
+                                     Map<String, String> env) throws IOException {
+        return start(node, access, PinnedJar.runjob(), command, stderr, env);
+    }
+
+    /** The same for a command of the agent artifact ({@code agent.AgentMain}). */
+    public static NodeProcess agentSide(String node, NodeAccess access, List<String> command, OutputStream stderr,
+                                        Map<String, String> env) throws IOException {
+        return start(node, access, PinnedJar.agent(), command, stderr, env);
+    }
+
+    private static NodeProcess start(String node, NodeAccess access, PinnedJar jar, List<String> command, OutputStream stderr,
+                                     Map<String, String> env) throws IOException {
         List<String> args = new ArrayList<>(List.of("--then"));
         args.addAll(command);
         NodeProcess ch;
         Gate gate = new Gate(stderr);
         try {
-            ch = access.start(Bootstrap.argv(jar.sha256(), jar.size(), NodeJvm.Jit.QUICK, args), gate, NodeStarter.REMOTE_START_MS);
+            ch = access.start(Bootstrap.argv(jar, NodeJvm.Jit.QUICK, args), gate, NodeStarter.REMOTE_START_MS);
         } catch (NodeException e) {
             throw new IOException(e.getMessage(), e);
         }

@@ -72,7 +72,7 @@ public final class NodeSession implements AutoCloseable {
      *
      * @throws Bootstrap.Failure when the node cannot run it (no java, an untrusted cache), named
      */
-    public static NodeSession start(String node, NodeAccess access, AgentJar jar, NodeJvm.Jit jit, AgentOptions options, int timeoutMs,
+    public static NodeSession start(String node, NodeAccess access, PinnedJar jar, NodeJvm.Jit jit, AgentOptions options, int timeoutMs,
                                      Map<String, String> env) throws IOException {
         BlockingQueue<Event> inbox = new LinkedBlockingQueue<>();
         FramePump pump = new FramePump(node, inbox);

@@ -60,7 +60,7 @@ public final class NodeStarter {
     public NodeSession start(NodeSpec node, NodeJvm.Jit jit) throws IOException {
         AgentOptions options = new AgentOptions(Optional.of(spec.workdirOf(node)), Optional.of(program()), runId,
                 runId.map(r -> spec.name()), Optional.empty(), spec.ownRunDirOf(node, runId));
-        return NodeSession.start(node.name(), cluster.node(node), AgentJar.current(), jit, options, REMOTE_START_MS, env);
+        return NodeSession.start(node.name(), cluster.node(node), PinnedJar.agent(), jit, options, REMOTE_START_MS, env);
     }
 
     private String program() {

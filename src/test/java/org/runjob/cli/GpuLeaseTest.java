@@ -205,7 +205,7 @@ class GpuLeaseTest {
     private static long agentOf(Process p) {
         // the JVM itself: its watchdog's (and bootstrap's) command lines hold the same words
         return p.descendants().filter(h -> h.info().command().orElse("").endsWith("/java")
-                        && h.info().commandLine().orElse("").contains("org.runjob.cli.Main agent")).findFirst()
+                        && h.info().commandLine().orElse("").contains("org.runjob.agent.AgentMain agent")).findFirst()
                 .orElseThrow(() -> new AssertionError("no agent among " + p.descendants().map(h -> h.info().commandLine().orElse("?")).toList()))
                 .pid();
     }

@@ -80,7 +80,7 @@ class RelayTest {
     List<ProcessHandle> agents() {
         return ProcessHandle.allProcesses().filter(h -> {
             String cmd = h.info().commandLine().orElse("");
-            return cmd.contains("org.runjob.cli.Main agent") && cmd.contains(tmp.toString());
+            return cmd.contains("org.runjob.agent.AgentMain agent") && cmd.contains(tmp.toString());
         }).toList();
     }
 

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.distribute.Sha256;
-import org.runjob.launch.AgentJar;
+import org.runjob.launch.PinnedJar;
 import org.runjob.testbed.FakeCuda;
 import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.Pids;
@@ -394,7 +394,7 @@ class SshClusterTest {
         // check ships none of the job's files; the agent jar is in the user's cache, named by its content
         assertThat(tmp.resolve("work-h2/sleeper.py")).doesNotExist();
         assertThat(tmp.resolve("work-h2/.runjob/runjob.jar")).doesNotExist();
-        AgentJar jar = AgentJar.current();
+        PinnedJar jar = PinnedJar.agent();
         Path cached = jobs.bed.cache().resolve("runjob/agents/" + jar.sha256() + ".jar");
         assertThat(Sha256.of(cached)).isEqualTo(jar.sha256());
         assertThat(Files.getPosixFilePermissions(cached)).isEqualTo(PosixFilePermissions.fromString("rw-------"));

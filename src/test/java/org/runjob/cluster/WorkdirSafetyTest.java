@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.distribute.Sha256;
-import org.runjob.launch.AgentJar;
+import org.runjob.launch.PinnedJar;
 import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
@@ -235,7 +235,7 @@ class WorkdirSafetyTest {
 
     @Test
     void aPlantedAgentJarOfTheRightSizeAndTimeIsReplacedNotRun() throws Exception {
-        AgentJar jar = AgentJar.current();
+        PinnedJar jar = PinnedJar.agent();
         Path cached = jobs.bed.cache().resolve("runjob/agents/" + jar.sha256() + ".jar");
         Files.createDirectories(cached.getParent());
         Files.write(cached, new byte[(int) jar.size()]);

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.distribute.Sha256;
 
-/** The coordinator's jar pinned by content: a copy named by its SHA-256, never the file a rebuild replaces. */
-class AgentJarTest {
+/** A jar pinned by content: a copy named by its SHA-256, never the file a rebuild replaces. */
+class PinnedJarTest {
 
     @TempDir
     Path tmp;
@@ -22,7 +22,7 @@ class AgentJarTest {
     void aCopyNamedByItsSha256OutlivesAChangeToTheOriginal() throws Exception {
         Path jar = Files.writeString(tmp.resolve("runjob.jar"), "version one");
         Path cache = tmp.resolve("cache/runjob/agents");
-        AgentJar pinned = AgentJar.pin(jar, cache);
+        PinnedJar pinned = PinnedJar.pin(jar, cache, "Main");
         String sha = Sha256.of(jar);
         assertThat(pinned.path()).isEqualTo(cache.resolve(sha + ".jar"));
         assertThat(pinned.sha256()).isEqualTo(sha);
@@ -32,11 +32,11 @@ class AgentJarTest {
         assertThat(Files.readString(pinned.path())).isEqualTo("version one");
         assertThat(Sha256.of(pinned.path())).isEqualTo(pinned.sha256());
         // the rebuilt jar gets a copy of its own; pinning version one again finds the first copy
-        AgentJar two = AgentJar.pin(jar, cache);
+        PinnedJar two = PinnedJar.pin(jar, cache, "Main");
         assertThat(two.path()).isEqualTo(cache.resolve(Sha256.of(jar) + ".jar"));
         assertThat(Files.readString(two.path())).isEqualTo("version two, rebuilt");
         Path again = Files.writeString(tmp.resolve("again.jar"), "version one");
-        assertThat(AgentJar.pin(again, cache)).isEqualTo(pinned);
+        assertThat(PinnedJar.pin(again, cache, "Main")).isEqualTo(pinned);
     }
 
     @Test
@@ -44,7 +44,7 @@ class AgentJarTest {
         Path jar = Files.writeString(tmp.resolve("runjob.jar"), "bytes");
         Path open = Files.createDirectories(tmp.resolve("open/runjob/agents"));
         Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
-        AgentJar pinned = AgentJar.pin(jar, open);
+        PinnedJar pinned = PinnedJar.pin(jar, open, "Main");
         assertThat(pinned.path().getParent()).isNotEqualTo(open);
         assertThat(Files.readString(pinned.path())).isEqualTo("bytes");
         try (var left = Files.list(open)) {
@@ -58,10 +58,10 @@ class AgentJarTest {
         Path old = Files.writeString(cache.resolve("a".repeat(64) + ".jar"), "old");
         Path oldArchive = Files.writeString(cache.resolve("a".repeat(64) + ".jsa"), "old");
         Path recent = Files.writeString(cache.resolve("b".repeat(64) + ".jar"), "recent");
-        FileTime longAgo = FileTime.fromMillis(System.currentTimeMillis() - TimeUnit.DAYS.toMillis(AgentJar.KEEP_DAYS + 1));
+        FileTime longAgo = FileTime.fromMillis(System.currentTimeMillis() - TimeUnit.DAYS.toMillis(PinnedJar.KEEP_DAYS + 1));
         Files.setLastModifiedTime(old, longAgo);
         Files.setLastModifiedTime(oldArchive, longAgo);
-        AgentJar pinned = AgentJar.pin(Files.writeString(tmp.resolve("runjob.jar"), "now"), cache);
+        PinnedJar pinned = PinnedJar.pin(Files.writeString(tmp.resolve("runjob.jar"), "now"), cache, "Main");
         assertThat(old).doesNotExist();
         assertThat(oldArchive).doesNotExist();
         assertThat(recent).exists();

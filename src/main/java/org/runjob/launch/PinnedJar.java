@@ -13,11 +13,14 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import org.runjob.agent.NodeJvm;
 import org.runjob.distribute.AgentBundle;
 import org.runjob.distribute.Sha256;
 
 /**
- * The jar agents run, pinned by content on this side too: the first use copies this process's jar
+ * A jar runjob starts from, pinned by content on this side too: the agent artifact that nodes and
+ * local agents run ({@link #agent}), and runjob's whole jar for a runjob that lives on its own (a
+ * detached or queued run, a submitted run's coordinator: {@link #runjob}). The first use copies it
  * ({@link AgentBundle}) into this user's cache as {@code SHA256.jar} (the cache the local nodes'
  * bootstrap uses: {@code ${XDG_CACHE_HOME:-~/.cache}/runjob/agents}), and everything after (jar
  * transfers, local agents, restarts, a detached runjob) uses that copy. A rebuild that replaces
@@ -27,23 +30,34 @@ import org.runjob.distribute.Sha256;
  * before is used as it is (the user's own cache, which nobody else can write; nodes and the
  * bootstrap check what they run by its SHA-256 anyway). When the cache
  * cannot be used (not this user's, writable by others), a private temporary directory holds it.
+ *
+ * @param main the main class a node starts it with ({@link NodeJvm#AGENT_MAIN} or {@link NodeJvm#RUNJOB_MAIN})
  */
-public record AgentJar(Path path, String sha256, long size) {
+public record PinnedJar(Path path, String sha256, long size, String main) {
 
-    private static AgentJar current;
-    /** How long an agent jar nothing pinned again stays in this user's cache. */
+    private static PinnedJar agent;
+    private static PinnedJar runjob;
+    /** How long a jar nothing pinned again stays in this user's cache. */
     static final int KEEP_DAYS = 14;
 
-    /** This process's agent jar, copied and hashed once. */
-    public static synchronized AgentJar current() throws IOException {
-        if (current == null) {
-            current = pin(AgentBundle.jar(), cacheDir(System.getenv()));
+    /** The agent artifact, copied and hashed once per process. */
+    public static synchronized PinnedJar agent() throws IOException {
+        if (agent == null) {
+            agent = pin(AgentBundle.agentJar(), cacheDir(System.getenv()), NodeJvm.AGENT_MAIN);
         }
-        return current;
+        return agent;
+    }
+
+    /** runjob's whole jar (this process's), copied and hashed once per process. */
+    public static synchronized PinnedJar runjob() throws IOException {
+        if (runjob == null) {
+            runjob = pin(AgentBundle.runjobJar(), cacheDir(System.getenv()), NodeJvm.RUNJOB_MAIN);
+        }
+        return runjob;
     }
 
     /** Copies {@code jar} into {@code dir} (or a private temporary directory when {@code dir} is unsafe) as SHA256.jar. */
-    static AgentJar pin(Path jar, Path dir) throws IOException {
+    static PinnedJar pin(Path jar, Path dir, String main) throws IOException {
         Path into = safe(dir) ? dir : Files.createTempDirectory("runjob-agents-");
         // pinned before (every run of one build after the first): no second copy, only the date prune goes by
         String sha = Sha256.ofSource(jar);
@@ -51,7 +65,7 @@ public record AgentJar(Path path, String sha256, long size) {
         if (Files.isRegularFile(pinned, LinkOption.NOFOLLOW_LINKS) && Files.size(pinned) == Files.size(jar)) {
             Files.setLastModifiedTime(pinned, FileTime.fromMillis(System.currentTimeMillis()));
             prune(into, pinned);
-            return new AgentJar(pinned, sha, Files.size(pinned));
+            return new PinnedJar(pinned, sha, Files.size(pinned), main);
         }
         Path tmp = Files.createTempFile(into, ".agent-", ".jar", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         try {
@@ -66,7 +80,7 @@ public record AgentJar(Path path, String sha256, long size) {
                 Files.move(tmp, named, StandardCopyOption.REPLACE_EXISTING);
             }
             prune(into, named);
-            return new AgentJar(named, copied, Files.size(named));
+            return new PinnedJar(named, copied, Files.size(named), main);
         } finally {
             Files.deleteIfExists(tmp);
         }

@@ -1,0 +1,96 @@
+package org.runjob.distribute;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The agent artifact holds what an agent needs and nothing of the coordinator's: the build's
+ * list and {@link AgentBundle}'s are one, the agent's packages use nothing outside it, and the jar
+ * an agent runs from in the tests has no SSH, YAML, schema, CLI or logging framework class.
+ */
+class AgentBundleTest {
+
+    /** The packages in the agent artifact, and the libraries they may use besides the JDK. */
+    private static final List<String> AGENT_PACKAGES = List.of("agent", "protocol", "json");
+    private static final List<String> AGENT_LIBRARIES = List.of("tools.jackson.core.", "tools.jackson.databind.",
+            "com.fasterxml.jackson.annotation.", "org.apache.commons.exec.", "jcuda.", "com.sun.jna.");
+
+    @Test
+    void theBuildsAgentExecutionIncludesWhatAgentBundleDoes() throws IOException {
+        String pom = Files.readString(Path.of("pom.xml"));
+        int from = pom.indexOf("<id>agent</id>");
+        String execution = pom.substring(from, pom.indexOf("</execution>", from));
+        String includes = execution.substring(execution.indexOf("<includes>"), execution.indexOf("</includes>"));
+        List<String> built = new ArrayList<>();
+        Matcher m = Pattern.compile("<include>([^<]+)</include>").matcher(includes);
+        while (m.find()) {
+            built.add(m.group(1).replaceAll("\\*\\*$", "").replaceAll("\\*$", ""));
+        }
+        assertThat(built).containsExactlyElementsOf(AgentBundle.AGENT_ENTRIES);
+        assertThat(execution).contains("<mainClass>org.runjob.agent.AgentMain</mainClass>");
+    }
+
+    @Test
+    void theAgentsPackagesUseOnlyEachOtherTheirLibrariesAndTheJdk() throws IOException {
+        Path root = Path.of("src/main/java/org/runjob");
+        List<String> outside = new ArrayList<>();
+        Pattern use = Pattern.compile("^import (static )?([a-z][\\w.]*\\.)[A-Za-z_$]+[\\w.*]*;", Pattern.MULTILINE);
+        for (String pkg : AGENT_PACKAGES) {
+            try (Stream<Path> files = Files.walk(root.resolve(pkg))) {
+                for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                    Matcher m = use.matcher(Files.readString(f));
+                    while (m.find()) {
+                        String name = m.group(2);
+                        boolean ok = name.startsWith("java.") || name.startsWith("javax.") || name.startsWith("sun.misc.")
+                                || AGENT_PACKAGES.stream().anyMatch(p -> name.startsWith("org.runjob." + p + "."))
+                                || AGENT_LIBRARIES.stream().anyMatch(name::startsWith);
+                        if (!ok) {
+                            outside.add(root.relativize(f) + " imports " + name);
+                        }
+                    }
+                    // an inline name (org.runjob.cli.Main in code, not in a string) would get past the imports
+                    String code = Files.readString(f).replaceAll("\"(?:[^\"\\\\\n]|\\\\.)*\"", "\"\"").replaceAll("(?s)/\\*.*?\\*/|//[^\n]*", "");
+                    Matcher inline = Pattern.compile("org\\.runjob\\.([a-z]+)\\.").matcher(code.replaceAll("(?m)^(package|import) .*$", ""));
+                    while (inline.find()) {
+                        if (!AGENT_PACKAGES.contains(inline.group(1))) {
+                            outside.add(root.relativize(f) + " names org.runjob." + inline.group(1));
+                        }
+                    }
+                }
+            }
+        }
+        assertThat(outside).isEmpty();
+    }
+
+    @Test
+    void theAgentJarHoldsTheAgentAndNoneOfTheCoordinatorsLibraries() throws IOException {
+        List<String> names = new ArrayList<>();
+        try (JarFile jar = new JarFile(AgentBundle.agentJar().toFile())) {
+            for (JarEntry e : Collections.list(jar.entries())) {
+                names.add(e.getName());
+            }
+        }
+        assertThat(names).allMatch(AgentBundle::inAgent);
+        assertThat(names).contains("org/runjob/agent/AgentMain.class", "org/runjob/protocol/Frame.class", "org/runjob/json/Json.class",
+                "tools/jackson/databind/json/JsonMapper.class", "org/apache/commons/exec/CommandLine.class", "jcuda/driver/JCudaDriver.class",
+                "com/sun/jna/Native.class");
+        assertThat(names.stream().filter(n -> n.startsWith("lib/libJCudaDriver-") && n.endsWith(".so"))).hasSize(1);
+        for (String coordinatorOnly : List.of("com/jcraft/", "org/yaml/", "org/snakeyaml/", "com/networknt/", "picocli/", "org/apache/logging/",
+                "org/slf4j/", "org/runjob/cli/", "org/runjob/launch/", "org/runjob/spec/", "org/runjob/transport/", "org/runjob/slurm/")) {
+            assertThat(names).as("the agent jar's entries").noneMatch(n -> n.startsWith(coordinatorOnly));
+        }
+    }
+}
