@@ -3,6 +3,7 @@ package org.runjob.arch;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,24 +13,27 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 
 /**
  * Pins the package layers: a package may use only packages in layers below its own (imports and
- * fully qualified names alike), never a sibling in its own layer. The backends ({@link #BACKENDS})
- * are siblings that only the registry ({@code backends}) may use, and only a run and the CLI use the
- * registry: launch, preflight and report know the seam ({@code node}), never a backend.
+ * fully qualified names alike), never a sibling in its own layer. The backends ({@link #BACKENDS}:
+ * the packages the registry, {@code backends.Backends}, imports that are in no other layer, so a new
+ * backend needs no line here) are siblings that only the registry may use, and only a run and the
+ * CLI use the registry: launch, preflight and report know the seam ({@code node}), never a backend.
  */
 class PackageOrderTest {
 
-    static final List<Set<String>> LAYERS = List.of(
+    /** The packages below the backends, which the registry may import too. */
+    private static final List<Set<String>> BELOW = List.of(
             Set.of("json"),
             Set.of("protocol", "spec"),
             Set.of("agent"),
-            Set.of("logs", "plan", "distribute", "node"),
-            Set.of("transport", "slurm", "hosted"),
+            Set.of("logs", "plan", "distribute", "node"));
+    private static final List<Set<String>> ABOVE = List.of(
             Set.of("backends"),
             Set.of("launch"),
             Set.of("preflight"),
@@ -38,10 +42,28 @@ class PackageOrderTest {
             Set.of("cli"));
 
     /** The backend packages: each is used by the registry alone. */
-    static final Set<String> BACKENDS = Set.of("transport", "slurm", "hosted");
+    static final Set<String> BACKENDS = backends();
+    static final List<Set<String>> LAYERS = Stream.of(BELOW.stream(), Stream.of(BACKENDS), ABOVE.stream()).flatMap(s -> s).toList();
     /** Who may use a package besides itself, where that is narrower than the layers. */
-    static final Map<String, Set<String>> ONLY_USED_BY = Map.of("transport", Set.of("backends"), "slurm", Set.of("backends"), "hosted", Set.of("backends"),
-            "backends", Set.of("run", "cli"));
+    static final Map<String, Set<String>> ONLY_USED_BY = Stream.concat(
+            BACKENDS.stream().map(b -> Map.entry(b, Set.of("backends"))),
+            Stream.of(Map.entry("backends", Set.of("run", "cli"))))
+            .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, Map.Entry::getValue));
+
+    private static Set<String> backends() {
+        try {
+            Set<String> found = new TreeSet<>();
+            Matcher m = Pattern.compile("(?m)^import org\\.runjob\\.([a-z]+)\\.").matcher(
+                    Files.readString(Path.of("src/main/java/org/runjob/backends/Backends.java")));
+            while (m.find()) {
+                found.add(m.group(1));
+            }
+            BELOW.forEach(found::removeAll);
+            return Set.copyOf(found);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
 
     private static int layer(String pkg) {
         for (int i = 0; i < LAYERS.size(); i++) {
@@ -107,6 +129,7 @@ class PackageOrderTest {
         assertThat(layer("protocol")).isLessThan(layer("agent"));
         assertThat(layer("transport")).isEqualTo(layer("slurm")).isLessThan(layer("launch"));
         assertThat(ONLY_USED_BY.get("slurm")).doesNotContain("launch", "preflight", "report", "cli");
+        assertThat(BACKENDS).contains("transport", "slurm", "hosted");
         assertThat(BACKENDS).allMatch(b -> ONLY_USED_BY.get(b).equals(Set.of("backends")));
     }
 }
