@@ -9,7 +9,8 @@ checked (a crashing peer is not a fast peer). Scenarios, 4 workers each:
   output    4 x LINES lines printed as fast as Python can, through the launcher's console into a file
             (no launcher: the workers write straight to files); M lines/s over the whole wall time
 Reported per tool: median (min-max) of wall seconds, CPU-seconds of the whole process tree (wait4
-rusage: launcher, agents, workers) and the peak RSS of its largest process.
+rusage: launcher, agents, workers) and the peak RSS of its largest process (GNU time: see
+common.PeakRss for why not wait4).
 torchrun is Debian's 1.13 on Python 3.11: it crashes at start (Std.from_str returns None for "0"
 and "3" since Python 3.11's IntFlag iteration) unless --redirects and --tee are given values it can
 parse; it runs with --redirects 1 --tee 1 (stdout to its log files and the console).
@@ -25,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from common import write_json
+from common import PeakRss, write_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNJOB = os.path.join(ROOT, "bin", "runjob")
@@ -38,9 +39,10 @@ PYTHON = "/usr/bin/python3"
 def timed(cmd, env, cwd, stdout=subprocess.DEVNULL):
     """(exit code, wall s, CPU-s of the tree, peak RSS MiB of its largest process)."""
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=stdout, stderr=subprocess.DEVNULL)
+    rss = PeakRss()
+    p = subprocess.Popen(rss.wrap(cmd), env=env, cwd=cwd, stdout=stdout, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(p.pid, 0)
-    return os.waitstatus_to_exitcode(status), time.monotonic() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return os.waitstatus_to_exitcode(status), time.monotonic() - t0, usage.ru_utime + usage.ru_stime, rss.last()
 
 
 def free_port():
@@ -76,14 +78,15 @@ class NoLauncher:
             e = dict(self.env, RANK=str(r), LOCAL_RANK=str(r % 2), WORLD_SIZE="4", LOCAL_WORLD_SIZE="2", NODE_RANK=str(r // 2),
                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RUNJOB_NODE=f"n{r // 2 + 1}", PYTHONPATH=WORKERS)
             f = open(os.path.join(self.out_dir, f"direct-{r}.out"), "wb")
-            procs.append((subprocess.Popen([PYTHON, self.script], env=e, stdout=f, stderr=f), f))
+            peak = PeakRss()
+            procs.append((subprocess.Popen(peak.wrap([PYTHON, self.script]), env=e, stdout=f, stderr=f), f, peak))
         code, cpu, rss = 0, 0.0, 0.0
-        for p, f in procs:
+        for p, f, peak in procs:
             _, status, usage = os.wait4(p.pid, 0)
             f.close()
             code = code or os.waitstatus_to_exitcode(status)
             cpu += usage.ru_utime + usage.ru_stime
-            rss = max(rss, usage.ru_maxrss / 1024)
+            rss = max(rss, peak.last())
         return code, time.monotonic() - t0, cpu, rss
 
 

@@ -9,7 +9,7 @@ exit code checked (launch against pdsh is bench/launch.py's):
          without (`relay: never`), beside `pdcp -w HOSTS`; with --uplink RATE, this machine's link to
          the nodes is limited to RATE (a tbf qdisc on the bridge's host side: what this machine sends
          to the nodes; node-to-node traffic is not limited), as a launch host's uplink is on a cluster
-  logs   LINES lines from a worker on each of 4 nodes to this machine's console (a file): runjob's
+  logs   LINES lines from a worker on each of 4 nodes (fewer with --hosts below 4) to this machine's console (a file): runjob's
          run, beside `pdsh -w HOSTS 'python3 lines.py'`; lines/s over the wall time, every line
          counted (none lost), and the peak RSS of the launcher. Twice, with the same worker
          behaviour on both sides: "live" (PYTHONUNBUFFERED=1, runjob's and torchrun's default: one
@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-from common import spread, write_json
+from common import PeakRss, spread, write_json
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -132,7 +132,7 @@ def timed(cmd, env=None, stdout=subprocess.DEVNULL, want=0, procs=()):
     """(wall s, peak RSS MiB of the largest process, launcher CPU s, node CPU s); exits when the exit code is not WANT."""
     n0 = sshd_cpu(procs)
     start = time.monotonic()
-    p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE)
+    p = subprocess.Popen(RSS.wrap(cmd), env=env, stdout=stdout, stderr=subprocess.PIPE)
     err = p.stderr.read()
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.monotonic() - start
@@ -140,10 +140,11 @@ def timed(cmd, env=None, stdout=subprocess.DEVNULL, want=0, procs=()):
     if code != want:
         raise SystemExit(f"failed ({code}): {' '.join(cmd)}\n{err.decode(errors='replace')[-3000:]}")
     time.sleep(0.3)  # let the sshds reap their session children before reading their CPU
-    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, sshd_cpu(procs) - n0
+    return wall, RSS.last(), usage.ru_utime + usage.ru_stime, sshd_cpu(procs) - n0
 
 
 fmt = spread
+RSS = None  # PeakRss, made in main
 
 
 def main():
@@ -157,6 +158,8 @@ def main():
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench/ssh.py needs root (network namespaces)")
+    global RSS
+    RSS = PeakRss()
     subprocess.run([RUNJOB, "--version"], check=True, stdout=subprocess.DEVNULL)
     tmp = tempfile.mkdtemp(prefix="runjob-sshbench-")
     teardown(args.hosts)
@@ -205,9 +208,9 @@ def main():
                         wall, peak, cpu, node = timed(cmd, env=env, stdout=out, procs=procs)
                     with open(out_path, "rb") as f:
                         got = sum(1 for line in f if b" line " in line)
-                    if got != 4 * args.lines:
-                        raise SystemExit(f"{tool}: {got} of {4 * args.lines} lines reached the console")
-                    logs[mode, tool]["rate"].append(4 * args.lines / wall / 1e6)
+                    if got != len(four) * args.lines:
+                        raise SystemExit(f"{tool}: {got} of {len(four) * args.lines} lines reached the console")
+                    logs[mode, tool]["rate"].append(len(four) * args.lines / wall / 1e6)
                     logs[mode, tool]["rss"].append(peak)
                     logs[mode, tool]["cpu"].append(cpu)
                     logs[mode, tool]["node"].append(node)
@@ -228,7 +231,7 @@ def main():
             rows.append({"case": "ship", "tool": tool, "wall": fmt(m["wall"]), "cpu": fmt(m["cpu"]), "node_cpu": fmt(m["node"]),
                          "uplink_mib": fmt(m["uplink"]), "ratio": ratio})
     if args.only != "ship":
-        print(f"logs 4 nodes x {args.lines} lines (M lines/s, none lost; launcher CPU-s; node CPU-s; launcher peak RSS MiB)")
+        print(f"logs {min(n, 4)} nodes x {args.lines} lines (M lines/s, none lost; launcher CPU-s; node CPU-s; launcher peak RSS MiB)")
         for mode in ("live", "buffered"):
             for tool in ("runjob", "pdsh"):
                 m = logs[mode, tool]
