@@ -23,9 +23,11 @@ def _runjob_register():
         path = os.path.join(folder, str(os.getpid()))
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         out = os.fdopen(fd, "w", buffering=1)
+        faulthandler.register(signum, file=out, all_threads=True, chain=False)
+        # the header last: the agent signals only a process whose file has it, so a forked child is
+        # never signalled while it still holds its parent's registration (its parent's file)
         # at start-up, and in a forked child, the thread that runs this is the main thread
         out.write("runjob-stacks %d 0x%016x\n" % (signum, _thread.get_ident()))
-        faulthandler.register(signum, file=out, all_threads=True, chain=False)
         global _runjob_file
         _runjob_file = out
     except Exception:

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -16,6 +17,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.testbed.Poll;
 import org.runjob.testbed.Testbed;
 
 /**
@@ -121,6 +123,9 @@ class StackHookTest {
                 "parent_waits()"));
         long child = Long.parseLong(python.inputReader(StandardCharsets.UTF_8).readLine().strip());
         try {
+            // the parent says the pid at once; the child registers (and writes its file's header) when it runs
+            Path childFile = tmp.resolve("state/stacks/" + child);
+            Poll.until(() -> headed(childFile), Duration.ofSeconds(10), "the child's own stack file");
             String text = hook.capture(List.of(python.pid(), child));
             assertThat(text).containsPattern("process " + python.pid() + " \\(python3\\), main thread 0x[0-9a-f]{16}\n"
                     + "Current thread 0x[0-9a-f]{16} \\(most recent call first\\):\n  File \"<string>\", line 7 in parent_waits\n")
@@ -175,5 +180,13 @@ class StackHookTest {
 
     static String pyString(String s) {
         return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'";
+    }
+
+    private static boolean headed(Path file) {
+        try {
+            return Files.readString(file).startsWith("runjob-stacks ");
+        } catch (IOException e) {
+            return false;
+        }
     }
 }
