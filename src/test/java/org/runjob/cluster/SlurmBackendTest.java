@@ -463,7 +463,9 @@ class SlurmBackendTest {
                 return false;
             }
         }, Duration.ofSeconds(30), "the requeued job to wait in the queue");
-        assertThat(slurm.out("scontrol", "update", "JobId=" + jobId, "StartTime=now")).isEmpty();
+        // not "now": slurmd refuses a job whose new credential is from the second its old one was revoked in
+        // ("Killing non-startable batch job: Job credential revoked", seen in CI); Slurm's own 2 min hold avoids that
+        assertThat(slurm.out("scontrol", "update", "JobId=" + jobId, "StartTime=now+3")).isEmpty();
         Path folder = jobs.logs.resolve("requeued").resolve(runId);
         // a timeout says where the run and the job stood (this wait once timed out in CI)
         Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(150),
