@@ -32,8 +32,9 @@ import java.util.jar.JarOutputStream;
  * framework). The build makes it ({@code pom.xml}: the {@code agent} shade execution) and puts it
  * in runjob's jar as {@value #EMBEDDED}. {@link #runjobJar}: runjob's whole jar, for a runjob that
  * lives on its own. When this process runs from class directories (tests, an IDE), each is merged
- * from its class path, once per process; a jar without an embedded agent (such a merged one) gives
- * its agent's entries.
+ * from its class path; a jar without an embedded agent (such a merged one) gives its agent's
+ * entries. A jar made here is a new temporary file for its caller alone ({@link #isTemporary}),
+ * which the caller deletes once it has copied it: a process killed later leaves none behind.
  */
 public final class AgentBundle {
 
@@ -46,9 +47,8 @@ public final class AgentBundle {
             "jcuda/", "lib/libJCudaDriver-", "com/sun/jna/");
     /** Where the agent artifact is in runjob's jar. */
     public static final String EMBEDDED = "META-INF/runjob/agent.jar";
-
-    private static Path runjob;
-    private static Path agent;
+    /** How the name of every jar made here begins. */
+    private static final String MADE = "runjob-made-";
     /** Service registrations: the same name in several jars is one file of all their lines (Log4j finds its provider so). */
     private static final String SERVICES = "META-INF/services/";
     /** Log4j's plugin index, which only log4j-core has: a runjob started from the merged jar logs as from the real one. */
@@ -59,25 +59,27 @@ public final class AgentBundle {
     private AgentBundle() {
     }
 
-    /** runjob's whole jar: the one this process runs from, or one merged from its class path. */
-    public static synchronized Path runjobJar() throws IOException {
+    /** runjob's whole jar: the one this process runs from, else a new one merged from its class path. */
+    public static Path runjobJar() throws IOException {
         Optional<Path> self = self();
-        if (self.isPresent()) {
-            return self.get();
-        }
-        if (runjob == null) {
-            runjob = merge(System.getProperty("java.class.path"), name -> true);
-        }
-        return runjob;
+        return self.isPresent() ? self.get() : merge(System.getProperty("java.class.path"), name -> true);
     }
 
-    /** The agent artifact: the one in runjob's jar, else its entries of this process's jar or class path. */
-    public static synchronized Path agentJar() throws IOException {
-        if (agent == null) {
-            Optional<Path> self = self();
-            agent = self.isPresent() ? embedded(self.get()) : merge(System.getProperty("java.class.path"), AgentBundle::inAgent);
+    /** The agent artifact: a new copy of the one in runjob's jar, else a new one of the agent's entries of this process's jar or class path. */
+    public static Path agentJar() throws IOException {
+        Optional<Path> self = self();
+        if (self.isPresent()) {
+            Optional<Path> inner = embedded(self.get());
+            if (inner.isPresent()) {
+                return inner.get();
+            }
         }
-        return agent;
+        return merge(self.map(Path::toString).orElse(System.getProperty("java.class.path")), AgentBundle::inAgent);
+    }
+
+    /** Whether {@code jar} was made here for its caller alone (to delete once copied), not runjob's own jar. */
+    public static boolean isTemporary(Path jar) {
+        return jar.getFileName().toString().startsWith(MADE);
     }
 
     /** True when this process runs from runjob's jar (not from class directories). */
@@ -102,25 +104,25 @@ public final class AgentBundle {
         return Optional.empty();
     }
 
-    /** {@link #EMBEDDED} of {@code jar} as a file of its own; the agent's entries of {@code jar} when it has none. */
-    private static Path embedded(Path jar) throws IOException {
+    /** {@link #EMBEDDED} of {@code jar} as a new temporary file; empty when {@code jar} has none (a merged one). */
+    private static Optional<Path> embedded(Path jar) throws IOException {
         try (JarFile in = new JarFile(jar.toFile())) {
             JarEntry inner = in.getJarEntry(EMBEDDED);
             if (inner == null) {
-                return merge(jar.toString(), AgentBundle::inAgent);
+                return Optional.empty();
             }
-            Path out = Files.createTempFile("runjob-agent-", ".jar");
+            Path out = Files.createTempFile(MADE, ".jar");
             out.toFile().deleteOnExit();
             try (InputStream s = in.getInputStream(inner)) {
                 Files.copy(s, out, StandardCopyOption.REPLACE_EXISTING);
             }
-            return out;
+            return Optional.of(out);
         }
     }
 
     /** One jar of the entries of {@code classPath} (directories and jars) that {@code keep} accepts. */
     private static Path merge(String classPath, Predicate<String> keep) throws IOException {
-        Path out = Files.createTempFile("runjob-agent-", ".jar");
+        Path out = Files.createTempFile(MADE, ".jar");
         out.toFile().deleteOnExit();
         Set<String> seen = new HashSet<>();
         Map<String, StringBuilder> services = new TreeMap<>();

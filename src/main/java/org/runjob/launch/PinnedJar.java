@@ -43,7 +43,7 @@ public record PinnedJar(Path path, String sha256, long size, String main) {
     /** The agent artifact, copied and hashed once per process. */
     public static synchronized PinnedJar agent() throws IOException {
         if (agent == null) {
-            agent = pin(AgentBundle.agentJar(), cacheDir(System.getenv()), NodeJvm.AGENT_MAIN);
+            agent = pinMade(AgentBundle.agentJar(), NodeJvm.AGENT_MAIN);
         }
         return agent;
     }
@@ -51,9 +51,20 @@ public record PinnedJar(Path path, String sha256, long size, String main) {
     /** runjob's whole jar (this process's), copied and hashed once per process. */
     public static synchronized PinnedJar runjob() throws IOException {
         if (runjob == null) {
-            runjob = pin(AgentBundle.runjobJar(), cacheDir(System.getenv()), NodeJvm.RUNJOB_MAIN);
+            runjob = pinMade(AgentBundle.runjobJar(), NodeJvm.RUNJOB_MAIN);
         }
         return runjob;
+    }
+
+    /** Pins {@code jar} into this user's cache, then deletes it when AgentBundle made it for this call. */
+    static PinnedJar pinMade(Path jar, String main) throws IOException {
+        try {
+            return pin(jar, cacheDir(System.getenv()), main);
+        } finally {
+            if (AgentBundle.isTemporary(jar)) {
+                Files.deleteIfExists(jar);
+            }
+        }
     }
 
     /** Copies {@code jar} into {@code dir} (or a private temporary directory when {@code dir} is unsafe) as SHA256.jar. */

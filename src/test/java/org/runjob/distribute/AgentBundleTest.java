@@ -78,10 +78,14 @@ class AgentBundleTest {
     @Test
     void theAgentJarHoldsTheAgentAndNoneOfTheCoordinatorsLibraries() throws IOException {
         List<String> names = new ArrayList<>();
-        try (JarFile jar = new JarFile(AgentBundle.agentJar().toFile())) {
+        Path made = AgentBundle.agentJar();
+        assertThat(AgentBundle.isTemporary(made)).as("a jar made for this caller").isTrue();
+        try (JarFile jar = new JarFile(made.toFile())) {
             for (JarEntry e : Collections.list(jar.entries())) {
                 names.add(e.getName());
             }
+        } finally {
+            Files.delete(made);
         }
         assertThat(names).allMatch(AgentBundle::inAgent);
         assertThat(names).contains("org/runjob/agent/AgentMain.class", "org/runjob/protocol/Frame.class", "org/runjob/json/Json.class",

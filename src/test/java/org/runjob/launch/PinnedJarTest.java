@@ -10,6 +10,8 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.agent.NodeJvm;
+import org.runjob.distribute.AgentBundle;
 import org.runjob.distribute.Sha256;
 
 /** A jar pinned by content: a copy named by its SHA-256, never the file a rebuild replaces. */
@@ -66,5 +68,16 @@ class PinnedJarTest {
         assertThat(oldArchive).doesNotExist();
         assertThat(recent).exists();
         assertThat(pinned.path()).exists();
+    }
+
+    @Test
+    void aJarMadeForThePinIsDeletedOnceCopiedSoAKilledRunjobLeavesNoneBehind() throws Exception {
+        Path made = AgentBundle.agentJar();
+        assertThat(made).exists();
+        PinnedJar pinned = PinnedJar.pinMade(made, NodeJvm.AGENT_MAIN);
+        assertThat(made).doesNotExist();
+        assertThat(pinned.path()).exists();
+        assertThat(Sha256.of(pinned.path())).isEqualTo(pinned.sha256());
+        assertThat(pinned.main()).isEqualTo("org.runjob.agent.AgentMain");
     }
 }
