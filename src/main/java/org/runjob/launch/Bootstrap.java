@@ -14,6 +14,7 @@ import java.util.function.BiFunction;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
+import org.runjob.agent.AgentMain;
 import org.runjob.agent.NodeJvm;
 import org.runjob.agent.Watchdog;
 
@@ -118,7 +119,7 @@ final class Bootstrap {
             "export RUNJOB_JSA RUNJOB_JSA_DUMP",
             "printf 'RUNJOB-START\\n'",
             "exec sh -c \"$w\" sh " + String.join(" ", NodeJvm.argv("\"$java\"", "\"$jit\"", List.of("${x:+\"$x\"}", "-XX:+DisplayVMOutputToStderr", "-Xlog:disable", "-Xlog:all=warning,cds*=off:stderr"),
-                    "\"$f\"", "\"$main\"", "agent", "--jar", "\"$sha\"")) + " \"$@\"");
+                    "\"$f\"", "\"$main\"", AgentMain.AGENT, "--jar", "\"$sha\"")) + " \"$@\"");
 
     /** Why a node's agent could not be started: {@code what} is {@code java}, {@code cache} or {@code jar}. */
     static final class Failure extends IOException {

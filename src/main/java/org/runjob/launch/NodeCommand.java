@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 
+import org.runjob.agent.AgentMain;
 import org.runjob.agent.NodeJvm;
 import org.runjob.node.NodeAccess;
 import org.runjob.node.NodeException;
@@ -41,7 +42,7 @@ public final class NodeCommand {
 
     private static NodeProcess start(String node, NodeAccess access, PinnedJar jar, List<String> command, OutputStream stderr,
                                      Map<String, String> env) throws IOException {
-        List<String> args = new ArrayList<>(List.of("--then"));
+        List<String> args = new ArrayList<>(List.of(AgentMain.THEN));
         args.addAll(command);
         NodeProcess ch;
         Gate gate = new Gate(stderr);
