@@ -49,6 +49,12 @@ class PackageOrderTest {
             BACKENDS.stream().map(b -> Map.entry(b, Set.of("backends"))),
             Stream.of(Map.entry("backends", Set.of("run", "cli"))))
             .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, Map.Entry::getValue));
+    /**
+     * What a package may use at most, where that is narrower than the layers: the agent jar's
+     * packages (distribute.AgentBundle.AGENT_ENTRIES) use only each other, so the agent never
+     * needs a class that jar lacks.
+     */
+    static final Map<String, Set<String>> USES_ONLY = Map.of("agent", Set.of("protocol", "json"), "protocol", Set.of("json"), "json", Set.of());
 
     private static Set<String> backends() {
         try {
@@ -100,6 +106,8 @@ class PackageOrderTest {
                         wrong.add(root.relativize(f) + " uses " + used + (layer(used) == layer(pkg) ? ", a sibling" : ", a higher layer"));
                     } else if (ONLY_USED_BY.containsKey(used) && !ONLY_USED_BY.get(used).contains(pkg)) {
                         wrong.add(root.relativize(f) + " uses " + used + ", which only " + ONLY_USED_BY.get(used) + " may use");
+                    } else if (USES_ONLY.containsKey(pkg) && !USES_ONLY.get(pkg).contains(used)) {
+                        wrong.add(root.relativize(f) + " uses " + used + "; " + pkg + " may use only " + USES_ONLY.get(pkg));
                     }
                 }
             }
@@ -129,6 +137,8 @@ class PackageOrderTest {
         assertThat(layer("protocol")).isLessThan(layer("agent"));
         assertThat(layer("transport")).isEqualTo(layer("slurm")).isLessThan(layer("launch"));
         assertThat(ONLY_USED_BY.get("slurm")).doesNotContain("launch", "preflight", "report", "cli");
+        assertThat(layer("spec")).isLessThan(layer("agent")); // allowed by the layers, refused by USES_ONLY
+        assertThat(USES_ONLY.get("agent")).doesNotContain("spec");
         assertThat(BACKENDS).contains("transport", "slurm", "hosted");
         assertThat(BACKENDS).allMatch(b -> ONLY_USED_BY.get(b).equals(Set.of("backends")));
     }
