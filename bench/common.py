@@ -1,5 +1,6 @@
 """What the benches share: a median with its range, and the --json file every bench writes (its
 rows, with the machine, commit and date), which bench/tables.py turns into the docs' tables."""
+import atexit
 import json
 import os
 import shutil
@@ -26,6 +27,17 @@ def write_json(path, bench, runs, rows, **extra):
                    "machine": f"{os.cpu_count()} cores", "rows": rows, **extra}, f, indent=1)
 
 
+_RSS_DIR = []
+
+
+def _rss_dir():
+    """One temporary directory per bench for GNU time's outputs, removed when the bench exits."""
+    if not _RSS_DIR:
+        _RSS_DIR.append(tempfile.mkdtemp(prefix="bench-rss-"))
+        atexit.register(shutil.rmtree, _RSS_DIR[0], True)
+    return _RSS_DIR[0]
+
+
 class PeakRss:
     """Peak RSS of a command's largest process, through GNU time, which forks it from its own small
     process. The wait4 rusage of a child the bench spawns is no use for this: the child starts as
@@ -36,7 +48,7 @@ class PeakRss:
         self.time = shutil.which("time", path="/usr/bin:/bin")
         if not self.time:
             raise SystemExit("this bench needs GNU time for peak RSS (apt-get install time)")
-        fd, self.out = tempfile.mkstemp(prefix="bench-rss-")
+        fd, self.out = tempfile.mkstemp(prefix="rss-", dir=_rss_dir())
         os.close(fd)
 
     def wrap(self, cmd):
