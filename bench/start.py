@@ -16,8 +16,10 @@ own runtime. No timing is asserted anywhere.
 Usage: bench/start.py [--runs 9] [--release DIR] [--json OUT]
 """
 import argparse
+import atexit
 import glob
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -59,6 +61,7 @@ def main():
     ap.add_argument("--release", help="an unpacked release archive: its bin/runjob measured beside this tree's")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="runjob-start-")
+    atexit.register(shutil.rmtree, tmp, True)  # its runs, archives and jars: nothing is kept
     job = os.path.join(tmp, "job.yaml")
     with open(job, "w") as f:
         f.write("name: start\nnodes:\n  - {name: n1, local: true, workers: 2}\n  - {name: n2, local: true, workers: 2}\n"

@@ -17,8 +17,10 @@ code is checked, and every run must print its final line.
 Usage: bench/sweep.py [--runs 5] [--values 3] [--gpus 2] [--step-seconds 0.1] [--json OUT]
 """
 import argparse
+import atexit
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -56,6 +58,7 @@ def main():
     ap.add_argument("--json", help="also write the rows, machine, commit and date here")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="runjob-bench-sweep-")
+    atexit.register(shutil.rmtree, tmp, True)  # its runs, archives and jars: nothing is kept
     lib = os.path.join(tmp, "fakecuda")
     os.makedirs(lib)
     subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", os.path.join(lib, "libcuda.so.1"),
