@@ -15,10 +15,10 @@ import java.util.concurrent.TimeUnit;
 
 import org.runjob.distribute.AgentBundle;
 import org.runjob.launch.PinnedJar;
-import org.runjob.plan.RunId;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
+import org.runjob.run.RunIds;
 import org.runjob.run.RunJob;
 import org.runjob.run.RunState;
 import org.runjob.spec.SpecLoader;
@@ -44,14 +44,16 @@ final class Detach {
         if (loaded == null) {
             return ExitCode.INVALID;
         }
-        String runId = RunId.of(io.clock().instant(), io.random().getAsInt());
-        Path folder = Path.of(loaded.spec().logsDir()).resolve(loaded.spec().name()).resolve(runId);
+        Path jobLogs = Path.of(loaded.spec().logsDir()).resolve(loaded.spec().name());
+        String runId;
         try {
-            Files.createDirectories(folder);
-        } catch (IOException e) {
-            io.err().println("runjob: cannot create the run folder " + folder + " (logs.dir " + loaded.spec().logsDir() + "): " + RunJob.why(e));
+            runId = RunIds.claim(io, jobLogs);
+        } catch (RunIds.NotCreated e) {
+            io.err().println("runjob: cannot create the run folder " + e.folder + " (logs.dir " + loaded.spec().logsDir() + "): "
+                    + RunJob.why(e.reason));
             return ExitCode.INVALID;
         }
+        Path folder = jobLogs.resolve(runId);
         Path console = folder.resolve("console.log");
         List<String> childArgs = new ArrayList<>(List.of("--run-id", runId));
         childArgs.addAll(childArgs(originalArgs));

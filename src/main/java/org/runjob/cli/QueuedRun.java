@@ -20,6 +20,7 @@ import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
 import org.runjob.run.Requeued;
+import org.runjob.run.RunIds;
 import org.runjob.run.RunIndex;
 import org.runjob.run.RunJob;
 import org.runjob.spec.JobSpec;
@@ -119,14 +120,8 @@ final class QueuedRun {
                              List<Queued> queued) throws IOException {
         JobSpec spec = loaded.spec();
         Path logs = Path.of(spec.logsDir()).toAbsolutePath().normalize();
-        String runId;
-        Path folder;
-        int salt = 0;
-        do {
-            runId = RunId.of(io.clock().instant(), io.random().getAsInt() + salt++);
-            folder = logs.resolve(spec.name()).resolve(runId);
-        } while (Files.exists(folder));
-        Files.createDirectories(folder);
+        String runId = RunIds.claim(io, logs.resolve(spec.name()));
+        Path folder = logs.resolve(spec.name()).resolve(runId);
         if (sweep.isPresent()) {
             sweep.get().write(folder);
         }

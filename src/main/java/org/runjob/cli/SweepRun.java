@@ -1,7 +1,6 @@
 package org.runjob.cli;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -15,6 +14,7 @@ import org.runjob.plan.RunId;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
+import org.runjob.run.RunIds;
 import org.runjob.run.RunState;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.SpecLoader;
@@ -121,12 +121,8 @@ final class SweepRun {
     private static void start(Io io, Member m, SweepRecord record, Path logs, List<String> originalArgs, boolean waitGiven)
             throws IOException {
         int size = record.size();
-        int salt = 0;
-        do {
-            m.runId = RunId.of(io.clock().instant(), io.random().getAsInt() + salt++);
-            m.folder = logs.resolve(m.runId);
-        } while (Files.exists(m.folder));
-        Files.createDirectories(m.folder);
+        m.runId = RunIds.claim(io, logs);
+        m.folder = logs.resolve(m.runId);
         record.write(m.folder);
         List<String> args = new ArrayList<>(List.of("--run-id", m.runId, "--sweep-point", Integer.toString(m.point)));
         if (!waitGiven) {

@@ -33,7 +33,6 @@ import org.runjob.plan.Inventory;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.Planner;
 import org.runjob.plan.PlanningException;
-import org.runjob.plan.RunId;
 import org.runjob.preflight.GpuPick;
 import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
@@ -71,15 +70,15 @@ public final class RunJob {
             return ExitCode.INVALID;
         }
         JobSpec asWritten = loaded.spec();
-        String runId = givenRunId.orElseGet(() -> RunId.of(io.clock().instant(), io.random().getAsInt()));
-        Path logFile = Path.of(asWritten.logsDir()).resolve(asWritten.name()).resolve(runId).resolve("runjob.log");
+        Path jobLogs = Path.of(asWritten.logsDir()).resolve(asWritten.name());
+        String runId;
         try {
-            Files.createDirectories(logFile.getParent());
-        } catch (IOException e) {
-            io.err().println("runjob: cannot create the run folder " + logFile.getParent() + " (logs.dir " + asWritten.logsDir() + "): "
-                    + why(e));
+            runId = givenRunId.isPresent() ? RunIds.reuse(jobLogs, givenRunId.get()) : RunIds.claim(io, jobLogs);
+        } catch (RunIds.NotCreated e) {
+            io.err().println("runjob: cannot create the run folder " + e.folder + " (logs.dir " + asWritten.logsDir() + "): " + why(e.reason));
             return ExitCode.INVALID;
         }
+        Path logFile = jobLogs.resolve(runId).resolve("runjob.log");
         // a queued run's coordinator is its batch step, which Slurm's own warning signal reaches before the time limit
         boolean warnedByScheduler = firstAttempt == CONTINUE;
         if (firstAttempt == CONTINUE) {
