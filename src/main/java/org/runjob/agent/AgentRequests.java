@@ -4,11 +4,14 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 
 import org.runjob.protocol.AgentOptions;
+import org.runjob.protocol.EnvironmentReply;
+import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.ProtocolException;
 
@@ -26,17 +29,23 @@ final class AgentRequests {
     private final AgentOptions options;
     private final GpuLeases leases;
     private final Consumer<String> reply;
+    private final Consumer<String> setupOutput;
     private FileReceiver receiver;
+    private Thread environment;
     private FileRelay relay;
     private Thread fetching;
     private ServerSocket listener;
 
-    /** @param reply sends one REPLY */
-    AgentRequests(Map<String, String> env, AgentOptions options, GpuLeases leases, Consumer<String> reply) {
+    /**
+     * @param reply       sends one REPLY
+     * @param setupOutput sends one line that a setup command printed
+     */
+    AgentRequests(Map<String, String> env, AgentOptions options, GpuLeases leases, Consumer<String> reply, Consumer<String> setupOutput) {
         this.env = env;
         this.options = options;
         this.leases = leases;
         this.reply = reply;
+        this.setupOutput = setupOutput;
     }
 
     /** Answers {@code f} when it is a request; false when it is not one. */
@@ -72,6 +81,7 @@ final class AgentRequests {
             }
             case PROBE_GPUS -> reply.accept(GpuProbeChild.run(env, base().resolve(".runjob")));
             case LEASE -> reply.accept(leases.handle(text(f.payload())));
+            case ENVIRONMENT -> environment(EnvironmentRequest.decode(f.payload()));
             default -> {
                 return false;
             }
@@ -92,6 +102,14 @@ final class AgentRequests {
      */
     void channelEnded() {
         closeListener();
+        if (environment != null) {
+            environment.interrupt(); // a setup command under way is killed
+            try {
+                environment.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         if (relay != null) {
             relay.close();
         }
@@ -152,6 +170,27 @@ final class AgentRequests {
             relay = new FileRelay(receiver());
         }
         return relay;
+    }
+
+    /**
+     * ENVIRONMENT: on its own thread (setup may take minutes, and the channel's end must still be
+     * seen); one REPLY, the {@link EnvironmentReply} in Base64, when done.
+     */
+    private void environment(EnvironmentRequest request) {
+        Path meta = base().resolve(".runjob");
+        Path scratch = Registry.dir(env).orElse(meta).resolve("env");
+        environment = new Thread(() -> {
+            String answer;
+            try {
+                answer = NodeEnvironment.answer(request, env, workdir(), meta, scratch, setupOutput).encode();
+            } catch (RuntimeException e) {
+                Map<String, String> facts = Map.of(EnvironmentReply.ACTIVATION_ERROR, "the environment check failed: " + e);
+                answer = new EnvironmentReply(facts, Map.of(), List.of()).encode();
+            }
+            reply.accept(answer);
+        }, "environment");
+        environment.setDaemon(true);
+        environment.start();
     }
 
     /** FETCH: on its own thread; one REPLY when done. */

@@ -17,7 +17,9 @@ import java.util.stream.Collectors;
  * process of the job on this node, as {@code PID STARTTIME} lines in {@code DIR/procs} (the start
  * time guards against a reused pid), and the stop grace in {@code DIR/grace}. DIR is the private
  * directory ({@code mktemp -d}) the watchdog made and named in {@value #VARIABLE}; the watchdog is
- * the shell that started the agent and waits for it ({@link Watchdog}).
+ * the shell that started the agent and waits for it ({@link Watchdog}). When workers run in
+ * containers, {@code DIR/containers} names the runtime and the run's label, for the watchdog to
+ * remove what is left of them.
  *
  * <p>{@link #sweep} runs every {@value #EVERY_MS} ms while workers run: it walks the agent's tree
  * ({@link ChildTree}), reaps adopted children that have exited, and rewrites {@code procs}
@@ -45,6 +47,14 @@ final class Registry {
 
     void grace(long millis) {
         write("grace", Long.toString(millis));
+    }
+
+    /**
+     * The containers the watchdog removes after the agent's death: {@code RUNTIME LABEL=VALUE}
+     * lines, each the runtime's path and a label every container of this node's run carries.
+     */
+    void containers(String runtime, String label) {
+        write("containers", runtime + " " + label + "\n");
     }
 
     /**

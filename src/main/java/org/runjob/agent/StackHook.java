@@ -73,6 +73,11 @@ final class StackHook implements AutoCloseable {
         }
     }
 
+    /** The hook's directory: what a container mounts for its workers' stacks. */
+    Path directory() {
+        return dir;
+    }
+
     /** Puts the hook first on the worker's {@code PYTHONPATH} and names the dump directory. */
     void addTo(Map<String, String> env) {
         String path = env.get("PYTHONPATH");

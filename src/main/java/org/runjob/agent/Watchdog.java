@@ -12,7 +12,8 @@ package org.runjob.agent;
  *       keeps the defaults), lets go of stderr, and waits for the agent, however it ends.</li>
  *   <li>Then every process the agent recorded ({@link Registry}: pid and start time, so a reused
  *       pid is never hit) gets SIGTERM, and SIGKILL when still there after the recorded grace.
- *       After a normal end the agent has stopped them all already and the list is empty.</li>
+ *       After a normal end the agent has stopped them all already and the list is empty. Then
+ *       every container left of the run (by the label {@link Registry#containers} names) is removed.</li>
  *   <li>It removes the directory, keeps the class-data archive the bootstrap asked the agent to
  *       write (only after a normal exit), and exits with the agent's status.</li>
  * </ol>
@@ -64,6 +65,12 @@ public final class Watchdog {
             "  now; end=$((c + g / 10)); sig=0",
             "  while sweep; do now; [ \"$c\" -ge \"$end\" ] && break; sleep 0.1; done",
             "  sig=KILL; sweep",
+            "fi",
+            // containers of the run (runtime and label, one line): removed, running or exited
+            "if [ -f \"$d/containers\" ]; then",
+            "  while read -r rt l; do",
+            "    ids=$(\"$rt\" ps -aq --filter \"label=$l\" 2>/dev/null) && [ -n \"$ids\" ] && \"$rt\" rm -f $ids >/dev/null 2>&1",
+            "  done < \"$d/containers\"",
             "fi",
             "rm -rf \"$d\"",
             // the bootstrap's class-data archive: kept only when the agent ended normally (so it was written whole)

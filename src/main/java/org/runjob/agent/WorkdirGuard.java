@@ -85,23 +85,7 @@ final class WorkdirGuard {
         } catch (IOException e) {
             // unknown: preflight warns
         }
-        options.program().ifPresent(program -> {
-            Optional<Path> found = Programs.find(program, env.get("PATH"), runDir);
-            if (found.isEmpty()) {
-                Programs.missing(program, env.get("PATH"), runDir).ifPresent(m -> f.put(NodeFacts.PROGRAM_ERROR, m));
-                return;
-            }
-            Optional<Programs.Python> python = Programs.python(found.get(), env, runDir);
-            f.put(NodeFacts.PROGRAM_PATH, home(python.map(Programs.Python::executable).orElse(found.get().toString()), env));
-            python.ifPresent(py -> f.put(NodeFacts.PROGRAM_VERSION, "Python " + py.version() + py.torch().map(t -> ", torch " + t).orElse("")));
-        });
         return new NodeFacts(f);
-    }
-
-    /** {@code path} with the home directory as {@code ~}. */
-    private static String home(String path, Map<String, String> env) {
-        String home = env.get("HOME");
-        return home != null && home.length() > 1 && path.startsWith(home + "/") ? "~" + path.substring(home.length()) : path;
     }
 
     /** The kernel's boot id and this process's network namespace, when both can be read. */

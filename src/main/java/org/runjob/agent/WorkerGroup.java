@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
+import org.runjob.protocol.ContainerStart;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.Stacks;
 import org.runjob.protocol.StartRequest;
@@ -33,6 +34,8 @@ final class WorkerGroup {
     private final Registry registry;
     private final Map<String, String> env;
     private final Optional<Path> stateDir;
+    /** The podman or docker the workers run in, once START named one. */
+    private volatile Optional<ContainerStart> container = Optional.empty();
     private Optional<StackHook> hook = Optional.empty();
     private final List<WorkerProcess> workers = new ArrayList<>();
     private final CountDownLatch started = new CountDownLatch(1);
@@ -57,8 +60,11 @@ final class WorkerGroup {
         graceMillis = request.graceMillis();
         ended = new CountDownLatch(request.workers().size());
         for (WorkerStart spec : request.workers()) {
-            workers.add(new WorkerProcess(spec, spool));
+            workers.add(new WorkerProcess(spec, spool, request.unset(), request.container()));
         }
+        container = request.container().filter(ContainerStart::labelled);
+        container.ifPresent(c -> registry.containers(Programs.find(c.runtime(), env.get("PATH"), Path.of("/")).map(Path::toString)
+                .orElse(c.runtime()), ContainerStart.AGENT_LABEL + "=" + WorkerProcess.agentId()));
         registry.grace(graceMillis);
         hook = StackHook.create(stateDir);
         started.countDown();
@@ -99,6 +105,7 @@ final class WorkerGroup {
             finished = true;
         }
         registry.sweep(List.of());
+        removeContainers();
         hook.ifPresent(StackHook::close);
     }
 
@@ -164,6 +171,15 @@ final class WorkerGroup {
         }
         snapshot.forEach(WorkerProcess::kill);
         signalStrays(true, Set.of());
+        removeContainers();
+    }
+
+    /** Every container this agent started, running or exited, is removed (by its agent label). */
+    private void removeContainers() {
+        Optional<ContainerStart> c = container;
+        if (c != null && c.isPresent()) {
+            Containers.remove(c.get().runtime(), ContainerStart.AGENT_LABEL + "=" + WorkerProcess.agentId());
+        }
     }
 
     /** Keeps the watchdog's list of this node's job processes current until the group is finished. */

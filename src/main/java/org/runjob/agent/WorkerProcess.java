@@ -21,6 +21,7 @@ import java.util.function.BooleanSupplier;
 import org.apache.commons.exec.CommandLine;
 import org.apache.commons.exec.launcher.CommandLauncher;
 import org.apache.commons.exec.launcher.CommandLauncherFactory;
+import org.runjob.protocol.ContainerStart;
 import org.runjob.protocol.Exit;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.WorkerStart;
@@ -43,14 +44,33 @@ final class WorkerProcess {
 
     private final WorkerStart spec;
     private final Spool spool;
+    private final List<String> unset;
+    private final Optional<ContainerStart> container;
+    private volatile String token;
     private volatile Process process;
     private volatile ProcessTree tree;
     private volatile boolean stopRequested;
     private Path errorFile;
 
-    WorkerProcess(WorkerStart spec, Spool spool) {
+    /**
+     * @param unset     variables of the agent's environment the worker does not get (its node's activation removed them)
+     * @param container the container it runs in, when there is one
+     */
+    WorkerProcess(WorkerStart spec, Spool spool, List<String> unset, Optional<ContainerStart> container) {
         this.spec = spec;
         this.spool = spool;
+        this.unset = List.copyOf(unset);
+        this.container = container;
+    }
+
+    WorkerProcess(WorkerStart spec, Spool spool) {
+        this(spec, spool, List.of(), Optional.empty());
+    }
+
+    /** This agent's id on its node, in the label of every container it starts: its pid and start time. */
+    static String agentId() {
+        ProcessHandle self = ProcessHandle.current();
+        return self.pid() + "-" + self.info().startInstant().map(i -> Long.toString(i.toEpochMilli())).orElse("0");
     }
 
     int rank() {
@@ -66,15 +86,18 @@ final class WorkerProcess {
     /** Starts the worker; a failure to start is reported as {@link Exit.NotStarted}, not thrown. */
     void start(Map<String, String> agentEnv, Optional<StackHook> hook, Runnable onEnd) {
         Map<String, String> env = new HashMap<>(agentEnv);
+        unset.forEach(env::remove);
         env.putAll(spec.env());
         hook.ifPresent(h -> h.addTo(env));
         String token = ProcessHandle.current().pid() + "-" + spec.rank() + "-" + System.nanoTime();
+        this.token = token;
         env.put(ProcessTree.TOKEN_VARIABLE, token);
         Path dir = Workdirs.resolve(spec.workdir(), agentEnv);
         errorFile = errorFile(dir, env);
+        List<String> argv = container.isEmpty() ? spec.argv() : inContainer(container.get(), dir, hook, env, token);
         try {
             Files.createDirectories(dir);
-            Optional<String> missing = Programs.missing(spec.argv().get(0), env.get("PATH"), dir);
+            Optional<String> missing = Programs.missing(argv.get(0), env.get("PATH"), dir);
             if (missing.isPresent()) {
                 report(new Exit.NotStarted(missing.get()));
                 onEnd.run();
@@ -83,12 +106,12 @@ final class WorkerProcess {
             CommandLine cmd;
             if (Files.isExecutable(SETSID)) {
                 cmd = new CommandLine(SETSID.toString());
-                for (String a : spec.argv()) {
+                for (String a : argv) {
                     cmd.addArgument(a, false);
                 }
             } else {
-                cmd = new CommandLine(spec.argv().get(0));
-                spec.argv().stream().skip(1).forEach(a -> cmd.addArgument(a, false));
+                cmd = new CommandLine(argv.get(0));
+                argv.stream().skip(1).forEach(a -> cmd.addArgument(a, false));
             }
             process = LAUNCHER.exec(cmd, env, dir.toFile());
         } catch (IOException | RuntimeException e) {
@@ -114,11 +137,40 @@ final class WorkerProcess {
             if (value != 0) {
                 sendErrorFile();
             }
+            removeContainer();
             report(Exit.fromExitValue(value, stopRequested));
             onEnd.run();
         }, "wait-" + spec.rank());
         waiter.setDaemon(true);
         waiter.start();
+    }
+
+    /**
+     * The container's command line for the worker: the run's directory and the stack hook's
+     * mounted, the worker's own variables passed by name (apptainer: as {@code APPTAINERENV_NAME}).
+     */
+    private List<String> inContainer(ContainerStart c, Path dir, Optional<StackHook> hook, Map<String, String> env, String token) {
+        List<String> names = new ArrayList<>(spec.env().keySet());
+        for (String n : List.of(ProcessTree.TOKEN_VARIABLE, ERROR_FILE_VARIABLE, "PYTHONPATH", StackHook.VARIABLE)) {
+            if (env.containsKey(n) && !names.contains(n)) {
+                names.add(n);
+            }
+        }
+        if (!c.labelled()) {
+            names.forEach(n -> env.put("APPTAINERENV_" + n, env.get(n)));
+        }
+        String visible = spec.env().getOrDefault("CUDA_VISIBLE_DEVICES", "");
+        List<String> gpus = visible.matches("\\d+(,\\d+)*") ? List.of(visible.split(",")) : List.of();
+        return c.argv(dir.toString(), hook.map(h -> List.of(h.directory().toString())).orElse(List.of()), names, gpus,
+                spec.env().getOrDefault("RUNJOB_RUN_ID", "run"), spec.rank(), agentId(), token, spec.argv());
+    }
+
+    /** The worker's container, running or exited, once its client is gone: removed by its token's label. */
+    void removeContainer() {
+        String t = token;
+        if (container.isPresent() && container.get().labelled() && t != null) {
+            Containers.remove(container.get().runtime(), ContainerStart.TOKEN_LABEL + "=" + t);
+        }
     }
 
     /** True while the worker's own process runs. */

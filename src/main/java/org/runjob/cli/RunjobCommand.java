@@ -64,6 +64,9 @@ final class RunjobCommand implements Callable<Integer> {
     @Mixin
     GpuWaitOption waitForGpus;
 
+    @Option(names = "--force-setup", description = "Run every node's environment setup, even where its content has not changed.")
+    boolean forceSetup;
+
     @Option(names = "--max-parallel", paramLabel = "K",
             description = "For a job with a sweep: at most K of its runs at once (default: all; each waits for free GPUs).")
     Integer maxParallel;
@@ -133,6 +136,6 @@ final class RunjobCommand implements Callable<Integer> {
         recorded.remove("--continue-requeued");
         return RunJob.run(io, new RunRequest(file, options.sets, args, options.point(), options.verbose, options.output == JobOptions.Output.json,
                 selection, RunJob.command(recorded), Optional.ofNullable(runId), waitForGpus.duration(), hostedRun,
-                continueRequeued && runId != null ? RunJob.CONTINUE : 0));
+                continueRequeued && runId != null ? RunJob.CONTINUE : 0, forceSetup));
     }
 }

@@ -131,7 +131,7 @@ final class AgentStartup {
             env.put("TORCHELASTIC_MAX_RESTARTS", Integer.toString(maxRestarts));
             workers.add(new WorkerStart(w.rank(), w.argv(), env, node.workdir()));
         }
-        return new StartRequest(workers, graceMillis, Supervisor.HEARTBEAT_TIMEOUT_MS).encode();
+        return new StartRequest(workers, graceMillis, Supervisor.HEARTBEAT_TIMEOUT_MS, node.unset(), node.container()).encode();
     }
 
     /** The one way a node fails the start: logged, its workers lost; returns the attempt's failure (the first). */

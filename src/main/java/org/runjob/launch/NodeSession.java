@@ -23,6 +23,8 @@ import org.runjob.distribute.Sha256;
 import org.runjob.distribute.Shipped;
 import org.runjob.node.NodeAccess;
 import org.runjob.protocol.AgentOptions;
+import org.runjob.protocol.EnvironmentReply;
+import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.FileManifest;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.Handshake;
@@ -105,6 +107,22 @@ public final class NodeSession implements AutoCloseable {
     public synchronized String request(Frame.Type type, byte[] payload, long timeoutMs) throws IOException {
         channel.send(new Frame(type, -1, payload));
         return ((Event.Reply) await(Event.Reply.class, timeoutMs, "answer " + type)).text();
+    }
+
+    /**
+     * Activates the node's environment, runs its setup when due and finds the workers' program
+     * there ({@link org.runjob.protocol.EnvironmentRequest}); each line a setup command prints goes
+     * to {@code setupLines} as it comes.
+     */
+    public synchronized EnvironmentReply environment(EnvironmentRequest request, Consumer<String> setupLines, long timeoutMs)
+            throws IOException {
+        channel.send(new Frame(Frame.Type.ENVIRONMENT, -1, request.encode()));
+        String answer = ((Event.Reply) await(Event.Reply.class, timeoutMs, "answer " + Frame.Type.ENVIRONMENT, setupLines)).text();
+        try {
+            return EnvironmentReply.decode(answer);
+        } catch (IllegalArgumentException e) {
+            throw new IOException("the agent answered ENVIRONMENT with " + answer.length() + " characters that are no reply");
+        }
     }
 
     /** "listening PORT IFACE" or "failed REASON": binds as rank 0's store will, until {@link #unlisten}. */
@@ -307,6 +325,11 @@ public final class NodeSession implements AutoCloseable {
     }
 
     private Event await(Class<? extends Event> wanted, long timeoutMs, String what) throws IOException {
+        return await(wanted, timeoutMs, what, line -> { });
+    }
+
+    /** Waits for the event; the agent's own output lines (rank -1: a setup's) go to {@code lines} meanwhile. */
+    private Event await(Class<? extends Event> wanted, long timeoutMs, String what, Consumer<String> lines) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (true) {
             long left = deadline - System.nanoTime();
@@ -322,6 +345,9 @@ public final class NodeSession implements AutoCloseable {
             }
             if (wanted.isInstance(e)) {
                 return e;
+            }
+            if (e instanceof Event.Output o && o.rank() < 0) {
+                new String(o.bytes(), StandardCharsets.UTF_8).lines().forEach(lines);
             }
             if (e instanceof Event.AgentLost l) {
                 throw new IOException("the agent ended (" + l.reason() + "; its stderr is in runjob.log)");

@@ -8,14 +8,13 @@ import org.runjob.agent.NodeJvm;
 import org.runjob.node.Cluster;
 import org.runjob.node.NodeException;
 import org.runjob.protocol.AgentOptions;
-import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 
 /**
  * Starts a node's agent for one command: the bootstrap on the node, reached through the job's
  * {@link Cluster} (a child process for a local node, an SSH login, a Slurm step). The agent is
- * told the node's workdir and the entrypoint's program to check, and, for a run, the run id whose
+ * told the node's workdir to check, and, for a run, the run id whose
  * workdir lock it takes.
  */
 public final class NodeStarter {
@@ -58,12 +57,8 @@ public final class NodeStarter {
 
     /** The same, with {@code jit}'s compilers: {@link NodeJvm.Jit#FULL} for an agent that will receive much. */
     public NodeSession start(NodeSpec node, NodeJvm.Jit jit) throws IOException {
-        AgentOptions options = new AgentOptions(Optional.of(spec.workdirOf(node)), Optional.of(program()), runId,
+        AgentOptions options = new AgentOptions(Optional.of(spec.workdirOf(node)), runId,
                 runId.map(r -> spec.name()), Optional.empty(), spec.ownRunDirOf(node, runId));
         return NodeSession.start(node.name(), cluster.node(node), PinnedJar.agent(), jit, options, REMOTE_START_MS, env);
-    }
-
-    private String program() {
-        return spec.entrypoint() instanceof EntrypointSpec.Command c ? c.argv().get(0) : "java";
     }
 }

@@ -33,7 +33,9 @@ import org.runjob.spec.NodeSpec;
  * (the names before and after torch 2.2), which the job may set otherwise; OMP_NUM_THREADS=1 when the
  * node runs several workers and the job does not set it (as torchrun does), GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME when the inventory knows the node's
  * interface towards MASTER_ADDR and the job does not set them; then the job's env, then the node's
- * env on top.
+ * env on top; then what activating the node's environment changed (found by preflight, with the
+ * job's and node's env in force: a venv's PATH, a module's LD_LIBRARY_PATH). A Python's name as
+ * the program becomes the environment's {@code python: PATH}.
  */
 public final class Planner {
 
@@ -131,10 +133,16 @@ public final class Planner {
                 }
                 env.putAll(spec.env());
                 env.putAll(node.env());
-                workers.add(new WorkerLaunch(rank, localRank, node.name(), nodeRank, argv(spec.entrypoint(), localRank), env));
+                Inventory.Activated activated = inventory.environment(node.name());
+                activated.unset().forEach(env::remove);
+                env.putAll(activated.set());
+                List<String> argv = argv(spec.entrypoint(), localRank);
+                argv.set(0, node.environment().programFor(argv.get(0)));
+                workers.add(new WorkerLaunch(rank, localRank, node.name(), nodeRank, argv, env));
             }
             nodes.add(new NodePlan(node.name(), nodeRank, node.address(),
-                    visible, spec.runDirOf(node, Optional.of(runId)), spec.files(), workers));
+                    visible, spec.runDirOf(node, Optional.of(runId)), spec.files(), workers, node.environment(),
+                    List.copyOf(inventory.environment(node.name()).set().keySet()), inventory.environment(node.name()).unset()));
         }
         return new LaunchPlan(spec.name(), runId, worldSize, master.name(), masterAddr, port, nodes, spec);
     }

@@ -23,8 +23,9 @@ import org.runjob.launch.NodeStarter;
 import org.runjob.node.Backend;
 import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
+import org.runjob.protocol.EnvironmentReply;
+import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.NodeFacts;
-import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
@@ -37,9 +38,12 @@ import org.runjob.spec.NodeSpec;
  * <ol>
  *   <li>{@link #start}: reach the node (SSH login; the Slurm allocation); the agent starts (java
  *       &gt;= 17 on the node, its jar cached by content) and reports its facts: the workdir exists,
- *       is trusted and is not in use by another run; free disk; the entrypoint's program is found.</li>
+ *       is trusted and is not in use by another run; free disk.</li>
  *   <li>{@link Shipping}: the job's files, written by the agent; nodes that share a workdir (same
  *       token) take turns, so the first sends and the others find the files there.</li>
+ *   <li>{@link EnvironmentCheck}: the node's environment activated, its setup run when due, the
+ *       entrypoint's program found there as the workers will run it; once all are in, torch, CUDA
+ *       and NCCL versions are compared between nodes.</li>
  *   <li>{@link GpuSurvey}: the GPUs of nodes that use them (probed by the agent, local nodes once
  *       per machine; on Slurm, those its step was given); a {@code gpus: {count: N}} node picks and
  *       leases free ones, listed GPUs are leased; judged by {@link GpuCheck} once all are in:
@@ -70,6 +74,9 @@ public final class Preflight {
     private final String backend;
     private final NodeStarter starter;
     private final GpuSurvey gpuSurvey;
+    private final Optional<String> runId;
+    private final EnvironmentRequest.Setup setup;
+    private final EnvironmentCheck.SetupOutput setupOutput;
 
     /** For {@code check} and {@code gpus}: nothing is leased. */
     /**
@@ -78,10 +85,23 @@ public final class Preflight {
      */
     public Preflight(JobSpec spec, Backend backend, NodeStarter starter, Optional<String> runId,
                      Optional<Duration> waitForGpus) {
+        this(spec, backend, starter, runId, waitForGpus, runId.isPresent() ? EnvironmentRequest.Setup.WHEN_DUE : EnvironmentRequest.Setup.CHECK,
+                EnvironmentCheck.SetupOutput.NONE);
+    }
+
+    /**
+     * @param setup       whether each node's setup runs when due, always, or not at all ({@code check})
+     * @param setupOutput where the lines a node's setup prints go
+     */
+    public Preflight(JobSpec spec, Backend backend, NodeStarter starter, Optional<String> runId, Optional<Duration> waitForGpus,
+                     EnvironmentRequest.Setup setup, EnvironmentCheck.SetupOutput setupOutput) {
         this.spec = spec;
         this.backend = backend.name();
         this.starter = starter;
         this.gpuSurvey = new GpuSurvey(spec, backend.gpus(), runId, waitForGpus);
+        this.runId = runId;
+        this.setup = setup;
+        this.setupOutput = setupOutput;
     }
 
     /** @param files what to ship (none for {@code check}); {@code progress} gets a line now and then for large files */
@@ -100,15 +120,16 @@ public final class Preflight {
             }
         } catch (IOException e) {
             spec.nodes().forEach(n -> cells.get(n.name()).put(Check.WORKDIR, Cell.fail("cannot read the files to ship: " + e.getMessage())));
-            return new Outcome(report(cells, OptionalInt.empty(), Map.of(), Map.of()), sessions, Map.of());
+            return new Outcome(report(cells, OptionalInt.empty(), Map.of(), Map.of(), Map.of()), sessions, Map.of());
         }
         int remote = (int) spec.nodes().stream().filter(n -> !(n.address() instanceof NodeAddress.Local)).count();
         // agents that will receive much run C2 too: only it hashes with the CPU's SHA-256 instructions
         NodeJvm.Jit jit = NodeJvm.Jit.forShipping(bytes);
         Shipping shipping = new Shipping(entries, bytes, progress, spec.relay(), remote,
                 n -> n.address() instanceof NodeAddress.Local ? Optional.empty() : starter.address(n).or(() -> n.address().reachableAs()));
+        EnvironmentCheck environments = new EnvironmentCheck(spec, entries, setup, !files.isEmpty() || runId.isPresent(), runId, setupOutput);
         try (FanOut fanOut = new FanOut(spec.nodes().size())) {
-            // each node on its own: start, ship, GPU survey; a fast node does not wait for a slow one
+            // each node on its own: start, ship, environment, GPU survey; a fast node does not wait for a slow one
             Map<NodeSpec, NodeResult> results = fanOut.onEach(spec.nodes(), node -> {
                 Map<Check, Cell> row = cells.get(node.name());
                 Optional<NodeFacts> facts = start(node, jit, row, sessions);
@@ -116,37 +137,43 @@ public final class Preflight {
                     return NodeResult.FAILED;
                 }
                 Optional<Shipped> shipped = shipping.ship(node, sessions.get(node.name()), facts.get(), row);
+                Optional<EnvironmentReply> environment = failed(row) ? Optional.empty()
+                        : environments.check(node, sessions.get(node.name()), row);
                 Optional<GpuInventory> gpus = failed(row) ? Optional.empty()
                         : gpuSurvey.survey(node, sessions.get(node.name()), facts.get(), row, progress);
-                return new NodeResult(facts, shipped, gpus);
+                return new NodeResult(facts, shipped, environment, gpus);
             });
             Map<String, GpuInventory> inventories = new LinkedHashMap<>();
             Map<String, Shipped> shipped = new LinkedHashMap<>();
+            Map<String, EnvironmentReply> replies = new LinkedHashMap<>();
             results.forEach((node, r) -> {
                 r.gpus().ifPresent(g -> inventories.put(node.name(), g));
                 r.shipped().ifPresent(x -> shipped.put(node.name(), x));
+                r.environment().ifPresent(x -> replies.put(node.name(), x));
             });
             shipping.stopServing();
             shipping.noteShared(cells);
+            environments.judge(cells, replies);
             gpuSurvey.judge(cells, inventories);
             Map<String, String> ifaces = new ConcurrentHashMap<>();
             OptionalInt port = allPassed(cells) ? rendezvous(fanOut, cells, sessions, ifaces) : OptionalInt.empty();
-            return new Outcome(report(cells, port, inventories, ifaces), sessions, shipped);
+            return new Outcome(report(cells, port, inventories, ifaces, replies), sessions, shipped);
         }
     }
 
     /** What one node's checks gave: its facts, what was shipped to it, its GPUs (each empty when not reached). */
-    private record NodeResult(Optional<NodeFacts> facts, Optional<Shipped> shipped, Optional<GpuInventory> gpus) {
-        static final NodeResult FAILED = new NodeResult(Optional.empty(), Optional.empty(), Optional.empty());
+    private record NodeResult(Optional<NodeFacts> facts, Optional<Shipped> shipped, Optional<EnvironmentReply> environment,
+                              Optional<GpuInventory> gpus) {
+        static final NodeResult FAILED = new NodeResult(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty());
     }
 
     private PreflightReport report(Map<String, Map<Check, Cell>> cells, OptionalInt port, Map<String, GpuInventory> inventories,
-                                   Map<String, String> ifaces) {
+                                   Map<String, String> ifaces, Map<String, EnvironmentReply> environments) {
         List<NodeReport> reports = new ArrayList<>();
         for (NodeSpec node : spec.nodes()) {
             reports.add(new NodeReport(node.name(), cells.get(node.name()), Optional.ofNullable(ifaces.get(node.name()))));
         }
-        return new PreflightReport(reports, port, inventories, masterAddr(), backend);
+        return new PreflightReport(reports, port, inventories, masterAddr(), backend, environments);
     }
 
     private static boolean failed(Map<Check, Cell> row) {
@@ -181,14 +208,7 @@ public final class Preflight {
         row.put(Check.WORKDIR, workdirError.map(Cell::fail).orElse(Cell.ok("ok")));
         row.put(Check.DISK, f.get(NodeFacts.FREE_BYTES).filter(v -> v.matches("\\d+")).map(v -> disk(Long.parseLong(v)))
                 .orElse(Cell.warn("unknown")));
-        row.put(Check.PROGRAM, f.get(NodeFacts.PROGRAM_ERROR).map(Cell::fail).orElse(Cell.ok(program()
-                + f.get(NodeFacts.PROGRAM_PATH).filter(p -> !p.equals(program())).map(p -> " -> " + p).orElse("")
-                + f.get(NodeFacts.PROGRAM_VERSION).map(v -> " (" + v + ")").orElse(""))));
         return failed(row) ? Optional.empty() : Optional.of(f);
-    }
-
-    private String program() {
-        return spec.entrypoint() instanceof EntrypointSpec.Command c ? c.argv().get(0) : "java";
     }
 
     private static Cell disk(long free) {

@@ -6,23 +6,28 @@ import java.util.OptionalInt;
 import java.util.stream.Collectors;
 
 import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.plan.Inventory;
+import org.runjob.protocol.EnvironmentReply;
 
 /**
  * The preflight result: a row per node, the rendezvous port chosen for {@code port: auto}, and the
  * MASTER_ADDR the checks used (the master's HostName when its host is an ssh-config alias).
- * A job starts only when {@link #ok()}. {@code backend} names how nodes were reached.
+ * A job starts only when {@link #ok()}. {@code backend} names how nodes were reached;
+ * {@code environments} holds what each node's environment check found (its activation's changes
+ * among it), for the nodes that passed it.
  */
 public record PreflightReport(List<NodeReport> nodes, OptionalInt masterPort, Map<String, GpuInventory> gpus,
-                              String masterAddr, String backend) {
+                              String masterAddr, String backend, Map<String, EnvironmentReply> environments) {
 
     public PreflightReport {
         nodes = List.copyOf(nodes);
         gpus = Map.copyOf(gpus);
+        environments = Map.copyOf(environments);
     }
 
     /** An SSH job's report. */
     public PreflightReport(List<NodeReport> nodes, OptionalInt masterPort, Map<String, GpuInventory> gpus, String masterAddr) {
-        this(nodes, masterPort, gpus, masterAddr, "ssh");
+        this(nodes, masterPort, gpus, masterAddr, "ssh", Map.of());
     }
 
     /** A check's column name: the first is how nodes were reached ("ssh", "slurm"). */
@@ -33,6 +38,12 @@ public record PreflightReport(List<NodeReport> nodes, OptionalInt masterPort, Ma
     /** Node name to its GPU indices, for the nodes that were probed (those that use GPUs). */
     public Map<String, List<Integer>> gpuIndices() {
         return gpus.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().indices()));
+    }
+
+    /** What activating each node's environment changed, for the plan. */
+    public Map<String, Inventory.Activated> activations() {
+        return environments.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey,
+                e -> new Inventory.Activated(e.getValue().set(), e.getValue().unset())));
     }
 
     public boolean ok() {

@@ -6,28 +6,27 @@ import java.util.Optional;
 
 /**
  * The agent's command line:
- * {@code agent [--jar SHA256] [--workdir DIR] [--program NAME] [--run ID --job NAME] [--run-dir DIR]}.
+ * {@code agent [--jar SHA256] [--workdir DIR] [--run ID --job NAME] [--run-dir DIR]}.
  * With a workdir the agent checks its node and reports the facts in HELLO; with a run id it also
  * holds the workdir's run lock for its lifetime. Without options it only runs workers.
  * {@code --jar} is the SHA-256 the bootstrap verified the agent's jar by; HELLO reports it.
  * {@code --run-dir} is the run's own directory under the workdir, where its files land and its
  * workers start; without it the run works in the workdir itself and holds its run lock.
  */
-public record AgentOptions(Optional<String> workdir, Optional<String> program, Optional<String> runId, Optional<String> job,
+public record AgentOptions(Optional<String> workdir, Optional<String> runId, Optional<String> job,
                            Optional<String> jar, Optional<String> runDir) {
 
-    public static final AgentOptions NONE = new AgentOptions(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
+    public static final AgentOptions NONE = new AgentOptions(Optional.empty(), Optional.empty(), Optional.empty(),
             Optional.empty(), Optional.empty());
 
-    public AgentOptions(Optional<String> workdir, Optional<String> program, Optional<String> runId, Optional<String> job) {
-        this(workdir, program, runId, job, Optional.empty(), Optional.empty());
+    public AgentOptions(Optional<String> workdir, Optional<String> runId, Optional<String> job) {
+        this(workdir, runId, job, Optional.empty(), Optional.empty());
     }
 
 
     /** @throws IllegalArgumentException for an unknown option or a missing value */
     public static AgentOptions parse(List<String> args) {
         String workdir = null;
-        String program = null;
         String run = null;
         String job = null;
         String jar = null;
@@ -39,7 +38,6 @@ public record AgentOptions(Optional<String> workdir, Optional<String> program, O
             String v = args.get(i + 1);
             switch (args.get(i)) {
                 case "--workdir" -> workdir = v;
-                case "--program" -> program = v;
                 case "--run" -> run = v;
                 case "--job" -> job = v;
                 case "--jar" -> jar = v;
@@ -47,7 +45,7 @@ public record AgentOptions(Optional<String> workdir, Optional<String> program, O
                 default -> throw new IllegalArgumentException("unknown agent option " + args.get(i));
             }
         }
-        return new AgentOptions(Optional.ofNullable(workdir), Optional.ofNullable(program), Optional.ofNullable(run),
+        return new AgentOptions(Optional.ofNullable(workdir), Optional.ofNullable(run),
                 Optional.ofNullable(job), Optional.ofNullable(jar), Optional.ofNullable(runDir));
     }
 
@@ -55,7 +53,6 @@ public record AgentOptions(Optional<String> workdir, Optional<String> program, O
     public List<String> args() {
         List<String> out = new ArrayList<>();
         workdir.ifPresent(w -> out.addAll(List.of("--workdir", w)));
-        program.ifPresent(p -> out.addAll(List.of("--program", p)));
         runId.ifPresent(r -> out.addAll(List.of("--run", r)));
         job.ifPresent(j -> out.addAll(List.of("--job", j)));
         jar.ifPresent(j -> out.addAll(List.of("--jar", j)));

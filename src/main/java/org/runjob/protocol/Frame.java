@@ -35,6 +35,8 @@ public record Frame(Type type, int rank, byte[] payload) {
         FILES(5), FILE_DATA(6), LISTEN(7), CONNECT(8), UNLISTEN(9), PROBE_GPUS(10), LEASE(11), SERVE(12), FETCH(13), UNSERVE(14),
         // coordinator -> agent: while workers run, answered by one STACK per running worker
         STACKS(15),
+        // coordinator -> agent: preflight, after the files: activate the environment, run setup, find the program
+        ENVIRONMENT(16),
         // agent -> coordinator
         HELLO(64), STARTED(65), STDOUT(66), STDERR(67), EXITED(68), PONG(69), NOTICE(70), DONE(71), REPLY(72), ERROR_FILE(73), STACK(74);
 

@@ -35,11 +35,6 @@ public record NodeFacts(Map<String, String> values) {
     public static final String WORKDIR = "workdir";
     public static final String WORKDIR_ERROR = "workdir_error";
     public static final String FREE_BYTES = "free_bytes";
-    public static final String PROGRAM_ERROR = "program_error";
-    /** The worker's program as found on the node (a Python: the interpreter it runs), {@code ~} for home. */
-    public static final String PROGRAM_PATH = "program_path";
-    /** A Python's version, and torch's where its path has torch: {@code Python 3.11.2, torch 2.1.0}. */
-    public static final String PROGRAM_VERSION = "program_version";
     /** A random id stored in the workdir: nodes that report the same one share the workdir. */
     public static final String TOKEN = "token";
     public static final String LOCK_ERROR = "lock_error";

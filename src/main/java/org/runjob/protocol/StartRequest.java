@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The START frame's payload: the node's workers, the stop grace period, and how long the agent may
@@ -20,14 +22,24 @@ import java.util.Map;
  * <p>Encoded with {@link DataOutputStream}: a format byte, the two longs, the variables every
  * worker shares (once: 200 workers and a large value stay one copy), then per worker its rank,
  * workdir, argv and its own variables, each string as a length and UTF-8 bytes. Not JSON: loading a JSON
- * library cost every agent about 200 ms of start-up, on every node of every run.
+ * library cost every agent about 200 ms of start-up, on every node of every run. Then the variables
+ * the node's environment removes ({@code unset}, when activated: a module unload, say) and the
+ * container, when the workers run in one (a flag, then {@link ContainerStart}'s fields).
  */
-public record StartRequest(List<WorkerStart> workers, long graceMillis, long heartbeatTimeoutMillis) {
+public record StartRequest(List<WorkerStart> workers, long graceMillis, long heartbeatTimeoutMillis, List<String> unset,
+                           Optional<ContainerStart> container) {
 
-    private static final byte FORMAT = 2;
+    private static final byte FORMAT = 3;
 
     public StartRequest {
         workers = List.copyOf(workers);
+        unset = List.copyOf(unset);
+        Objects.requireNonNull(container, "container");
+    }
+
+    /** Workers that run with the agent's environment, outside any container. */
+    public StartRequest(List<WorkerStart> workers, long graceMillis, long heartbeatTimeoutMillis) {
+        this(workers, graceMillis, heartbeatTimeoutMillis, List.of(), Optional.empty());
     }
 
     public byte[] encode() {
@@ -49,6 +61,11 @@ public record StartRequest(List<WorkerStart> workers, long graceMillis, long hea
                 Map<String, String> own = new LinkedHashMap<>(w.env());
                 own.keySet().removeAll(shared.keySet());
                 map(out, own);
+            }
+            Wire.list(out, unset);
+            out.writeBoolean(container.isPresent());
+            if (container.isPresent()) {
+                container.get().encode(out);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a byte array does not fail
@@ -89,7 +106,9 @@ public record StartRequest(List<WorkerStart> workers, long graceMillis, long hea
                 env.putAll(map(in));
                 workers.add(new WorkerStart(rank, argv, env, workdir));
             }
-            return new StartRequest(workers, grace, heartbeat);
+            List<String> unset = Wire.list(in);
+            Optional<ContainerStart> container = in.readBoolean() ? Optional.of(ContainerStart.decode(in)) : Optional.empty();
+            return new StartRequest(workers, grace, heartbeat, unset, container);
         } catch (IOException e) {
             throw new IllegalArgumentException("truncated START payload", e);
         }

@@ -1,5 +1,7 @@
 package org.runjob.report;
 
+import java.util.List;
+
 import org.runjob.node.Backend;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
@@ -17,6 +19,9 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code "auto"} before launch; a node's {@code port} is null when the ssh config decides.
  */
 public final class PlanJson {
+
+    /** The value shown for a variable the node's environment set. */
+    static final String ACTIVATED = "<set by the node's environment>";
 
     private PlanJson() {
     }
@@ -58,6 +63,9 @@ public final class PlanJson {
             n.ranks().forEach(ranks::add);
             node.put("cuda_visible_devices", n.visibleDevices());
             node.put("workdir", n.workdir());
+            if (n.environment().present()) {
+                node.set("environment", EnvironmentJson.block(n.environment()));
+            }
             ArrayNode files = node.putArray("files");
             for (JobSpec.ShippedFile file : n.files()) {
                 files.addObject().put("source", file.source().toString()).put("destination", file.destination());
@@ -72,8 +80,14 @@ public final class PlanJson {
             worker.put("node_rank", w.nodeRank());
             ArrayNode argv = worker.putArray("argv");
             w.argv().forEach(argv::add);
+            if (plan.nodes().get(w.nodeRank()).container().isPresent()) {
+                ArrayNode command = worker.putArray("command");
+                plan.nodes().get(w.nodeRank()).command(w).forEach(command::add);
+            }
             ObjectNode env = worker.putObject("env");
-            w.env().forEach(env::put);
+            // what the node's environment set (a sourced script's exports among it) is named, never recorded
+            List<String> activated = plan.nodes().get(w.nodeRank()).activated();
+            w.env().forEach((k, v) -> env.put(k, activated.contains(k) ? ACTIVATED : v));
         }
         Backend.DryRun dryRun = backend.dryRun(plan.spec());
         ObjectNode b = root.putObject("backend").put("name", backend.name());

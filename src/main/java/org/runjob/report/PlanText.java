@@ -12,6 +12,7 @@ import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.plan.ShellWords;
 import org.runjob.plan.WorkerLaunch;
+import org.runjob.spec.EnvironmentSpec;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
 
@@ -42,6 +43,7 @@ public final class PlanText {
             for (JobSpec.ShippedFile f : node.files()) {
                 out.printf("  file                  %s <- %s%n", f.destination(), shown(f.source(), workingDir));
             }
+            environment(node.environment(), out);
             Map<String, String> shared = shared(node.workers());
             List<String> lines = wrap(assignments(shared), 76);
             for (int i = 0; i < lines.size(); i++) {
@@ -51,13 +53,27 @@ public final class PlanText {
                 Map<String, String> own = new LinkedHashMap<>(w.env());
                 own.keySet().removeAll(shared.keySet());
                 out.printf("  rank %-3d local %-3d   %s%s%n", w.rank(), w.localRank(),
-                        own.isEmpty() ? "" : assignments(own) + " ", ShellWords.join(w.argv()));
+                        own.isEmpty() ? "" : assignments(own) + " ", ShellWords.join(node.command(w)));
             }
         }
         backendCommands(backend, plan.spec(), out);
         out.println();
         out.println("dry run: no machine was contacted and nothing was started.");
         out.flush();
+    }
+
+    /** The node's environment, when it has one: activated on the node, in this order, before its workers start. */
+    private static void environment(EnvironmentSpec e, PrintStream out) {
+        e.modules().forEach(m -> out.printf("  %-22s%s%n", "module load", m));
+        e.sources().forEach(s -> out.printf("  %-22s%s%n", "source", s));
+        e.interpreter().ifPresent(i -> out.printf("  %-22s%s%n", i.kind().key(), i.value()));
+        for (int i = 0; i < e.setup().size(); i++) {
+            out.printf("  %-22s%s%n", i == 0 ? "setup" : "", e.setup().get(i));
+        }
+        if (!e.setup().isEmpty()) {
+            out.printf("  %-22s%s%n", "", "(once per node while its content is unchanged; at most " + e.setupTimeoutSeconds() + " s)");
+        }
+        e.container().ifPresent(c -> out.printf("  %-22s%s %s%n", "container", c.runtime(), c.image()));
     }
 
     /** The backend's commands (a Slurm allocation and its steps) and its notes; nothing for one that has none. */

@@ -8,7 +8,9 @@ import java.util.Optional;
 import org.runjob.launch.NodeStarter;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
+import org.runjob.preflight.EnvironmentCheck;
 import org.runjob.preflight.Preflight;
+import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.spec.JobSpec;
 
 /** Preflight as a command needs it: the job's files shipped for a run, nothing for {@code check}. */
@@ -22,8 +24,16 @@ public final class Launch {
      */
     public static Preflight.Outcome preflight(JobSpec spec, Backend backend, NodeStarter starter,
                                        Optional<String> runId, Optional<Duration> waitForGpus, PrintStream progress) {
+        return preflight(spec, backend, starter, runId, waitForGpus, progress,
+                runId.isPresent() ? EnvironmentRequest.Setup.WHEN_DUE : EnvironmentRequest.Setup.CHECK, EnvironmentCheck.SetupOutput.NONE);
+    }
+
+    /** The same, with each node's setup run as {@code setup} says and its lines going to {@code setupOutput}. */
+    public static Preflight.Outcome preflight(JobSpec spec, Backend backend, NodeStarter starter, Optional<String> runId,
+                                              Optional<Duration> waitForGpus, PrintStream progress, EnvironmentRequest.Setup setup,
+                                              EnvironmentCheck.SetupOutput setupOutput) {
         List<JobSpec.ShippedFile> files = runId.isPresent() ? spec.files() : List.of();
-        return new Preflight(spec, backend, starter, runId, waitForGpus).run(files, progress::println);
+        return new Preflight(spec, backend, starter, runId, waitForGpus, setup, setupOutput).run(files, progress::println);
     }
 
     /**

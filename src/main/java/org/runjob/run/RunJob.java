@@ -36,6 +36,8 @@ import org.runjob.plan.PlanningException;
 import org.runjob.preflight.GpuPick;
 import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
+import org.runjob.protocol.EnvironmentRequest;
+import org.runjob.report.EnvironmentJson;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
 import org.runjob.report.RunReport;
@@ -97,9 +99,11 @@ public final class RunJob {
             return ExitCode.PREFLIGHT_FAILED;
         }
         backend.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
-        try (Cluster cluster = request.hosted().isPresent() ? Backends.hosted(request.hosted().get()) : open(backend, spec, io, warnedByScheduler);
+        try (SetupLog setupLog = new SetupLog(logFile.getParent(), io.err());
+             Cluster cluster = request.hosted().isPresent() ? Backends.hosted(request.hosted().get()) : open(backend, spec, io, warnedByScheduler);
              Preflight.Outcome checked = WorkdirRace.preflight(io, () -> Launch.preflight(spec, backend,
-                     new NodeStarter(spec, cluster, io.env(), Optional.of(runId)), Optional.of(runId), request.waitForGpus(), io.err()))) {
+                     new NodeStarter(spec, cluster, io.env(), Optional.of(runId)), Optional.of(runId), request.waitForGpus(), io.err(),
+                     request.forceSetup() ? EnvironmentRequest.Setup.FORCE : EnvironmentRequest.Setup.WHEN_DUE, setupLog))) {
             PreflightReport report = checked.report();
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
                 PreflightText.print(report, io.err(), Io.colour(io), Io.width(io));
@@ -117,8 +121,8 @@ public final class RunJob {
             }
             LaunchPlan plan;
             try {
-                plan = Planner.plan(spec, new Inventory(report.gpuIndices(), report.interfaces(), Optional.of(report.masterAddr()), backend.gpus()),
-                        runId, report.masterPort());
+                plan = Planner.plan(spec, new Inventory(report.gpuIndices(), report.interfaces(), Optional.of(report.masterAddr()), backend.gpus(),
+                        report.activations()), runId, report.masterPort());
             } catch (PlanningException e) {
                 io.err().println("runjob: " + file + ": " + e.getMessage());
                 refused(logFile.getParent(), givenRunId);
@@ -166,6 +170,9 @@ public final class RunJob {
         folder.writeJob(rebased(loaded));
         folder.writeJson("plan.json", PlanJson.of(plan, backend));
         folder.writeJson("preflight.json", PreflightText.json(report));
+        if (!report.environments().isEmpty()) {
+            folder.writeJson("environment.json", EnvironmentJson.of(plan, report));
+        }
         folder.writeCommand(request.commandLine());
         io.err().printf("runjob: %s run %s: %d worker%s on %d node%s, rendezvous %s:%d; logs in %s%n", spec.name(), plan.runId(),
                 plan.worldSize(), plan.worldSize() == 1 ? "" : "s", plan.nodes().size(), plan.nodes().size() == 1 ? "" : "s",

@@ -13,6 +13,7 @@ import org.runjob.logs.OutputRouter;
 import org.runjob.node.RunHandle;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.preflight.PreflightReport;
+import org.runjob.report.EnvironmentJson;
 import org.runjob.report.GpuTable;
 import org.runjob.report.Metric;
 import org.runjob.report.SummaryJson;
@@ -56,6 +57,9 @@ record RunOutcome(RunResult result, RunState state, List<String> commandLine, Op
         }
         if (!report.gpus().isEmpty()) {
             summary.set("gpus", GpuTable.used(plan, report.gpus()));
+        }
+        if (!report.environments().isEmpty()) {
+            summary.set("environment", EnvironmentJson.fingerprint(report));
         }
         handle.ifPresent(h -> {
             ObjectNode fields = summary.putObject(h.backend());

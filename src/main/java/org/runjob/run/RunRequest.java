@@ -25,10 +25,18 @@ import org.runjob.protocol.HostedRun;
  * @param firstAttempt the first attempt's number: {@code runjob resume} goes on with a run that ended;
  *                     {@link RunJob#CONTINUE} (a queued run's coordinator): the attempt after the last
  *                     one in the run's folder, if any ({@link Requeued})
+ * @param forceSetup   {@code --force-setup}: every node runs its environment's setup, due or not
  */
 public record RunRequest(String file, List<String> sets, List<String> args, int point, boolean verbose, boolean json,
                          RankSelection ranks, List<String> commandLine, Optional<String> givenRunId,
-                         Optional<Duration> waitForGpus, Optional<HostedRun> hosted, int firstAttempt) {
+                         Optional<Duration> waitForGpus, Optional<HostedRun> hosted, int firstAttempt, boolean forceSetup) {
+
+    public RunRequest(String file, List<String> sets, List<String> args, int point, boolean verbose, boolean json, RankSelection ranks,
+                      List<String> commandLine, Optional<String> givenRunId, Optional<Duration> waitForGpus, Optional<HostedRun> hosted,
+                      int firstAttempt) {
+        this(file, sets, args, point, verbose, json, ranks, commandLine, givenRunId, waitForGpus, hosted, firstAttempt, false);
+    }
+
     public RunRequest {
         Objects.requireNonNull(file, "file");
         sets = List.copyOf(sets);

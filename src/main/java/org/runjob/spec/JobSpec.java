@@ -193,7 +193,7 @@ public record JobSpec(
         List<NodeSpec> named = new ArrayList<>();
         for (int i = 0; i < nodes.size(); i++) {
             NodeSpec n = nodes.get(i);
-            named.add(new NodeSpec(names.get(i), new NodeAddress.Slurm(names.get(i)), n.gpus(), n.workers(), n.workdir(), n.env()));
+            named.add(new NodeSpec(names.get(i), new NodeAddress.Slurm(names.get(i)), n.gpus(), n.workers(), n.workdir(), n.env(), n.environment()));
         }
         SlurmSpec s = slurm.get();
         return new JobSpec(name, named, new RendezvousSpec(names.get(0), rendezvous.addr(), rendezvous.port()), entrypoint, workdir,

@@ -12,6 +12,7 @@ import java.util.OptionalInt;
  * One machine of a job as written: how to reach it and how many workers to start there.
  *
  * @param workers empty means one worker per GPU
+ * @param environment the job's {@code environment:} merged key by key with the node's
  */
 public record NodeSpec(
         String name,
@@ -19,9 +20,16 @@ public record NodeSpec(
         GpuRequest gpus,
         OptionalInt workers,
         Optional<String> workdir,
-        Map<String, String> env) {
+        Map<String, String> env,
+        EnvironmentSpec environment) {
+
+    /** A node without an environment of its own: its workers run with the agent's. */
+    public NodeSpec(String name, NodeAddress address, GpuRequest gpus, OptionalInt workers, Optional<String> workdir, Map<String, String> env) {
+        this(name, address, gpus, workers, workdir, env, EnvironmentSpec.NONE);
+    }
 
     public NodeSpec {
+        Objects.requireNonNull(environment, "environment");
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(gpus, "gpus");

@@ -61,8 +61,18 @@ final class SemanticCheck {
         List<String> nodeNames = nodes(root.get("nodes"));
         rendezvous(root, nodeNames);
         entrypoint(root.get("entrypoint"));
-        files(root.get("files"));
+        Set<String> shipped = files(root.get("files"));
         env(root.get("env"), "/env");
+        environment(root.get("environment"), "/environment", shipped);
+        JsonNode nodes = root.get("nodes");
+        if (nodes != null && nodes.isArray()) {
+            for (int i = 0; i < nodes.size(); i++) {
+                JsonNode n = nodes.get(i);
+                if (n.isObject()) {
+                    environment(n.get("environment"), LocatedJson.child("/nodes", i) + "/environment", shipped);
+                }
+            }
+        }
         workdir(root.get("workdir"), "/workdir");
         metric(root.get("logs"));
     }
@@ -243,11 +253,12 @@ final class SemanticCheck {
         }
     }
 
-    private void files(JsonNode files) {
-        if (files == null || !files.isArray()) {
-            return;
-        }
+    /** @return the names the shipped files land under in the run's directory */
+    private Set<String> files(JsonNode files) {
         Map<String, Integer> landed = new HashMap<>();
+        if (files == null || !files.isArray()) {
+            return landed.keySet();
+        }
         for (int i = 0; i < files.size(); i++) {
             JsonNode f = files.get(i);
             String p = LocatedJson.child("/files", i);
@@ -262,6 +273,45 @@ final class SemanticCheck {
             Integer earlier = landed.putIfAbsent(dest, i);
             if (earlier != null) {
                 problem(p, "lands in the workdir as '" + dest + "', like files[" + earlier + "]");
+            }
+        }
+        return landed.keySet();
+    }
+
+    /** Keys of an {@code environment:} block that name the workers' Python: at most one per block. */
+    private static final List<String> INTERPRETERS = List.of("venv", "conda", "python");
+    /** What a container's image provides instead: activated on the host, they would not reach inside it. */
+    private static final List<String> NOT_WITH_CONTAINER = List.of("venv", "conda", "modules", "source");
+
+    /**
+     * An environment block: at most one interpreter; a relative {@code source} script is a shipped
+     * file (it is sourced in the run's directory); a container excludes what activates on the host.
+     */
+    private void environment(JsonNode e, String pointer, Set<String> shipped) {
+        if (e == null || !e.isObject()) {
+            return;
+        }
+        List<String> named = INTERPRETERS.stream().filter(e::has).toList();
+        for (String extra : named.subList(Math.min(1, named.size()), named.size())) {
+            keyProblem(pointer + "/" + extra, "an environment names one interpreter: " + named.get(0) + " or " + extra + ", not both");
+        }
+        JsonNode sources = e.get("source");
+        if (sources != null && sources.isArray()) {
+            for (int i = 0; i < sources.size(); i++) {
+                String s = sources.get(i).isString() ? sources.get(i).stringValue() : "";
+                String first = Path.of(s.isEmpty() ? "." : s).normalize().getName(0).toString();
+                if (!s.isEmpty() && !s.startsWith("/") && !s.startsWith("~") && !shipped.contains(first)) {
+                    problem(LocatedJson.child(pointer + "/source", i), "'" + s + "' is neither an absolute path on the node nor a"
+                            + " shipped file: add it to files, or give its absolute path");
+                }
+            }
+        }
+        if (e.has("container")) {
+            for (String k : NOT_WITH_CONTAINER) {
+                if (e.has(k)) {
+                    keyProblem(pointer + "/" + k, k + " activates on the node, outside the container: with a container the image"
+                            + " is the environment (python: PATH names an interpreter inside it)");
+                }
             }
         }
     }

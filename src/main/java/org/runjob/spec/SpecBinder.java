@@ -2,6 +2,7 @@ package org.runjob.spec;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -13,6 +14,7 @@ import java.util.regex.Pattern;
 import org.runjob.json.Json;
 
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Turns a document that passed the schema and the semantic checks into a {@link JobSpec}, filling
@@ -131,7 +133,45 @@ final class SpecBinder {
                 request,
                 workers.map(OptionalInt::of).orElse(OptionalInt.empty()),
                 text(n, "workdir"),
-                env(n.get("env")));
+                env(n.get("env")),
+                environment(merged(doc.json().get("environment"), n.get("environment"))));
+    }
+
+    /** The job's {@code environment:} with the node's keys over it; the interpreter keys count as one. */
+    private static JsonNode merged(JsonNode job, JsonNode node) {
+        ObjectNode out = Json.object();
+        if (job != null) {
+            job.properties().forEach(e -> out.set(e.getKey(), e.getValue()));
+        }
+        if (node != null) {
+            if (INTERPRETER_KEYS.stream().anyMatch(node::has)) {
+                INTERPRETER_KEYS.forEach(out::remove);
+            }
+            node.properties().forEach(e -> out.set(e.getKey(), e.getValue()));
+        }
+        return out;
+    }
+
+    private static final List<String> INTERPRETER_KEYS = Arrays.stream(EnvironmentSpec.Kind.values())
+            .map(EnvironmentSpec.Kind::key).toList();
+
+    private static EnvironmentSpec environment(JsonNode e) {
+        if (e.isEmpty()) {
+            return EnvironmentSpec.NONE;
+        }
+        Optional<EnvironmentSpec.Interpreter> interpreter = Optional.empty();
+        for (EnvironmentSpec.Kind k : EnvironmentSpec.Kind.values()) {
+            if (e.has(k.key())) {
+                interpreter = Optional.of(new EnvironmentSpec.Interpreter(k, e.get(k.key()).stringValue()));
+            }
+        }
+        JsonNode c = e.get("container");
+        Optional<EnvironmentSpec.ContainerSpec> container = c == null ? Optional.empty()
+                : Optional.of(new EnvironmentSpec.ContainerSpec(c.get("image").stringValue(), text(c, "runtime").orElse("podman"),
+                strings(c.get("mounts")), strings(c.get("options"))));
+        return new EnvironmentSpec(interpreter, strings(e.get("modules")), strings(e.get("source")), strings(e.get("setup")),
+                integer(e, "setup_timeout_s").orElse(EnvironmentSpec.DEFAULT_SETUP_TIMEOUT_S), container,
+                !text(e, "on_skew").orElse("error").equals("warn"));
     }
 
     private JobSpec.ShippedFile shipped(String pointer, String value) {

@@ -7,8 +7,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
+import org.runjob.protocol.ContainerStart;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.StartRequest;
 import org.runjob.protocol.WorkerStart;
@@ -22,6 +24,9 @@ class StartRequestTest {
         WorkerStart b = new WorkerStart(7, List.of("x"), Map.of(), "~/runs");
         StartRequest r = new StartRequest(List.of(a, b), 10_000, 15_000);
         assertThat(StartRequest.decode(r.encode())).isEqualTo(r);
+        StartRequest contained = new StartRequest(List.of(a, b), 1, 2, List.of("PYTHONHOME", "X"),
+                Optional.of(new ContainerStart("podman", "localhost/t:1", List.of("/data:/data:ro"), List.of("--shm-size", "8g"))));
+        assertThat(StartRequest.decode(contained.encode())).isEqualTo(contained);
     }
 
     @Test
@@ -43,7 +48,7 @@ class StartRequestTest {
         byte[] other = bytes.clone();
         other[0] = 9;
         assertThatThrownBy(() -> StartRequest.decode(other)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("START payload format 9, expected 2");
+                .hasMessage("START payload format 9, expected 3");
         assertThatThrownBy(() -> StartRequest.decode(Arrays.copyOf(bytes, bytes.length - 1)))
                 .isInstanceOf(IllegalArgumentException.class);
     }

@@ -15,6 +15,8 @@ import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
 import org.runjob.spec.EntrypointSpec;
+import org.runjob.spec.EnvironmentSpec;
+import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
@@ -232,5 +234,36 @@ class PlannerTest {
     void runIdsSortByTimeAndCarryFourHexDigits() {
         assertThat(RunId.of(Instant.parse("2026-12-01T07:35:01Z"), 0x1a2b)).isEqualTo("20261201-073501-1a2b");
         assertThat(RunId.of(Instant.parse("2026-12-01T07:35:01Z"), -1)).isEqualTo("20261201-073501-ffff");
+    }
+
+    @Test
+    void aNodesActivationIsInItsWorkersEnvAndAPythonsNameBecomesTheEnvironmentsInterpreter() throws Exception {
+        EnvironmentSpec py = new EnvironmentSpec(Optional.of(new EnvironmentSpec.Interpreter(EnvironmentSpec.Kind.PYTHON, "/opt/py/bin/python3.11")),
+                List.of(), List.of(), List.of(), 600, Optional.empty(), true);
+        EnvironmentSpec venv = new EnvironmentSpec(Optional.of(new EnvironmentSpec.Interpreter(EnvironmentSpec.Kind.VENV, "envs/t2")),
+                List.of(), List.of(), List.of(), 600, Optional.of(new EnvironmentSpec.ContainerSpec("img", "podman", List.of(), List.of())), true);
+        NodeSpec a = new NodeSpec("a", ssh("h1", OptionalInt.empty(), Optional.empty()), new NodeSpec.GpuRequest.Listed(List.of()),
+                OptionalInt.of(1), Optional.empty(), Map.of("PATH", "/node/bin"), py);
+        NodeSpec b = new NodeSpec("b", ssh("h2", OptionalInt.empty(), Optional.empty()), new NodeSpec.GpuRequest.Listed(List.of(3)),
+                OptionalInt.empty(), Optional.empty(), Map.of(), venv);
+        Inventory inventory = new Inventory(Map.of(), Map.of(), Optional.empty(), GpuAuthority.PROBED_AND_LEASED,
+                Map.of("a", new Inventory.Activated(Map.of("PATH", "/opt/py/bin:/node/bin", "LD_LIBRARY_PATH", "/m/lib"), List.of("PYTHONHOME"))));
+        LaunchPlan plan = Planner.plan(job(List.of(a, b), PY, new JobSpec.MasterPort.Fixed(29500), Map.of()), inventory, RUN, OptionalInt.empty());
+
+        WorkerLaunch w0 = plan.workers().get(0);
+        assertThat(w0.argv()).containsExactly("/opt/py/bin/python3.11", "train.py");
+        assertThat(w0.env()).containsEntry("PATH", "/opt/py/bin:/node/bin").containsEntry("LD_LIBRARY_PATH", "/m/lib");
+        assertThat(plan.nodes().get(0).unset()).containsExactly("PYTHONHOME");
+        assertThat(plan.nodes().get(0).activated()).containsExactlyInAnyOrder("PATH", "LD_LIBRARY_PATH");
+        assertThat(plan.nodes().get(0).container()).isEmpty();
+        assertThat(plan.nodes().get(0).command(w0)).isEqualTo(w0.argv());
+
+        WorkerLaunch w1 = plan.workers().get(1);
+        assertThat(w1.argv()).containsExactly("python3", "train.py");
+        assertThat(plan.nodes().get(1).unset()).isEmpty();
+        List<String> command = plan.nodes().get(1).command(w1);
+        assertThat(command.subList(0, 3)).containsExactly("podman", "run", "--rm");
+        assertThat(command).contains("--device", "nvidia.com/gpu=3", "-e", "CUDA_VISIBLE_DEVICES=0", "-e", "RANK");
+        assertThat(command.subList(command.size() - 3, command.size())).containsExactly("img", "python3", "train.py");
     }
 }

@@ -1,0 +1,173 @@
+package org.runjob.agent;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+import org.runjob.protocol.ContainerStart;
+import org.runjob.protocol.EnvironmentReply;
+import org.runjob.protocol.EnvironmentRequest;
+
+/**
+ * Answers ENVIRONMENT: the environment the node's workers will get, found as they will get it.
+ *
+ * <ol>
+ *   <li>{@link Activation} (outside a container): what the modules, scripts and interpreter change.</li>
+ *   <li>{@link Setup}, when the request has commands, in that environment (inside the container
+ *       when there is one), its lines going to {@code output}.</li>
+ *   <li>The program: found on the activated PATH from the run's directory, as execvp finds it; a
+ *       Python, or a Python inside the container (the image checked first), then says what it is
+ *       and which torch, CUDA and NCCL it has.</li>
+ * </ol>
+ * The first step that fails ends the answer with its error.
+ */
+final class NodeEnvironment {
+
+    /** A container's first start may unpack its image: longer than a bare Python's answer. */
+    static final long CONTAINER_PROBE_MS = 120_000;
+
+    private NodeEnvironment() {
+    }
+
+    /**
+     * @param agentEnv the agent's own environment
+     * @param dir      the run's directory
+     * @param meta     the workdir's {@code .runjob}, where setup markers are kept
+     * @param scratch  a private directory of the agent's
+     */
+    static EnvironmentReply answer(EnvironmentRequest request, Map<String, String> agentEnv, Path dir, Path meta, Path scratch,
+                                   Consumer<String> output) {
+        Map<String, String> facts = new LinkedHashMap<>();
+        Map<String, String> given = new LinkedHashMap<>(agentEnv);
+        given.putAll(request.env());
+        Optional<ContainerStart> container = request.container();
+        Activation.Result activated = container.isPresent() ? new Activation.Result(Map.of(), List.of(), null)
+                : Activation.run(Activation.steps(request, dir, !request.shipped()), given, dir, scratch);
+        if (activated.error() != null) {
+            facts.put(EnvironmentReply.ACTIVATION_ERROR, activated.error());
+            return new EnvironmentReply(facts, Map.of(), List.of());
+        }
+        Map<String, String> env = new LinkedHashMap<>(given);
+        activated.unset().forEach(env::remove);
+        env.putAll(activated.set());
+        if (container.isPresent() && !image(container.get(), env, facts)) {
+            return new EnvironmentReply(facts, activated.set(), activated.unset());
+        }
+        String run = request.env().getOrDefault("RUNJOB_RUN_ID", "setup");
+        if (request.setupCommands().isEmpty()) {
+            facts.put(EnvironmentReply.SETUP, "none");
+        } else {
+            Setup.Result setup = Setup.run(meta, request.setupKey(), request.setupCommands(), request.setup() == EnvironmentRequest.Setup.CHECK,
+                    request.setup() == EnvironmentRequest.Setup.FORCE, request.setupTimeoutMillis(), dir, env,
+                    c -> inContainer(container, dir, request, run, List.of("/bin/sh", "-c", c)).orElse(List.of("/bin/bash", "-c", c)),
+                    output);
+            facts.put(EnvironmentReply.SETUP, setup.state());
+            facts.put(EnvironmentReply.SETUP_SECONDS, String.format(Locale.ROOT, "%.3f", setup.seconds()));
+            if (setup.error() != null) {
+                facts.put(EnvironmentReply.SETUP_ERROR, setup.error());
+                return new EnvironmentReply(facts, activated.set(), activated.unset());
+            }
+        }
+        program(request, env, dir, container, run, facts);
+        return new EnvironmentReply(facts, activated.set(), activated.unset());
+    }
+
+    private static void program(EnvironmentRequest request, Map<String, String> env, Path dir, Optional<ContainerStart> container,
+                                String run, Map<String, String> facts) {
+        String program = request.program();
+        List<String> interpreter;
+        long ms = Programs.PYTHON_MS;
+        if (container.isPresent()) {
+            if (!Programs.isPython(program)) {
+                facts.put(EnvironmentReply.PROGRAM_PATH, program + " (in " + container.get().image() + ")");
+                return;
+            }
+            interpreter = inContainer(container, dir, request, run, List.of(program)).orElseThrow();
+            ms = CONTAINER_PROBE_MS;
+        } else {
+            Optional<Path> found = Programs.find(program, env.get("PATH"), dir);
+            if (found.isEmpty()) {
+                Programs.missing(program, env.get("PATH"), dir).ifPresent(m -> facts.put(EnvironmentReply.PROGRAM_ERROR,
+                        m + (request.interpreter().isEmpty() ? "" : " (in the " + request.interpreter() + " " + request.interpreterValue() + ")")));
+                return;
+            }
+            facts.put(EnvironmentReply.PROGRAM_PATH, home(found.get().toString(), env));
+            if (!Programs.isPython(program)) {
+                return;
+            }
+            interpreter = List.of(found.get().toString());
+        }
+        List<String> why = new ArrayList<>();
+        Optional<Programs.Python> python = Programs.python(interpreter, env, dir, ms, why::add);
+        if (python.isEmpty()) {
+            if (container.isPresent()) {
+                facts.put(EnvironmentReply.PROGRAM_ERROR, "cannot run " + program + " in " + container.get().image() + ": " + String.join("", why));
+            }
+            return;
+        }
+        Programs.Python py = python.get();
+        facts.put(EnvironmentReply.PROGRAM_PATH, home(py.executable(), env) + (container.isPresent() ? " (in " + container.get().image() + ")" : ""));
+        facts.put(EnvironmentReply.PYTHON, py.version());
+        py.torch().ifPresent(t -> facts.put(EnvironmentReply.TORCH, t));
+        py.cuda().ifPresent(c -> facts.put(EnvironmentReply.CUDA, c));
+        py.nccl().ifPresent(n -> facts.put(EnvironmentReply.NCCL, n));
+        if (container.isPresent() && py.shmBytes() >= 0) {
+            facts.put(EnvironmentReply.SHM_BYTES, Long.toString(py.shmBytes()));
+        }
+    }
+
+    /** The container's command line for {@code argv}, with the request's variables passed in by name. */
+    private static Optional<List<String>> inContainer(Optional<ContainerStart> container, Path dir, EnvironmentRequest request, String run,
+                                                      List<String> argv) {
+        String agent = WorkerProcess.agentId();
+        return container.map(c -> c.argv(dir.toString(), List.of(), request.env().keySet(), List.of(), run, -1, agent, agent + "-probe",
+                argv));
+    }
+
+    /** The image is there: its id and digest go into the facts; else the error does, and false. */
+    private static boolean image(ContainerStart c, Map<String, String> env, Map<String, String> facts) {
+        Optional<Path> runtime = Programs.find(c.runtime(), env.get("PATH"), Path.of("/"));
+        if (runtime.isEmpty()) {
+            facts.put(EnvironmentReply.CONTAINER_ERROR, "no " + c.runtime() + " on this node's PATH");
+            return false;
+        }
+        if (!c.labelled()) {
+            boolean exists = Files.exists(Workdirs.resolve(c.image(), env)) || c.image().contains("://");
+            if (!exists) {
+                facts.put(EnvironmentReply.CONTAINER_ERROR, "no image file " + c.image() + " on this node");
+                return false;
+            }
+            facts.put(EnvironmentReply.IMAGE, c.image());
+            return true;
+        }
+        ProcessBuilder pb = new ProcessBuilder(runtime.get().toString(), "image", "inspect", "--format", "{{.Id}} {{.Digest}}", c.image())
+                .redirectErrorStream(true);
+        pb.environment().clear();
+        pb.environment().putAll(env);
+        Optional<Commands.Ran> ran = Commands.run(pb, 60_000, 8192);
+        if (ran.isEmpty() || ran.get().code() != 0) {
+            facts.put(EnvironmentReply.CONTAINER_ERROR, "image " + c.image() + " is not on this node (" + c.runtime() + " image inspect: "
+                    + ran.map(r -> r.out().strip().lines().reduce((a, b) -> b).orElse("exit " + r.code())).orElse("did not run")
+                    + "): pull or load it there");
+            return false;
+        }
+        String[] parts = ran.get().out().strip().split(" ");
+        facts.put(EnvironmentReply.IMAGE, c.image() + " " + parts[0].substring(0, Math.min(12, parts[0].length())));
+        if (parts.length > 1 && !parts[1].isBlank() && !parts[1].equals("<none>")) {
+            facts.put(EnvironmentReply.IMAGE_DIGEST, parts[1]);
+        }
+        return true;
+    }
+
+    /** {@code path} with the home directory as {@code ~}. */
+    private static String home(String path, Map<String, String> env) {
+        String home = env.get("HOME");
+        return home != null && home.length() > 1 && path.startsWith(home + "/") ? "~" + path.substring(home.length()) : path;
+    }
+}
