@@ -2,6 +2,7 @@ package org.runjob.report;
 
 import java.util.List;
 
+import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.json.Json;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
@@ -14,7 +15,7 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * A run's {@code environment.json}: per node, the environment as the job file gives it and what
  * preflight found it to be (the program's path, Python, torch, CUDA and NCCL versions, the image
- * and its digest, the setup's state), and the names (never the values) of the variables its
+ * and its digest, the setup's state, the GPU driver's version), and the names (never the values) of the variables its
  * activation set and removed. {@link #fingerprint} is the part {@code summary.json} keeps.
  */
 public final class EnvironmentJson {
@@ -37,7 +38,7 @@ public final class EnvironmentJson {
             }
             ObjectNode node = nodes.putObject(n.name());
             node.set("environment", block(n.environment()));
-            node.set("found", facts(r));
+            node.set("found", facts(r, report, n.name()));
             var set = node.putArray("variables_set");
             r.set().keySet().stream().sorted().forEach(set::add);
             var unset = node.putArray("variables_unset");
@@ -49,14 +50,18 @@ public final class EnvironmentJson {
     /** Per node, the facts that identify what ran. */
     public static ObjectNode fingerprint(PreflightReport report) {
         ObjectNode root = Json.object();
-        report.environments().forEach((node, r) -> root.set(node, facts(r)));
+        report.environments().forEach((node, r) -> root.set(node, facts(r, report, node)));
         return root;
     }
 
-    private static ObjectNode facts(EnvironmentReply r) {
+    private static ObjectNode facts(EnvironmentReply r, PreflightReport report, String node) {
         ObjectNode o = Json.object();
         for (String key : FINGERPRINT) {
             r.get(key).ifPresent(v -> o.put(key, v));
+        }
+        GpuInventory gpus = report.gpus().get(node);
+        if (gpus != null && gpus.driverVersion() > 0) {
+            o.put("driver_version", gpus.driverVersion());
         }
         return o;
     }

@@ -1,11 +1,16 @@
 package org.runjob.cluster;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.runjob.cli.Cli;
 import org.runjob.testbed.Pids;
@@ -83,5 +88,21 @@ final class ClusterJobs {
 
     List<Long> awaitPids(int n, Duration timeout) {
         return Pids.await(pids, "rank", n, timeout);
+    }
+
+    /** rank to "NODE ROW" from "[h1/0] rank 0 trained on row 0.1". */
+    static Map<Integer, String> trained(String out) {
+        Map<Integer, String> ranks = new TreeMap<>();
+        Matcher m = Pattern.compile("(?m)^\\[(h\\d)/(\\d)] rank (\\d) trained on row (0\\.\\d)$").matcher(out);
+        while (m.find()) {
+            assertThat(m.group(2)).isEqualTo(m.group(3));
+            ranks.put(Integer.parseInt(m.group(3)), m.group(1) + " " + m.group(4));
+        }
+        return ranks;
+    }
+
+    /** Each rank's weights line after DDP training, in order. */
+    static List<String> weights(String out) {
+        return out.lines().filter(l -> l.matches("\\[h\\d/\\d] rank \\d weights .*")).map(l -> l.replaceFirst(".* weights ", "")).toList();
     }
 }

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -53,7 +54,7 @@ class SlurmBackendTest {
     final List<Process> running = new ArrayList<>();
     Map<String, String> env;
 
-    @org.junit.jupiter.api.AfterEach
+    @AfterEach
     void release() throws Exception {
         running.forEach(Process::destroyForcibly);
         try {
@@ -109,16 +110,16 @@ class SlurmBackendTest {
         Cli slurmRun = run(job);
         assertThat(slurmRun.code()).as(slurmRun.err()).isZero();
         assertThat(slurmRun.err()).contains("node  slurm ").contains("rendezvous " + jobs.bed.host(1).address() + ":");
-        Map<Integer, String> slurmRanks = trained(slurmRun.out());
+        Map<Integer, String> slurmRanks = ClusterJobs.trained(slurmRun.out());
         // DistributedSampler pads 4 rows to 6 for 3 ranks: rank r trains on rows r and r + 3 (mod 4); its last row is printed
         assertThat(slurmRanks).containsExactlyEntriesOf(new TreeMap<>(Map.of(0, "h1 0.4", 1, "h1 0.1", 2, "h2 0.2")));
-        assertThat(weights(slurmRun.out())).hasSize(3).as("DDP keeps every replica identical").containsOnly(weights(slurmRun.out()).get(0));
+        assertThat(ClusterJobs.weights(slurmRun.out())).hasSize(3).as("DDP keeps every replica identical").containsOnly(ClusterJobs.weights(slurmRun.out()).get(0));
 
         Cli sshRun = run(job, "--set", "backend=ssh");
         assertThat(sshRun.code()).as(sshRun.err()).isZero();
         assertThat(sshRun.err()).contains("node  ssh ").doesNotContain("slurm");
-        assertThat(trained(sshRun.out())).isEqualTo(slurmRanks);
-        assertThat(weights(sshRun.out())).isEqualTo(weights(slurmRun.out()));
+        assertThat(ClusterJobs.trained(sshRun.out())).isEqualTo(slurmRanks);
+        assertThat(ClusterJobs.weights(sshRun.out())).isEqualTo(ClusterJobs.weights(slurmRun.out()));
         assertThat(slurm.queue()).isEmpty();
     }
 
@@ -138,19 +139,20 @@ class SlurmBackendTest {
         return m.group(1);
     }
 
-    /** rank to "NODE ROW" from "[h1/0] rank 0 trained on row 0.1". */
-    private static Map<Integer, String> trained(String out) {
-        Map<Integer, String> ranks = new TreeMap<>();
-        Matcher m = Pattern.compile("(?m)^\\[(h\\d)/(\\d)] rank (\\d) trained on row (0\\.\\d)$").matcher(out);
-        while (m.find()) {
-            assertThat(m.group(2)).isEqualTo(m.group(3));
-            ranks.put(Integer.parseInt(m.group(3)), m.group(1) + " " + m.group(4));
-        }
-        return ranks;
-    }
-
-    private static List<String> weights(String out) {
-        return out.lines().filter(l -> l.matches("\\[h\\d/\\d] rank \\d weights .*")).map(l -> l.replaceFirst(".* weights ", "")).toList();
+    @Test
+    void modulesAndAScriptAreActivatedInsideEachNodesStep() throws Exception {
+        Path modules = Files.createDirectories(dir.resolve("modules/init"));
+        Files.writeString(modules.resolve("bash"), "module() { [ \"$1\" = load ] || return 1; export LOADEDMODULES=\"${LOADEDMODULES:+$LOADEDMODULES:}$2\"; }\n");
+        Path script = Files.writeString(dir.resolve("env.sh"), "export FROM_SCRIPT=\"sourced-on-$RUNJOB_NODE-step-$SLURM_STEP_ID\"\n");
+        Path job = job("slurmenv", List.of(ClusterJobs.WORKERS.resolve("whoami.py"), script), List.of(PYTHON, "whoami.py"),
+                "environment: {modules: [cuda/12.1], source: [env.sh]}\n", Map.of("MODULESHOME", dir.resolve("modules").toString()));
+        Cli r = run(job);
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> lines = r.out().lines().filter(l -> l.contains("] rank ")).sorted().toList();
+        assertThat(lines).hasSize(3);
+        assertThat(lines.get(0)).matches("\\[h1/0] rank 0 python /usr/bin/python3 script sourced-on-h1-step-\\d+ modules cuda/12.1 container False");
+        assertThat(lines.get(2)).matches("\\[h2/2] rank 2 python /usr/bin/python3 script sourced-on-h2-step-\\d+ modules cuda/12.1 container False");
+        assertThat(r.err()).contains("ok modules cuda/12.1, source env.sh");
     }
 
     @Test
@@ -587,7 +589,7 @@ class SlurmBackendTest {
         Path job = job("inside", jobs.worker("ticks.py"), List.of("python3", "ticks.py"), "", Map.of("TICKS", "40"));
         // runjob as the command of the user's own salloc: SLURM_JOB_ID is set
         List<String> cmd = new ArrayList<>(List.of("salloc", "--job-name=users-own", "--nodes=2", "--nodelist=h1,h2", "--ntasks-per-node=2",
-                ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main",
+                ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"), "Main",
                 job.toString()));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(dir.resolve("inside.out").toFile()).redirectError(dir.resolve("inside.err").toFile());
         pb.environment().putAll(env);

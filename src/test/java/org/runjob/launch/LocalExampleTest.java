@@ -33,7 +33,7 @@ class LocalExampleTest {
 
         Path folder = logs.resolve("local").resolve(Cli.RUN_ID);
         try (var files = Files.list(folder)) {
-            assertThat(files.map(p -> p.getFileName().toString()).sorted().toList()).containsExactly("all.log", "command.txt",
+            assertThat(files.map(p -> p.getFileName().toString()).sorted().toList()).containsExactly("all.log", "command.txt", "environment.json",
                     "job.yaml", "plan.json", "preflight.json", "rank-0.log", "rank-1.log", "rank-2.log", "rank-3.log", "runjob.log", "status.json",
                     "summary.json");
         }

@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Needs root, iproute2 and openssh-server. The namespaces share this machine's file system: all
  * hosts see one home directory and one cache ({@link #cache()}), as nodes with an NFS home do, and
  * a workdir path given to several hosts is a shared workdir. h3's login shell runs a slow, noisy rc
- * file. Tests give each host its own workdir unless they test sharing.
+ * file. Every login's podman reads {@link Podman#CONF}. Tests give each host its own workdir unless they test sharing.
  */
 public final class SshTestbed {
 
@@ -95,6 +95,7 @@ public final class SshTestbed {
 
     private void start(int[] ports) throws IOException, InterruptedException {
         removeLeftovers();
+        Podman.configure();
         Files.createDirectories(Path.of("/run/sshd"));
         sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", userKey.toString());
         Files.copy(dir.resolve("id_ed25519.pub"), dir.resolve("authorized_keys"));
@@ -118,7 +119,7 @@ public final class SshTestbed {
             Host h = new Host("h" + i, ns, veth, addr, ports[i - 1], hostKey);
             hosts.add(h);
             Path config = dir.resolve("sshd-" + i + ".conf");
-            String env = "SHLVL=1 LD_LIBRARY_PATH=" + FakeCuda.DIR + " \"FAKECUDA_GPUS=" + fakeGpus(i) + "\""
+            String env = "SHLVL=1 LD_LIBRARY_PATH=" + FakeCuda.DIR + " CONTAINERS_CONF=" + Podman.CONF + " \"FAKECUDA_GPUS=" + fakeGpus(i) + "\""
                     + (i == 1 ? " CUDA_VISIBLE_DEVICES=1" : "") + (i == 3 ? " BASH_ENV=" + slowRc() : "")
                     + (i == 4 ? " PATH=" + pathWithoutJava() : "");
             Files.writeString(config, String.join("\n",
@@ -148,7 +149,10 @@ public final class SshTestbed {
                     "Match all",
                     "  SetEnv " + env,
                     i == 3 ? "Match User " + PASSWORD_USER + "\n  AuthenticationMethods password" : "", ""));
-            Process sshd = new ProcessBuilder("ip", "netns", "exec", ns, "/usr/sbin/sshd", "-D", "-e", "-f", config.toString())
+            // a mount namespace of its own per host, as ip netns exec makes, but keeping /sys (and so the cgroup
+            // mounts podman's runtime needs), which ip netns exec mounts anew for the network namespace
+            Process sshd = new ProcessBuilder("unshare", "--mount", "--propagation", "slave", "nsenter", "--net=/run/netns/" + ns, "--",
+                    "/usr/sbin/sshd", "-D", "-e", "-f", config.toString())
                     .redirectErrorStream(true).redirectOutput(dir.resolve("sshd-" + i + ".log").toFile()).start();
             sshds.add(sshd);
             String pub = Files.readString(dir.resolve("host-" + i + ".pub")).trim();
