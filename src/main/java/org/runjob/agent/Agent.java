@@ -97,7 +97,7 @@ public final class Agent {
         this.leases = new GpuLeases(env);
         this.workers = new WorkerGroup(spool, new Registry(env), this.env, Registry.dir(env));
         this.requests = new AgentRequests(this.env, options, leases, this::reply,
-                line -> put(new Frame(Frame.Type.STDOUT, -1, (line + "\n").getBytes(StandardCharsets.UTF_8))));
+                line -> put(new Frame(Frame.Type.STDOUT, -1, (line + "\n").getBytes(StandardCharsets.UTF_8))), this::put);
     }
 
     /** Runs an agent on these streams until its workers are gone; returns the exit code. */

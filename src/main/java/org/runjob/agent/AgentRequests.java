@@ -13,6 +13,7 @@ import org.runjob.protocol.AgentOptions;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.Frame;
+import org.runjob.protocol.Outputs;
 import org.runjob.protocol.ProtocolException;
 
 /**
@@ -20,7 +21,8 @@ import org.runjob.protocol.ProtocolException;
  * FILE_DATA ({@link FileReceiver}); SERVE, FETCH and UNSERVE (relay between agents,
  * {@link FileRelay}; a FETCH runs on its own thread, so STOP or the channel's end can break it
  * off); LISTEN, CONNECT and UNLISTEN (the rendezvous checks, {@link Probe}); PROBE_GPUS (a child
- * JVM runs the probe); LEASE ({@link GpuLeases}). A payload that is not what its type says is a
+ * JVM runs the probe); LEASE ({@link GpuLeases}); ENVIRONMENT ({@link NodeEnvironment}); OUTPUTS
+ * ({@link OutputSender}). A payload that is not what its type says is a
  * {@link ProtocolException}.
  */
 final class AgentRequests {
@@ -30,6 +32,7 @@ final class AgentRequests {
     private final GpuLeases leases;
     private final Consumer<String> reply;
     private final Consumer<String> setupOutput;
+    private final Consumer<Frame> frames;
     private FileReceiver receiver;
     private Thread environment;
     private FileRelay relay;
@@ -39,13 +42,16 @@ final class AgentRequests {
     /**
      * @param reply       sends one REPLY
      * @param setupOutput sends one line that a setup command printed
+     * @param frames      sends one frame (an output file's data)
      */
-    AgentRequests(Map<String, String> env, AgentOptions options, GpuLeases leases, Consumer<String> reply, Consumer<String> setupOutput) {
+    AgentRequests(Map<String, String> env, AgentOptions options, GpuLeases leases, Consumer<String> reply, Consumer<String> setupOutput,
+                  Consumer<Frame> frames) {
         this.env = env;
         this.options = options;
         this.leases = leases;
         this.reply = reply;
         this.setupOutput = setupOutput;
+        this.frames = frames;
     }
 
     /** Answers {@code f} when it is a request; false when it is not one. */
@@ -82,6 +88,7 @@ final class AgentRequests {
             case PROBE_GPUS -> reply.accept(GpuProbeChild.run(env, base().resolve(".runjob")));
             case LEASE -> reply.accept(leases.handle(text(f.payload())));
             case ENVIRONMENT -> environment(EnvironmentRequest.decode(f.payload()));
+            case OUTPUTS -> reply.accept(OutputSender.send(Outputs.paths(f.payload()), workdir(), frames).encode());
             default -> {
                 return false;
             }

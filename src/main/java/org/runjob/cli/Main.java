@@ -89,6 +89,7 @@ public final class Main {
         all.put("stop", () -> new StopCommand(io));
         all.put("resume", () -> new ResumeCommand(io));
         all.put("stacks", () -> new StacksCommand(io));
+        all.put("pull", () -> new PullCommand(io));
         all.put("help", CommandLine.HelpCommand::new);
         // bash (and zsh through bashcompinit) completion, generated from the command model
         all.put("completion", AutoComplete.GenerateCompletion::new);

@@ -33,6 +33,10 @@ sealed interface Event {
     record Started(String node, int rank, long pid) implements Event {
     }
 
+    /** A chunk of the output file with this index (OUTPUTS); an empty chunk ends that file. */
+    record OutputData(String node, int index, byte[] bytes) implements Event {
+    }
+
     record Output(String node, int rank, boolean stderr, byte[] bytes) implements Event {
     }
 

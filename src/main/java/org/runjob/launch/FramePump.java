@@ -131,6 +131,7 @@ final class FramePump {
                         Stacks.Answer a = Stacks.Answer.decode(f.payload());
                         deliver(new Event.Stack(node, f.rank(), a.id(), a.text()));
                     }
+                    case OUTPUT_DATA -> deliver(new Event.OutputData(node, f.rank(), f.payload()));
                     case DONE -> done = true;
                     case PONG -> { } // its arrival is what counts: lastRead
                     default -> throw new ProtocolException("a " + f.type() + " frame goes to an agent, not to the coordinator");

@@ -37,8 +37,10 @@ public record Frame(Type type, int rank, byte[] payload) {
         STACKS(15),
         // coordinator -> agent: preflight, after the files: activate the environment, run setup, find the program
         ENVIRONMENT(16),
+        // coordinator -> agent: after a run, the named outputs of the run's directory, sent as OUTPUT_DATA then one REPLY
+        OUTPUTS(17),
         // agent -> coordinator
-        HELLO(64), STARTED(65), STDOUT(66), STDERR(67), EXITED(68), PONG(69), NOTICE(70), DONE(71), REPLY(72), ERROR_FILE(73), STACK(74);
+        HELLO(64), STARTED(65), STDOUT(66), STDERR(67), EXITED(68), PONG(69), NOTICE(70), DONE(71), REPLY(72), ERROR_FILE(73), STACK(74), OUTPUT_DATA(75);
 
         private static final Type[] BY_CODE = new Type[128];
 

@@ -137,7 +137,7 @@ public final class RunJob {
             NodeStarter restarts = new NodeStarter(spec, cluster, io.env(), Optional.of(runId));
             Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status).startingAt(firstAttempt)
                     .withLeases(backend.gpus() == GpuAuthority.PROBED_AND_LEASED ? leaseRequests(plan, report) : Map.of());
-            int code = launch(io, request, loaded, plan, backend, report, launcher, checked.shipped(), status, cluster.handle());
+            int code = launch(io, request, loaded, plan, backend, report, launcher, checked.shipped(), status, cluster.handle(), restarts);
             cluster.ended(code);
             return code;
         } finally {
@@ -163,7 +163,8 @@ public final class RunJob {
     }
 
     private static int launch(Io io, RunRequest request, SpecLoader.Loaded loaded, LaunchPlan plan, Backend backend, PreflightReport report,
-                              Launcher launcher, Map<String, Shipped> shipped, RunStatus status, Optional<RunHandle> handle) throws IOException {
+                              Launcher launcher, Map<String, Shipped> shipped, RunStatus status, Optional<RunHandle> handle,
+                              NodeStarter fetcher) throws IOException {
         JobSpec spec = plan.spec();
         RunFolder folder = RunFolder.create(Path.of(spec.logsDir()), spec.name(), plan.runId());
         RunIndex.add(io, RunIndex.Entry.here(plan.runId(), spec.name(), io.clock().instant(), folder.dir()));
@@ -185,7 +186,11 @@ public final class RunJob {
         }
         RunOutcome outcome = new RunOutcome(result, RunState.ended(result), request.commandLine(), GitInfo.of(Path.of(request.file())), plan,
                 report, shipped, handle, loaded.point(), folder.dir());
+        ObjectNode outputs = RunOutputs.collect(spec, fetcher, spec.outputs(), folder.dir(), io.err());
         ObjectNode summary = outcome.summary();
+        if (!outputs.isEmpty()) {
+            summary.set("outputs", outputs);
+        }
         folder.writeJson("summary.json", summary);
         status.write(outcome.state());
         for (var attempt : result.attempts()) {

@@ -20,6 +20,7 @@ import java.util.regex.Pattern;
  *                 run works in a directory of its own under it
  * @param relay  whether nodes pass the job's files on to each other ({@code relay})
  * @param source the job file this spec was loaded from
+ * @param outputs paths relative to the run's directory brought from every node into the run folder when the run ends
  */
 public record JobSpec(
         String name,
@@ -37,12 +38,20 @@ public record JobSpec(
         Optional<SlurmSpec> slurm,
         boolean strictGpuLeases,
         Relay relay,
-        Path source) {
+        Path source,
+        List<String> outputs) {
+
+    public JobSpec(String name, List<NodeSpec> nodes, RendezvousSpec rendezvous, EntrypointSpec entrypoint, String workdir,
+                   boolean runsShareWorkdir, List<ShippedFile> files, Map<String, String> env, SshSpec ssh, FailureSpec failure,
+                   String logsDir, Optional<Pattern> metric, Optional<SlurmSpec> slurm, boolean strictGpuLeases, Relay relay, Path source) {
+        this(name, nodes, rendezvous, entrypoint, workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric, slurm, strictGpuLeases,
+                relay, source, List.of());
+    }
 
     /** The same job with {@code more} arguments after the entrypoint's own. */
     public JobSpec withEntrypointArgs(List<String> more) {
         return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric,
-                slurm, strictGpuLeases, relay, source);
+                slurm, strictGpuLeases, relay, source, outputs);
     }
 
     /** The directory under a workdir that holds each run's own directory. */
@@ -77,6 +86,7 @@ public record JobSpec(
         Objects.requireNonNull(entrypoint, "entrypoint");
         Objects.requireNonNull(workdir, "workdir");
         files = List.copyOf(files);
+        outputs = List.copyOf(outputs);
         env = Collections.unmodifiableMap(new LinkedHashMap<>(env));
         Objects.requireNonNull(ssh, "ssh");
         Objects.requireNonNull(failure, "failure");
@@ -198,7 +208,8 @@ public record JobSpec(
         SlurmSpec s = slurm.get();
         return new JobSpec(name, named, new RendezvousSpec(names.get(0), rendezvous.addr(), rendezvous.port()), entrypoint, workdir,
                 runsShareWorkdir, files, env, ssh, failure, logsDir, metric, Optional.of(new SlurmSpec(s.partition(), s.account(), s.time(),
-                s.qos(), s.allocArgs(), s.srunArgs(), s.stopBeforeLimitSeconds(), s.cpusPerWorker(), false)), strictGpuLeases, relay, source);
+                s.qos(), s.allocArgs(), s.srunArgs(), s.stopBeforeLimitSeconds(), s.cpusPerWorker(), false)), strictGpuLeases, relay, source,
+                outputs);
     }
 
     /** How runjob logs in to nodes. */

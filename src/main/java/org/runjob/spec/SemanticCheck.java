@@ -62,6 +62,7 @@ final class SemanticCheck {
         rendezvous(root, nodeNames);
         entrypoint(root.get("entrypoint"));
         Set<String> shipped = files(root.get("files"));
+        outputs(root.get("outputs"));
         env(root.get("env"), "/env");
         environment(root.get("environment"), "/environment", shipped);
         JsonNode nodes = root.get("nodes");
@@ -276,6 +277,20 @@ final class SemanticCheck {
             }
         }
         return landed.keySet();
+    }
+
+    /** Each of {@code outputs} is a path inside the run's directory: relative, never {@code ..}. */
+    private void outputs(JsonNode outputs) {
+        if (outputs == null || !outputs.isArray()) {
+            return;
+        }
+        for (int i = 0; i < outputs.size(); i++) {
+            String o = outputs.get(i).isString() ? outputs.get(i).stringValue() : "";
+            if (o.startsWith("/") || o.startsWith("~") || Path.of(o).normalize().startsWith("..") || Path.of(o).normalize().toString().isEmpty()) {
+                problem(LocatedJson.child("/outputs", i), "'" + o + "' is not inside the run's directory: outputs are relative paths"
+                        + " there, such as checkpoints/ or results.json");
+            }
+        }
     }
 
     /** Keys of an {@code environment:} block that name the workers' Python: at most one per block. */

@@ -91,7 +91,7 @@ final class SpecBinder {
                 text(object(root, "logs"), "dir").orElse("runs"), text(object(root, "logs"), "metric").map(Pattern::compile),
                 slurm ? Optional.of(slurm(object(root, "slurm"), counted)) : Optional.empty(),
                 text(root, "gpu_leases").orElse("warn").equals("strict"),
-                Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source);
+                Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source, strings(root.get("outputs")));
     }
 
     private static JobSpec.SlurmSpec slurm(JsonNode s, boolean countedNodes) {

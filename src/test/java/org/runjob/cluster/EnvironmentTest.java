@@ -15,6 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.testbed.Testbed;
 
+import tools.jackson.databind.json.JsonMapper;
+
 /**
  * The job's environment on real sshd hosts, with venvs made by {@code python3 -m venv
  * --system-site-packages} (Debian's python3 and torch inside): each node runs the interpreter of
@@ -166,5 +168,38 @@ class EnvironmentTest {
         Cli once = jobs.run(sharing);
         assertThat(once.code()).as(once.err()).isZero();
         assertThat(marks(marks, "shared")).isEqualTo(1);
+    }
+
+    @Test
+    void eachNodesOutputsComeBackAfterASuccessAndAFailFastAndPullFetchesThemAgain() throws Exception {
+        Path job = jobs.job("outputs", node(jobs, 1, 2, "") + node(jobs, 2, 1, ""), jobs.worker("outputs.py"), List.of("python3", "outputs.py"),
+                "outputs: [results, none.txt]\nfailure: {grace_period_s: 1}\n", Map.of());
+        Cli ok = jobs.run(job);
+        assertThat(ok.code()).as(ok.err()).isZero();
+        Path folder = NodeSideTest.runFolder("outputs", jobs.logs);
+        assertThat(Files.readString(folder.resolve("outputs/h1/results/rank-0.txt"))).isEqualTo("rank 0 on h1\n");
+        assertThat(Files.readString(folder.resolve("outputs/h1/results/rank-1.txt"))).isEqualTo("rank 1 on h1\n");
+        assertThat(Files.readString(folder.resolve("outputs/h2/results/rank-2.txt"))).isEqualTo("rank 2 on h2\n");
+        try (var h1 = Files.list(folder.resolve("outputs/h1/results"))) {
+            assertThat(h1.map(p -> p.getFileName().toString()).sorted().toList()).containsExactly("rank-0.txt", "rank-1.txt");
+        }
+        assertThat(ok.err()).contains("runjob: outputs of node h1: none.txt: no such file\n")
+                .contains("runjob: outputs: 3 files (39 B) from 2 nodes in ");
+        var summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
+        assertThat(summary.path("outputs").path("h1").path("files").asInt()).isEqualTo(2);
+        assertThat(summary.path("outputs").path("h2").path("bytes").asInt()).isEqualTo(13);
+
+        Files.delete(folder.resolve("outputs/h2/results/rank-2.txt"));
+        Cli pull = Cli.run(System.getenv(), "pull", folder.toString(), "results/rank-2.txt");
+        assertThat(pull.code()).as(pull.err()).isZero();
+        assertThat(Files.readString(folder.resolve("outputs/h2/results/rank-2.txt"))).isEqualTo("rank 2 on h2\n");
+
+        Path logs = tmp.resolve("runs-failed");
+        Cli failed = jobs.run(job, "--set", "env.FAIL_RANK=1", "--set", "logs.dir=" + logs);
+        assertThat(failed.code()).as(failed.err()).isEqualTo(1);
+        Path failedFolder = NodeSideTest.runFolder("outputs", logs);
+        for (String f : List.of("h1/results/rank-0.txt", "h1/results/rank-1.txt", "h2/results/rank-2.txt")) {
+            assertThat(failedFolder.resolve("outputs").resolve(f)).as("after a fail-fast").exists();
+        }
     }
 }

@@ -1,0 +1,96 @@
+package org.runjob.run;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.runjob.json.Json;
+import org.runjob.launch.NodeSession;
+import org.runjob.launch.NodeStarter;
+import org.runjob.node.FanOut;
+import org.runjob.node.NodeException;
+import org.runjob.protocol.NodeFacts;
+import org.runjob.protocol.Outputs;
+import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeSpec;
+
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Brings a run's {@code outputs} from every node into its run folder ({@code outputs/NODE/PATH}),
+ * all nodes at once: a fresh agent per node in the run's directory, which sends each file (checked
+ * by size and SHA-256 as it lands, {@link NodeSession#outputs}). Used when a run ends, whatever its
+ * end, and by {@code runjob pull}. A node that cannot be reached is reported, never fatal: the
+ * run's result stands.
+ */
+public final class RunOutputs {
+
+    private static final Logger LOG = LogManager.getLogger(RunOutputs.class);
+    /** How long one node's files may take to arrive. */
+    static final long TIMEOUT_MS = 6 * 3_600_000L;
+
+    private RunOutputs() {
+    }
+
+    /**
+     * @param paths what to bring (the job's {@code outputs}, or what {@code pull} names)
+     * @return per node: {@code files}, {@code bytes}, {@code seconds}, {@code skipped}, or {@code error}
+     */
+    public static ObjectNode collect(JobSpec spec, NodeStarter starter, List<String> paths, Path folder, PrintStream err) {
+        ObjectNode out = Json.object();
+        if (paths.isEmpty()) {
+            return out;
+        }
+        long t0 = System.nanoTime();
+        Map<NodeSpec, ObjectNode> results;
+        try (FanOut fanOut = new FanOut(spec.nodes().size())) {
+            results = fanOut.onEach(spec.nodes(), node -> one(node, starter, paths, folder.resolve("outputs").resolve(node.name())));
+        }
+        long files = 0;
+        long bytes = 0;
+        for (Map.Entry<NodeSpec, ObjectNode> e : results.entrySet()) {
+            out.set(e.getKey().name(), e.getValue());
+            files += e.getValue().path("files").asLong(0);
+            bytes += e.getValue().path("bytes").asLong(0);
+            if (e.getValue().has("error")) {
+                err.println("runjob: outputs of node " + e.getKey().name() + " did not come: " + e.getValue().get("error").asString());
+            }
+            e.getValue().path("skipped").forEach(s -> err.println("runjob: outputs of node " + e.getKey().name() + ": " + s.asString()));
+        }
+        err.printf("runjob: outputs: %d file%s (%s) from %d node%s in %.1f s: %s%n", files, files == 1 ? "" : "s", size(bytes),
+                results.size(), results.size() == 1 ? "" : "s", (System.nanoTime() - t0) / 1e9, folder.resolve("outputs"));
+        return out;
+    }
+
+    private static ObjectNode one(NodeSpec node, NodeStarter starter, List<String> paths, Path into) {
+        ObjectNode o = Json.object();
+        long t0 = System.nanoTime();
+        try {
+            starter.reach(node);
+            try (NodeSession session = starter.start(node)) {
+                NodeFacts facts = session.hello(60_000);
+                if (facts.get(NodeFacts.WORKDIR_ERROR).isPresent()) {
+                    throw new IOException(facts.get(NodeFacts.WORKDIR_ERROR).get());
+                }
+                Outputs.Manifest m = session.outputs(paths, into, TIMEOUT_MS);
+                long bytes = m.files().stream().mapToLong(f -> Math.max(0, f.size())).sum();
+                o.put("files", m.files().stream().filter(f -> f.size() >= 0).count()).put("bytes", bytes);
+                var skipped = o.putArray("skipped");
+                m.skipped().forEach(skipped::add);
+            }
+        } catch (IOException | NodeException | RuntimeException e) {
+            LOG.warn("node {}: outputs did not come", node.name(), e);
+            o.put("error", String.valueOf(e.getMessage()));
+        }
+        o.put("seconds", Math.round((System.nanoTime() - t0) / 1e6) / 1e3);
+        return o;
+    }
+
+    private static String size(long bytes) {
+        return bytes < 1024 ? bytes + " B" : bytes < 1L << 20 ? (bytes >> 10) + " KiB" : (bytes >> 20) + " MiB";
+    }
+}

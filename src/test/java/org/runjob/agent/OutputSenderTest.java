@@ -1,0 +1,54 @@
+package org.runjob.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.distribute.Sha256;
+import org.runjob.protocol.Frame;
+import org.runjob.protocol.Outputs;
+
+/** The agent sends exactly the regular files under the named paths, chunked and hashed; symlinks and paths outside are named, never read. */
+class OutputSenderTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void filesAreSentInChunksWithTheirHashAndSymlinksAndOutsidePathsAreSkippedByName() throws Exception {
+        Path run = Files.createDirectories(tmp.resolve("run"));
+        Files.createDirectories(run.resolve("ckpt/sub"));
+        byte[] big = new byte[OutputSender.CHUNK + 5];
+        big[OutputSender.CHUNK + 4] = 7;
+        Files.write(run.resolve("ckpt/sub/model.bin"), big);
+        Files.writeString(run.resolve("ckpt/a.json"), "{}");
+        Files.writeString(tmp.resolve("secret"), "s");
+        Files.createSymbolicLink(run.resolve("ckpt/link"), tmp.resolve("secret"));
+        Files.createSymbolicLink(run.resolve("top"), tmp.resolve("secret"));
+        Map<Integer, ByteArrayOutputStream> got = new HashMap<>();
+        Map<Integer, Integer> ends = new HashMap<>();
+        Outputs.Manifest m = OutputSender.send(List.of("ckpt", "top", "../secret", "nothing"), run, f -> {
+            assertThat(f.type()).isEqualTo(Frame.Type.OUTPUT_DATA);
+            if (f.payload().length == 0) {
+                ends.merge(f.rank(), 1, Integer::sum);
+            } else {
+                got.computeIfAbsent(f.rank(), i -> new ByteArrayOutputStream()).writeBytes(f.payload());
+            }
+        });
+        assertThat(m.files()).extracting(Outputs.Entry::path).containsExactly("ckpt/a.json", "ckpt/sub/model.bin");
+        assertThat(m.files().get(1).size()).isEqualTo(big.length);
+        assertThat(m.files().get(1).sha256()).isEqualTo(Sha256.of(run.resolve("ckpt/sub/model.bin")));
+        assertThat(got.get(1).toByteArray()).isEqualTo(big);
+        assertThat(ends).containsExactlyInAnyOrderEntriesOf(Map.of(0, 1, 1, 1));
+        assertThat(m.skipped()).containsExactly("ckpt/link: a symlink (never followed)", "top: a symlink (never followed)",
+                "../secret: not inside the run's directory", "nothing: no such file");
+        assertThat(Outputs.Manifest.decode(m.encode())).isEqualTo(m);
+    }
+}
