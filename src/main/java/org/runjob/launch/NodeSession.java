@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import org.runjob.agent.NodeJvm;
@@ -119,10 +120,25 @@ public final class NodeSession implements AutoCloseable {
      * there ({@link org.runjob.protocol.EnvironmentRequest}); each line a setup command prints goes
      * to {@code setupLines} as it comes.
      */
-    public synchronized EnvironmentReply environment(EnvironmentRequest request, Consumer<String> setupLines, long timeoutMs)
-            throws IOException {
+    public synchronized EnvironmentReply environment(EnvironmentRequest request, Consumer<String> setupLines, long timeoutMs,
+                                                     BooleanSupplier stop) throws IOException {
         channel.send(new Frame(Frame.Type.ENVIRONMENT, -1, request.encode()));
-        String answer = ((Event.Reply) await(Event.Reply.class, timeoutMs, "answer " + Frame.Type.ENVIRONMENT, setupLines)).text();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        String answer = null;
+        while (answer == null) {
+            if (stop.getAsBoolean()) {
+                throw new IOException("interrupted: the setup under way is stopped with the agent");
+            }
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            try {
+                answer = ((Event.Reply) await(Event.Reply.class, Math.min(STOP_POLL_MS, Math.max(1, left)), "answer " + Frame.Type.ENVIRONMENT,
+                        setupLines)).text();
+            } catch (StillWaiting e) {
+                if (left <= STOP_POLL_MS) {
+                    throw new IOException("the agent did not answer " + Frame.Type.ENVIRONMENT + " within " + (timeoutMs + 999) / 1000 + " s");
+                }
+            }
+        }
         try {
             return EnvironmentReply.decode(answer);
         } catch (IllegalArgumentException e) {
@@ -434,7 +450,7 @@ public final class NodeSession implements AutoCloseable {
                 throw new IOException("interrupted");
             }
             if (e == null) {
-                throw new IOException("the agent did not " + what + " within " + (timeoutMs + 999) / 1000 + " s");
+                throw new StillWaiting("the agent did not " + what + " within " + (timeoutMs + 999) / 1000 + " s");
             }
             if (wanted.isInstance(e)) {
                 return e;
@@ -451,6 +467,16 @@ public final class NodeSession implements AutoCloseable {
             if (e instanceof Event.AgentDone) {
                 throw new IOException("the agent ended");
             }
+        }
+    }
+
+    /** How often a long wait looks whether it should stop (Ctrl-C). */
+    static final long STOP_POLL_MS = 200;
+
+    /** No answer yet within a wait's deadline. */
+    private static final class StillWaiting extends IOException {
+        StillWaiting(String message) {
+            super(message);
         }
     }
 

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
 
 import org.runjob.distribute.FileList;
@@ -57,19 +58,22 @@ public final class EnvironmentCheck {
     private final boolean shipped;
     private final Optional<String> runId;
     private final SetupOutput output;
+    private final BooleanSupplier stop;
 
     /**
      * @param files   the files shipped to the nodes, for the setup key
      * @param shipped whether they were shipped (a {@code check} ships none)
+     * @param stop    true once the wait for a node should end (Ctrl-C): its setup is stopped with its agent
      */
     public EnvironmentCheck(JobSpec spec, List<FileList.Entry> files, EnvironmentRequest.Setup mode, boolean shipped, Optional<String> runId,
-                            SetupOutput output) {
+                            SetupOutput output, BooleanSupplier stop) {
         this.spec = spec;
         this.files = List.copyOf(files);
         this.mode = mode;
         this.shipped = shipped;
         this.runId = runId;
         this.output = output;
+        this.stop = stop;
     }
 
     /** The program each worker of {@code node} runs, as the plan's argv names it. */
@@ -96,7 +100,7 @@ public final class EnvironmentCheck {
         EnvironmentReply reply;
         try {
             EnvironmentRequest request = request(node);
-            reply = session.environment(request, line -> output.line(node.name(), line), request.setupTimeoutMillis() + MARGIN_MS);
+            reply = session.environment(request, line -> output.line(node.name(), line), request.setupTimeoutMillis() + MARGIN_MS, stop);
         } catch (IOException e) {
             row.put(Check.ENVIRONMENT, Cell.fail("the environment check did not run: " + e.getMessage()));
             return Optional.empty();

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import org.runjob.agent.NodeJvm;
@@ -77,6 +78,7 @@ public final class Preflight {
     private final Optional<String> runId;
     private final EnvironmentRequest.Setup setup;
     private final EnvironmentCheck.SetupOutput setupOutput;
+    private final BooleanSupplier stop;
 
     /** For {@code check} and {@code gpus}: nothing is leased. */
     /**
@@ -86,15 +88,16 @@ public final class Preflight {
     public Preflight(JobSpec spec, Backend backend, NodeStarter starter, Optional<String> runId,
                      Optional<Duration> waitForGpus) {
         this(spec, backend, starter, runId, waitForGpus, runId.isPresent() ? EnvironmentRequest.Setup.WHEN_DUE : EnvironmentRequest.Setup.CHECK,
-                EnvironmentCheck.SetupOutput.NONE);
+                EnvironmentCheck.SetupOutput.NONE, () -> false);
     }
 
     /**
      * @param setup       whether each node's setup runs when due, always, or not at all ({@code check})
      * @param setupOutput where the lines a node's setup prints go
+     * @param stop        true once a wait for a node's setup should end (Ctrl-C)
      */
     public Preflight(JobSpec spec, Backend backend, NodeStarter starter, Optional<String> runId, Optional<Duration> waitForGpus,
-                     EnvironmentRequest.Setup setup, EnvironmentCheck.SetupOutput setupOutput) {
+                     EnvironmentRequest.Setup setup, EnvironmentCheck.SetupOutput setupOutput, BooleanSupplier stop) {
         this.spec = spec;
         this.backend = backend.name();
         this.starter = starter;
@@ -102,6 +105,7 @@ public final class Preflight {
         this.runId = runId;
         this.setup = setup;
         this.setupOutput = setupOutput;
+        this.stop = stop;
     }
 
     /** @param files what to ship (none for {@code check}); {@code progress} gets a line now and then for large files */
@@ -127,7 +131,8 @@ public final class Preflight {
         NodeJvm.Jit jit = NodeJvm.Jit.forShipping(bytes);
         Shipping shipping = new Shipping(entries, bytes, progress, spec.relay(), remote,
                 n -> n.address() instanceof NodeAddress.Local ? Optional.empty() : starter.address(n).or(() -> n.address().reachableAs()));
-        EnvironmentCheck environments = new EnvironmentCheck(spec, entries, setup, !files.isEmpty() || runId.isPresent(), runId, setupOutput);
+        EnvironmentCheck environments = new EnvironmentCheck(spec, entries, setup, !files.isEmpty() || runId.isPresent(), runId, setupOutput,
+                stop);
         try (FanOut fanOut = new FanOut(spec.nodes().size())) {
             // each node on its own: start, ship, environment, GPU survey; a fast node does not wait for a slow one
             Map<NodeSpec, NodeResult> results = fanOut.onEach(spec.nodes(), node -> {

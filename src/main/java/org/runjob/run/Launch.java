@@ -4,6 +4,7 @@ import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 
 import org.runjob.launch.NodeStarter;
 import org.runjob.node.Backend;
@@ -25,15 +26,18 @@ public final class Launch {
     public static Preflight.Outcome preflight(JobSpec spec, Backend backend, NodeStarter starter,
                                        Optional<String> runId, Optional<Duration> waitForGpus, PrintStream progress) {
         return preflight(spec, backend, starter, runId, waitForGpus, progress,
-                runId.isPresent() ? EnvironmentRequest.Setup.WHEN_DUE : EnvironmentRequest.Setup.CHECK, EnvironmentCheck.SetupOutput.NONE);
+                runId.isPresent() ? EnvironmentRequest.Setup.WHEN_DUE : EnvironmentRequest.Setup.CHECK, EnvironmentCheck.SetupOutput.NONE, () -> false);
     }
 
-    /** The same, with each node's setup run as {@code setup} says and its lines going to {@code setupOutput}. */
+    /**
+     * The same, with each node's setup run as {@code setup} says, its lines going to
+     * {@code setupOutput}, and the wait for it ended once {@code stop} says so (Ctrl-C).
+     */
     public static Preflight.Outcome preflight(JobSpec spec, Backend backend, NodeStarter starter, Optional<String> runId,
                                               Optional<Duration> waitForGpus, PrintStream progress, EnvironmentRequest.Setup setup,
-                                              EnvironmentCheck.SetupOutput setupOutput) {
+                                              EnvironmentCheck.SetupOutput setupOutput, BooleanSupplier stop) {
         List<JobSpec.ShippedFile> files = runId.isPresent() ? spec.files() : List.of();
-        return new Preflight(spec, backend, starter, runId, waitForGpus, setup, setupOutput).run(files, progress::println);
+        return new Preflight(spec, backend, starter, runId, waitForGpus, setup, setupOutput, stop).run(files, progress::println);
     }
 
     /**

@@ -103,7 +103,8 @@ public final class RunJob {
              Cluster cluster = request.hosted().isPresent() ? Backends.hosted(request.hosted().get()) : open(backend, spec, io, warnedByScheduler);
              Preflight.Outcome checked = WorkdirRace.preflight(io, () -> Launch.preflight(spec, backend,
                      new NodeStarter(spec, cluster, io.env(), Optional.of(runId)), Optional.of(runId), request.waitForGpus(), io.err(),
-                     request.forceSetup() ? EnvironmentRequest.Setup.FORCE : EnvironmentRequest.Setup.WHEN_DUE, setupLog))) {
+                     request.forceSetup() ? EnvironmentRequest.Setup.FORCE : EnvironmentRequest.Setup.WHEN_DUE, setupLog,
+                     () -> io.interrupts().count() > 0))) {
             PreflightReport report = checked.report();
             if (!report.ok() || spec.nodes().stream().anyMatch(n -> !n.local())) {
                 PreflightText.print(report, io.err(), Io.colour(io), Io.width(io));

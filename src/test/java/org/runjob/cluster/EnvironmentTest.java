@@ -2,8 +2,10 @@ package org.runjob.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -13,6 +15,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.testbed.Pids;
+import org.runjob.testbed.Poll;
 import org.runjob.testbed.Testbed;
 
 import tools.jackson.databind.json.JsonMapper;
@@ -201,5 +205,25 @@ class EnvironmentTest {
         for (String f : List.of("h1/results/rank-0.txt", "h1/results/rank-1.txt", "h2/results/rank-2.txt")) {
             assertThat(failedFolder.resolve("outputs").resolve(f)).as("after a fail-fast").exists();
         }
+    }
+
+    @Test
+    void ctrlCDuringALongSetupStopsItOnItsNodeAndStartsNothing() throws Exception {
+        Path job = jobs.job("slowsetup", node(jobs, 2, 1, "{setup: ['echo $$ > " + jobs.pids + "/setup.pid; echo started; exec sleep 300']}"),
+                jobs.worker("whoami.py"), List.of("python3", "whoami.py"), "", Map.of());
+        Process runjob = jobs.start(job);
+        Poll.until(() -> {
+            try {
+                return jobs.stderrOf(job).contains("[h2/setup] started\n");
+            } catch (IOException e) {
+                return false;
+            }
+        }, Duration.ofSeconds(60), "the setup to start");
+        long setup = Long.parseLong(Files.readString(jobs.pids.resolve("setup.pid")).strip());
+        new ProcessBuilder("kill", "-INT", Long.toString(runjob.pid())).start().waitFor();
+        assertThat(runjob.waitFor(20, TimeUnit.SECONDS)).as("runjob ends on Ctrl-C during setup").isTrue();
+        assertThat(runjob.exitValue()).as(jobs.stderrOf(job)).isEqualTo(130);
+        assertThat(jobs.stderrOf(job)).contains("interrupted during preflight: nothing was started");
+        Pids.awaitGone(List.of(setup), Duration.ofSeconds(10), "the setup's sleep, stopped with its agent");
     }
 }

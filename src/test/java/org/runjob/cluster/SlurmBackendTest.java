@@ -589,7 +589,7 @@ class SlurmBackendTest {
         Path job = job("inside", jobs.worker("ticks.py"), List.of("python3", "ticks.py"), "", Map.of("TICKS", "40"));
         // runjob as the command of the user's own salloc: SLURM_JOB_ID is set
         List<String> cmd = new ArrayList<>(List.of("salloc", "--job-name=users-own", "--nodes=2", "--nodelist=h1,h2", "--ntasks-per-node=2",
-                ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"), "Main",
+                ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main",
                 job.toString()));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(dir.resolve("inside.out").toFile()).redirectError(dir.resolve("inside.err").toFile());
         pb.environment().putAll(env);

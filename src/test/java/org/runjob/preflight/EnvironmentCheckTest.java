@@ -54,7 +54,8 @@ class EnvironmentCheckTest {
     void theOddNodeFailsNamingTheFieldItsValueAndTheOthers() throws Exception {
         JobSpec spec = job("");
         Map<String, Map<Check, Cell>> cells = cells(spec);
-        new EnvironmentCheck(spec, List.of(), EnvironmentRequest.Setup.CHECK, false, Optional.empty(), EnvironmentCheck.SetupOutput.NONE)
+        new EnvironmentCheck(spec, List.of(), EnvironmentRequest.Setup.CHECK, false, Optional.empty(), EnvironmentCheck.SetupOutput.NONE,
+                () -> false)
                 .judge(cells, Map.of("h1", reply("1.13.0", "11.7"), "h2", reply("2.1.0", "11.7"), "h3", reply("1.13.0", null)));
         assertThat(cells.get("h1").get(Check.ENVIRONMENT)).isEqualTo(Cell.ok("ok"));
         assertThat(cells.get("h2").get(Check.ENVIRONMENT)).isEqualTo(Cell.fail("torch 2.1.0 here, 1.13.0 on h1, h3: every node must run"
@@ -68,7 +69,7 @@ class EnvironmentCheckTest {
         JobSpec spec = job("environment: {on_skew: warn}\n");
         Map<String, Map<Check, Cell>> cells = cells(spec);
         EnvironmentCheck check = new EnvironmentCheck(spec, List.of(), EnvironmentRequest.Setup.CHECK, false, Optional.empty(),
-                EnvironmentCheck.SetupOutput.NONE);
+                EnvironmentCheck.SetupOutput.NONE, () -> false);
         check.judge(cells, Map.of("h1", reply("1.13.0", null), "h2", reply("2.1.0", null), "h3", reply("1.13.0", null)));
         assertThat(cells.get("h2").get(Check.ENVIRONMENT).status()).isEqualTo(Cell.Status.WARN);
         Map<String, Map<Check, Cell>> same = cells(spec);
