@@ -11,7 +11,8 @@ Each round runs, one after the other:
   podman run         podman run --rm IMAGE python3 -c pass, twice (the peer of a container start)
 Reported: median (min-max) of wall seconds and CPU-seconds (wait4 rusage of the process tree; a
 container's own processes run under conmon and are not counted, so podman's CPU is a floor), and
-the per-node cost of an unchanged setup (setup - bare) / 2 and of activation (venv - bare) / 2.
+what an unchanged setup and an activation add to a run (setup - bare, venv - bare; both nodes are
+prepared at once, so this is also what one node adds).
 The container rows need root, podman, runc and the test image's conf (CONTAINERS_CONF), as the
 test suite makes them. Usage: bench/environment.py [--runs 7] [--json OUT]   (no timing is asserted)
 """
@@ -121,10 +122,10 @@ def main():
         print(f"{t:<18} {spread(walls):<20} {spread(cpus):<20}")
         rows.append({"tool": t, "wall": spread(walls), "cpu": spread(cpus)})
     med = {t: statistics.median([r[0] for r in rs]) for t, rs in results.items()}
-    derived = {"unchanged setup per node s": (med["runjob setup"] - med["runjob bare"]) / 2,
-               "activation per node s": (med["runjob venv"] - med["runjob bare"]) / 2}
+    derived = {"unchanged setup adds s (nodes at once)": med["runjob setup"] - med["runjob bare"],
+               "venv + source adds s (nodes at once)": med["runjob venv"] - med["runjob bare"]}
     if "runjob container" in med:
-        derived["container start over bare start s (runjob, per worker)"] = (med["runjob container"] - med["runjob bare"]) / 2
+        derived["container adds s (runjob, 2 workers at once)"] = med["runjob container"] - med["runjob bare"]
         derived["podman run over python direct s (2 at once)"] = med["podman run"] - med["python direct"]
     for k, v in derived.items():
         print(f"{k}: {v:.3f}")
