@@ -13,6 +13,7 @@ import org.runjob.protocol.AgentOptions;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.Frame;
+import org.runjob.protocol.OutputSender;
 import org.runjob.protocol.Outputs;
 import org.runjob.protocol.ProtocolException;
 

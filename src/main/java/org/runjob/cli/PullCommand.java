@@ -1,5 +1,6 @@
 package org.runjob.cli;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,28 +13,35 @@ import org.runjob.json.Json;
 import org.runjob.launch.NodeStarter;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
+import org.runjob.protocol.Outputs;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
 import org.runjob.run.Launch;
+import org.runjob.run.OutputsStream;
+import org.runjob.run.RunIndex;
 import org.runjob.run.RunOutputs;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * {@code runjob pull RUN [PATH...]}: brings a run's outputs (its job's {@code outputs}, or the
- * PATHs, relative to the run's directory) from every node into its run folder's
- * {@code outputs/NODE/}, again: after the run, or while it runs (a checkpoint so far). Reaches the
- * nodes as the run did ({@link RunOutputs}). A submitted run's folder, and a Slurm run's nodes,
- * are not here: refused by name.
+ * {@code runjob pull RUN [PATH...] [--into DIR]}: brings a run's outputs (its job's
+ * {@code outputs}, or the PATHs, relative to the run's directory) from every node into its run
+ * folder's {@code outputs/NODE/} (or {@code DIR/NODE/}), again: after the run, or while it runs (a
+ * checkpoint so far). Reaches the nodes as the run did ({@link RunOutputs}). A submitted run: its
+ * master node's runjob sends what its coordinator brought into the run folder there when the run
+ * ended ({@link OutputsStream}), into {@code DIR} (default {@code ./RUN-outputs}). A Slurm run's
+ * nodes were its allocation's: refused by name.
  */
 @Command(name = "pull", mixinStandardHelpOptions = true,
-        description = "Bring a run's outputs (or PATH..., relative to its directory on the nodes) from every node into its run folder's outputs/NODE/.")
+        description = {"Bring a run's outputs (or PATH..., relative to its directory on the nodes) from every node into its run folder's "
+                + "outputs/NODE/, or into DIR/NODE/.", "A submitted run's outputs come from its master node into DIR (default ./RUN-outputs)."})
 final class PullCommand implements Callable<Integer> {
 
     private final Io io;
@@ -43,6 +51,13 @@ final class PullCommand implements Callable<Integer> {
 
     @Parameters(index = "1..*", paramLabel = "PATH", description = "Paths relative to the run's directory on each node (default: the job's outputs).")
     List<String> paths = new ArrayList<>();
+
+    @Option(names = "--into", paramLabel = "DIR", description = "Put NODE/PATH under DIR instead of the run folder's outputs/.")
+    Path into;
+
+    /** Set by the launcher on a submitted run's master node: the outputs go to stdout as one stream. */
+    @Option(names = "--send", hidden = true)
+    boolean send;
 
     @Mixin
     RunsOptions options;
@@ -58,9 +73,7 @@ final class PullCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         if (found.get() instanceof RunsOptions.Submitted s) {
-            io.err().println("runjob: run " + s.entry().runId() + " was submitted: its coordinator brought its outputs into the master"
-                    + " node's run folder when it ended; runjob pull reaches runs whose folder is here");
-            return ExitCode.INVALID;
+            return fromMaster(s.entry());
         }
         var r = ((RunsOptions.Here) found.get()).run();
         Path job = r.folder().resolve("job.yaml");
@@ -83,16 +96,17 @@ final class PullCommand implements Callable<Integer> {
             io.err().println("runjob: job " + spec.name() + " names no outputs: name the paths, e.g. runjob pull " + r.runId() + " checkpoints");
             return ExitCode.INVALID;
         }
-        for (String p : wanted) {
-            if (p.startsWith("/") || p.startsWith("~") || Path.of(p).normalize().startsWith("..") || Path.of(p).normalize().toString().isEmpty()) {
-                io.err().println("runjob: '" + p + "' is not inside the run's directory: paths are relative to it, such as checkpoints");
-                return ExitCode.INVALID;
-            }
+        if (!relative(wanted)) {
+            return ExitCode.INVALID;
         }
+        if (send) {
+            return send(r, spec, wanted);
+        }
+        Path outputs = into == null ? r.folder().resolve("outputs") : into;
         Backend backend = Backends.of(spec);
         ObjectNode result;
         try (Cluster cluster = Launch.open(backend, spec, io)) {
-            result = RunOutputs.collect(spec, new NodeStarter(spec, cluster, io.env(), Optional.of(r.runId())), wanted, r.folder(), io.err());
+            result = RunOutputs.collect(spec, new NodeStarter(spec, cluster, io.env(), Optional.of(r.runId())), wanted, outputs, io.err());
         }
         if (options.output == JobOptions.Output.json) {
             io.out().println(Json.pretty(result));
@@ -102,5 +116,68 @@ final class PullCommand implements Callable<Integer> {
             failed |= node.getValue().has("error");
         }
         return failed ? ExitCode.PREFLIGHT_FAILED : ExitCode.OK;
+    }
+
+    /**
+     * On a submitted run's master node: what its coordinator brought into the run folder when the
+     * run ended, to stdout. The nodes are not reached again: the run's node hosts, its only way to
+     * them from here, ended with it.
+     */
+    private int send(RunRecords.Run r, JobSpec spec, List<String> wanted) throws IOException {
+        if (r.summary().isEmpty()) {
+            io.err().println("runjob: run " + r.runId() + " is " + r.state() + ": its outputs come from every node into its folder when it"
+                    + " ends; runjob pull brings them here then");
+            return ExitCode.INVALID;
+        }
+        List<String> sent = new ArrayList<>();
+        spec.nodes().forEach(n -> wanted.forEach(p -> sent.add(n.name() + "/" + p)));
+        Outputs.Manifest m = OutputsStream.send(r.folder().resolve("outputs"), sent, io.out());
+        // "NODE/PATH: why" as "node NODE: PATH: why"
+        m.skipped().forEach(s -> io.err().println("runjob: outputs of node " + s.replaceFirst("/", ": ")));
+        return ExitCode.OK;
+    }
+
+    private boolean relative(List<String> wanted) {
+        for (String p : wanted) {
+            if (p.startsWith("/") || p.startsWith("~") || Path.of(p).normalize().startsWith("..") || Path.of(p).normalize().toString().isEmpty()) {
+                io.err().println("runjob: '" + p + "' is not inside the run's directory: paths are relative to it, such as checkpoints");
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A submitted run: {@code pull RUN [PATH...] --send} on its master node, into {@code into}. */
+    private int fromMaster(RunIndex.Entry entry) throws IOException {
+        if (!relative(paths)) {
+            return ExitCode.INVALID;
+        }
+        Path dir = into != null ? into : Path.of(entry.runId() + "-outputs");
+        List<String> remote = new ArrayList<>(List.of("pull", entry.runId()));
+        remote.addAll(paths);
+        remote.add("--send");
+        long t0 = System.nanoTime();
+        Outputs.Manifest[] got = new Outputs.Manifest[1];
+        String[] failed = new String[1];
+        int code = Remote.call(io, entry, remote, in -> {
+            try {
+                got[0] = OutputsStream.receive(in, dir);
+            } catch (IOException e) {
+                failed[0] = e.getMessage();
+            }
+        });
+        if (got[0] == null) {
+            if (code == ExitCode.OK || code == ExitCode.PREFLIGHT_FAILED) {
+                io.err().println("runjob: the outputs of run " + entry.runId() + " did not come from its master node " + entry.node().orElse("")
+                        + (failed[0] == null ? "" : ": " + failed[0]));
+                return ExitCode.PREFLIGHT_FAILED;
+            }
+            return code;
+        }
+        long files = got[0].files().stream().filter(f -> f.size() >= 0).count();
+        long bytes = got[0].files().stream().mapToLong(f -> Math.max(0, f.size())).sum();
+        io.err().printf("runjob: %d file%s (%d B) from master node %s in %.1f s: %s%n", files, files == 1 ? "" : "s", bytes,
+                entry.node().orElse(""), (System.nanoTime() - t0) / 1e9, dir.toAbsolutePath().normalize());
+        return code;
     }
 }

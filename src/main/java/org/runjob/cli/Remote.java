@@ -28,7 +28,7 @@ import org.runjob.spec.SpecLoader;
 
 
 /**
- * {@code status}, {@code logs} and {@code stop} of a submitted run: the same command, run on the
+ * {@code status}, {@code logs}, {@code stop}, {@code stacks} and {@code pull} of a submitted run: the same command, run on the
  * run's master node over SSH ({@link HostedStart#cli}), its output copied here as it comes, its
  * exit code returned. Ctrl-C here ends it there. A master node that cannot be reached is exit 3.
  */
@@ -37,7 +37,24 @@ final class Remote {
     private Remote() {
     }
 
+    /** What reads the remote command's stdout, until it ends. */
+    interface Stdout {
+        void read(InputStream in) throws IOException;
+    }
+
     static int call(Io io, RunIndex.Entry entry, List<String> command) throws IOException {
+        return call(io, entry, command, in -> {
+            byte[] buf = new byte[1 << 16];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                io.out().write(buf, 0, n);
+                io.out().flush();
+            }
+        });
+    }
+
+    /** As {@link #call(Io, RunIndex.Entry, List)}, the remote stdout given to {@code stdout}. */
+    static int call(Io io, RunIndex.Entry entry, List<String> command, Stdout stdout) throws IOException {
         Path job = Files.createTempFile("runjob-reach-", ".json", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         SpecLoader.Loaded loaded;
         try {
@@ -66,12 +83,7 @@ final class Remote {
             }
             Thread watch = Jobs.onInterrupt(io, p::close, "remote-interrupt");
             try (p; InputStream out = p.stdout()) {
-                byte[] buf = new byte[1 << 16];
-                int n;
-                while ((n = out.read(buf)) > 0) {
-                    io.out().write(buf, 0, n);
-                    io.out().flush();
-                }
+                stdout.read(out);
             } catch (IOException e) {
                 // the channel ended: interrupted, or the node went
             }

@@ -2,16 +2,12 @@ package org.runjob.launch;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -147,81 +143,26 @@ public final class NodeSession implements AutoCloseable {
     }
 
     /**
-     * Brings the run's outputs from the node into {@code into} (a directory of its own, made here):
-     * each file the agent sends is written to a temporary file, then checked against the size and
-     * SHA-256 of the agent's manifest and moved to its path under {@code into}; a path that would
-     * land outside {@code into} is refused. Returns the manifest of what came.
+     * Brings the run's outputs from the node into {@code into} (made here), each file checked
+     * against the size and SHA-256 of the agent's manifest ({@link OutputReceiver}). Returns the
+     * manifest of what came.
      */
     public synchronized Outputs.Manifest outputs(List<String> paths, Path into, long timeoutMs) throws IOException {
-        Path incoming = Files.createDirectories(into).resolve(".incoming");
-        Files.createDirectories(incoming);
-        Map<Integer, OutputStream> open = new HashMap<>();
-        IOException[] failed = new IOException[1];
-        channel.send(new Frame(Frame.Type.OUTPUTS, -1, Outputs.request(paths)));
-        String answer;
-        try {
-            answer = ((Event.Reply) awaitWithData(Event.Reply.class, timeoutMs, "answer " + Frame.Type.OUTPUTS, e -> {
-                if (e instanceof Event.OutputData d && failed[0] == null) {
-                    try {
-                        if (d.bytes().length == 0) {
-                            OutputStream out = open.remove(d.index());
-                            if (out != null) {
-                                out.close();
-                            } else {
-                                Files.newOutputStream(incoming.resolve(Integer.toString(d.index())), StandardOpenOption.CREATE_NEW).close();
-                            }
-                        } else {
-                            OutputStream out = open.get(d.index());
-                            if (out == null) {
-                                out = Files.newOutputStream(incoming.resolve(Integer.toString(d.index())), StandardOpenOption.CREATE_NEW);
-                                open.put(d.index(), out);
-                            }
-                            out.write(d.bytes());
-                        }
-                    } catch (IOException ex) {
-                        failed[0] = ex;
-                    }
+        try (OutputReceiver receiver = new OutputReceiver(into)) {
+            channel.send(new Frame(Frame.Type.OUTPUTS, -1, Outputs.request(paths)));
+            String answer = ((Event.Reply) awaitWithData(Event.Reply.class, timeoutMs, "answer " + Frame.Type.OUTPUTS, e -> {
+                if (e instanceof Event.OutputData d) {
+                    receiver.chunk(d.index(), d.bytes());
                 }
             })).text();
-        } finally {
-            for (OutputStream out : open.values()) {
-                out.close();
+            Outputs.Manifest manifest;
+            try {
+                manifest = Outputs.Manifest.decode(answer);
+            } catch (IllegalArgumentException e) {
+                throw new IOException("the agent answered OUTPUTS with something that is no manifest");
             }
+            return receiver.finish(manifest, "the agent");
         }
-        if (failed[0] != null) {
-            throw failed[0];
-        }
-        Outputs.Manifest manifest;
-        try {
-            manifest = Outputs.Manifest.decode(answer);
-        } catch (IllegalArgumentException e) {
-            throw new IOException("the agent answered OUTPUTS with something that is no manifest");
-        }
-        Path base = into.toAbsolutePath().normalize();
-        for (int i = 0; i < manifest.files().size(); i++) {
-            Outputs.Entry e = manifest.files().get(i);
-            Path got = incoming.resolve(Integer.toString(i));
-            if (e.size() < 0) {
-                Files.deleteIfExists(got);
-                continue;
-            }
-            Path to = base.resolve(e.path()).normalize();
-            if (!to.startsWith(base) || to.equals(base) || to.startsWith(incoming)) {
-                throw new IOException("the agent named an output outside the run: " + e.path());
-            }
-            if (!Files.exists(got) || Files.size(got) != e.size() || !Sha256.of(got).equals(e.sha256())) {
-                throw new IOException("output " + e.path() + " did not arrive as the agent read it (size or SHA-256 differ)");
-            }
-            Files.createDirectories(to.getParent());
-            Files.move(got, to, StandardCopyOption.REPLACE_EXISTING);
-        }
-        try (var left = Files.list(incoming)) {
-            for (Path p : left.toList()) {
-                Files.delete(p);
-            }
-        }
-        Files.delete(incoming);
-        return manifest;
     }
 
     /** "listening PORT IFACE" or "failed REASON": binds as rank 0's store will, until {@link #unlisten}. */

@@ -187,7 +187,7 @@ public final class RunJob {
         }
         RunOutcome outcome = new RunOutcome(result, RunState.ended(result), request.commandLine(), GitInfo.of(Path.of(request.file())), plan,
                 report, shipped, handle, loaded.point(), folder.dir());
-        ObjectNode outputs = RunOutputs.collect(spec, fetcher, spec.outputs(), folder.dir(), io.err());
+        ObjectNode outputs = RunOutputs.collect(spec, fetcher, spec.outputs(), folder.dir().resolve("outputs"), io.err());
         ObjectNode summary = outcome.summary();
         if (!outputs.isEmpty()) {
             summary.set("outputs", outputs);

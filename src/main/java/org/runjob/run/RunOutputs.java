@@ -38,9 +38,10 @@ public final class RunOutputs {
 
     /**
      * @param paths what to bring (the job's {@code outputs}, or what {@code pull} names)
+     * @param into  where each node's files go, under {@code NODE/}: a run folder's {@code outputs}
      * @return per node: {@code files}, {@code bytes}, {@code seconds}, {@code skipped}, or {@code error}
      */
-    public static ObjectNode collect(JobSpec spec, NodeStarter starter, List<String> paths, Path folder, PrintStream err) {
+    public static ObjectNode collect(JobSpec spec, NodeStarter starter, List<String> paths, Path into, PrintStream err) {
         ObjectNode out = Json.object();
         if (paths.isEmpty()) {
             return out;
@@ -48,7 +49,7 @@ public final class RunOutputs {
         long t0 = System.nanoTime();
         Map<NodeSpec, ObjectNode> results;
         try (FanOut fanOut = new FanOut(spec.nodes().size())) {
-            results = fanOut.onEach(spec.nodes(), node -> one(node, starter, paths, folder.resolve("outputs").resolve(node.name())));
+            results = fanOut.onEach(spec.nodes(), node -> one(node, starter, paths, into.resolve(node.name())));
         }
         long files = 0;
         long bytes = 0;
@@ -62,7 +63,7 @@ public final class RunOutputs {
             e.getValue().path("skipped").forEach(s -> err.println("runjob: outputs of node " + e.getKey().name() + ": " + s.asString()));
         }
         err.printf("runjob: outputs: %d file%s (%s) from %d node%s in %.1f s: %s%n", files, files == 1 ? "" : "s", size(bytes),
-                results.size(), results.size() == 1 ? "" : "s", (System.nanoTime() - t0) / 1e9, folder.resolve("outputs"));
+                results.size(), results.size() == 1 ? "" : "s", (System.nanoTime() - t0) / 1e9, into);
         return out;
     }
 

@@ -162,12 +162,54 @@ class SubmitTest {
     }
 
     @Test
+    void pullBringsASubmittedRunsOutputsFromEveryNodeThroughItsMasterNode() throws Exception {
+        SshTestbed.Host h1 = jobs.bed.host(1);
+        SshTestbed.Host h2 = jobs.bed.host(2);
+        Path job = jobs.job("pulled", jobs.node(h1, 1) + jobs.node(h2, 1), jobs.worker("outputs.py"), List.of("python3", "outputs.py"),
+                "outputs: [results]\n", Map.of());
+        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
+        assertThat(submitted.code()).as(submitted.err()).isZero();
+        String runId = submitted.out().trim();
+        Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
+        Result logs = runjob(elsewhere, Duration.ofSeconds(90), "logs", "-f", runId);
+        assertThat(logs.code()).as(logs.err()).isZero();
+
+        // the master's run folder is in h1's own tmpfs: what arrives here came through runjob, from
+        // what the run's coordinator brought there from every node when the run ended
+        Result pull = runjob(elsewhere, Duration.ofSeconds(90), "pull", runId);
+        assertThat(pull.code()).as(pull.err()).isZero();
+        Path got = elsewhere.resolve(runId + "-outputs");
+        assertThat(Files.readString(got.resolve("h1/results/rank-0.txt"))).isEqualTo("rank 0 on h1\n");
+        assertThat(Files.readString(got.resolve("h2/results/rank-1.txt"))).isEqualTo("rank 1 on h2\n");
+        try (var all = Files.walk(got)) {
+            assertThat(all.filter(Files::isRegularFile).map(p -> got.relativize(p).toString()).sorted().toList())
+                    .containsExactly("h1/results/rank-0.txt", "h2/results/rank-1.txt");
+        }
+        assertThat(pull.err()).contains("runjob: 2 files (26 B) from master node h1 in ");
+
+        Path one = dir.resolve("one");
+        Result named = runjob(elsewhere, Duration.ofSeconds(90), "pull", runId, "results/rank-1.txt", "--into", one.toString());
+        assertThat(named.code()).as(named.err()).isZero();
+        try (var all = Files.walk(one)) {
+            assertThat(all.filter(Files::isRegularFile).map(p -> one.relativize(p).toString()).toList()).containsExactly("h2/results/rank-1.txt");
+        }
+        assertThat(named.err()).contains("runjob: outputs of node h1: results/rank-1.txt: no such file\n");
+
+        Result outside = runjob(elsewhere, Duration.ofSeconds(30), "pull", runId, "../../etc");
+        assertThat(outside.code()).isEqualTo(2);
+        assertThat(outside.err()).contains("runjob: '../../etc' is not inside the run's directory");
+    }
+
+    @Test
     void stopEndsASubmittedRunAndLeavesNothing() throws Exception {
         Path job = job("stopme", "sleeper.py", Map.of());
         Running run = submitRunning(job);
         String runId = run.runId();
         List<Long> workers = run.workers();
         assertThat(processesOf(runId)).hasSizeGreaterThanOrEqualTo(5); // coordinator, 2 node hosts, 2 agents
+        Result early = runjob(dir, Duration.ofSeconds(60), "pull", runId, "results");
+        assertThat(early.code()).as(early.err()).isEqualTo(2);
+        assertThat(early.err()).contains("runjob: run " + runId + " is running: its outputs come from every node into its folder when it ends");
 
         Result stop = runjob(dir, Duration.ofSeconds(120), "stop", runId);
         assertThat(stop.code()).as(stop.out() + stop.err()).isZero();

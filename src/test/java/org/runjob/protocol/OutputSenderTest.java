@@ -1,4 +1,4 @@
-package org.runjob.agent;
+package org.runjob.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -12,8 +12,6 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.distribute.Sha256;
-import org.runjob.protocol.Frame;
-import org.runjob.protocol.Outputs;
 
 /** The agent sends exactly the regular files under the named paths, chunked and hashed; symlinks and paths outside are named, never read. */
 class OutputSenderTest {

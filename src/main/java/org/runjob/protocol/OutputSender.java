@@ -1,7 +1,9 @@
-package org.runjob.agent;
+package org.runjob.protocol;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -15,16 +17,15 @@ import java.util.List;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
-import org.runjob.protocol.Frame;
-import org.runjob.protocol.Outputs;
 
 /**
- * Answers OUTPUTS: every regular file under the named paths of the run's directory, in path order,
+ * Sends outputs: every regular file under the named paths of the run's directory, in path order,
  * as OUTPUT_DATA frames, hashed as it goes. A path outside the run's directory, a symlink (never
  * followed, at the path or inside a directory) and a path that does not exist are skipped, each
- * named with why in the {@link Outputs.Manifest}.
+ * named with why in the {@link Outputs.Manifest}. The agent answers OUTPUTS with it; a submitted
+ * run's master node sends its run folder's {@code outputs/} with it to {@code runjob pull}.
  */
-final class OutputSender {
+public final class OutputSender {
 
     static final int CHUNK = 1 << 20;
 
@@ -32,7 +33,7 @@ final class OutputSender {
     }
 
     /** Sends the files through {@code send}; returns the manifest for the REPLY. */
-    static Outputs.Manifest send(List<String> paths, Path dir, Consumer<Frame> send) {
+    public static Outputs.Manifest send(List<String> paths, Path dir, Consumer<Frame> send) {
         Path base = dir.toAbsolutePath().normalize();
         List<Path> files = new ArrayList<>();
         List<String> skipped = new ArrayList<>();
@@ -68,7 +69,7 @@ final class OutputSender {
             } catch (IOException e) {
                 send.accept(new Frame(Frame.Type.OUTPUT_DATA, index, new byte[0]));
                 sent.add(new Outputs.Entry(base.relativize(f).toString(), -1, ""));
-                skipped.add(base.relativize(f) + ": cannot be read: " + WorkdirGuard.reason(e));
+                skipped.add(base.relativize(f) + ": cannot be read: " + reason(e));
             }
         }
         return new Outputs.Manifest(sent, skipped);
@@ -93,5 +94,15 @@ final class OutputSender {
         }
         send.accept(new Frame(Frame.Type.OUTPUT_DATA, index, new byte[0]));
         return new Outputs.Entry(name, size, HexFormat.of().formatHex(d.digest()));
+    }
+
+    private static String reason(IOException e) {
+        if (e instanceof AccessDeniedException) {
+            return "permission denied";
+        }
+        if (e instanceof FileSystemException fse && fse.getReason() != null) {
+            return fse.getReason();
+        }
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }
 }
