@@ -16,6 +16,7 @@ import org.runjob.json.Json;
 import org.runjob.logs.Coordinator;
 import org.runjob.node.Backend;
 import org.runjob.plan.RunId;
+import org.runjob.report.EnvironmentJson;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
@@ -24,6 +25,7 @@ import org.runjob.run.RunIds;
 import org.runjob.run.RunIndex;
 import org.runjob.run.RunJob;
 import org.runjob.spec.JobSpec;
+import org.runjob.spec.NodeSpec;
 import org.runjob.spec.SpecLoader;
 import org.runjob.spec.Sweep;
 
@@ -46,9 +48,26 @@ final class QueuedRun {
     /** How long withdrawn runs are given to leave the queue (a started one stops first) before their folders go. */
     private static final long WITHDRAW_WAIT_S = 60;
     private static final JsonMapper JSON = Json.MAPPER;
-    private static final String SCRIPT = "#!/bin/sh\n# runjob's batch step: the coordinator's argv comes as arguments\nexec \"$@\"\n";
+    private static final String SCRIPT = "#!/bin/sh\n# runjob's batch step: the coordinator's argv comes as arguments\n";
 
     private QueuedRun() {
+    }
+
+    /**
+     * The batch script: a constant {@code exec "$@"}, after comment lines that show each node's
+     * environment block (as JSON: a value's newline cannot end its comment). Its agent step
+     * activates that environment itself on its node, never this shell.
+     */
+    static String script(JobSpec spec) {
+        StringBuilder b = new StringBuilder(SCRIPT);
+        if (spec.nodes().stream().anyMatch(n -> n.environment().present())) {
+            b.append("# each node's agent step activates its environment there (modules, source, venv or conda,\n")
+                    .append("# setup, container) before its workers start; nothing of it runs in this shell:\n");
+            for (NodeSpec n : spec.nodes()) {
+                b.append("#   ").append(Json.compact(n.name())).append(": ").append(Json.compact(EnvironmentJson.block(n.environment()))).append('\n');
+            }
+        }
+        return b.append("exec \"$@\"\n").toString();
     }
 
     /** A run queued: its id, folder and the scheduler's job id. */
@@ -129,7 +148,7 @@ final class QueuedRun {
         Path script = folder.resolve("submit.sh");
         // the nodes see this machine's files where they are (a shared filesystem)
         Files.writeString(job, JSON.writeValueAsString(Submit.handedJob(loaded, f -> f.source().toAbsolutePath().toString())));
-        Files.writeString(script, SCRIPT);
+        Files.writeString(script, script(spec));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
         // the coordinator: this runjob's java, flags (heap, collector, class-data archive) and content-pinned jar
         List<String> run = new ArrayList<>(List.of("run", job.toString(), "--run-id", runId,

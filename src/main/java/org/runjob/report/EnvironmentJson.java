@@ -67,7 +67,7 @@ public final class EnvironmentJson {
     }
 
     /** The block as written (merged for the node). */
-    static ObjectNode block(EnvironmentSpec e) {
+    public static ObjectNode block(EnvironmentSpec e) {
         ObjectNode o = Json.object();
         e.interpreter().ifPresent(i -> o.put(i.kind().key(), i.value()));
         list(o, "modules", e.modules());
