@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -172,6 +173,26 @@ class EnvironmentTest {
         Cli once = jobs.run(sharing);
         assertThat(once.code()).as(once.err()).isZero();
         assertThat(marks(marks, "shared")).isEqualTo(1);
+    }
+
+    @Test
+    void twoRunsStartedAtOnceRunOneNodesSetupOnce() throws Exception {
+        Path marks = Files.createDirectories(tmp.resolve("marks"));
+        String setup = "environment: {setup: ['sleep 2; echo once >> " + marks + "/$RUNJOB_NODE']}\n";
+        List<Path> twins = new ArrayList<>();
+        for (String name : List.of("twin-a", "twin-b")) {
+            twins.add(jobs.job(name, node(jobs, 1, 1, ""), jobs.worker("whoami.py"), List.of("python3", "whoami.py"), setup, Map.of()));
+        }
+        List<Process> runs = List.of(jobs.start(twins.get(0)), jobs.start(twins.get(1)));
+        for (int i = 0; i < 2; i++) {
+            assertThat(runs.get(i).waitFor(90, TimeUnit.SECONDS)).isTrue();
+            assertThat(runs.get(i).exitValue()).as(jobs.stderrOf(twins.get(i))).isZero();
+        }
+        // one ran it, the other waited for its lock and found it done
+        assertThat(Files.readAllLines(marks.resolve("h1"))).containsExactly("once");
+        String both = jobs.stderrOf(twins.get(0)) + jobs.stderrOf(twins.get(1));
+        assertThat(both.lines().filter(l -> l.equals("[h1/setup] once")).count()).isZero();
+        assertThat(both).contains("setup up to date");
     }
 
     @Test
