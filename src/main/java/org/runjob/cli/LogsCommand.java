@@ -14,6 +14,7 @@ import java.util.regex.Pattern;
 
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
+import org.runjob.run.Jobs;
 import org.runjob.run.RankSelection;
 
 import picocli.CommandLine.Command;
@@ -88,10 +89,14 @@ final class LogsCommand implements Callable<Integer> {
             boolean ended = !follow || !now.live() && (!console || now.coordinator().map(c -> !c.alive()).orElse(true)
                     || System.nanoTime() - endedAt > CONSOLE_WAIT_NS);
             at = copy(log, at, partial, selection);
+            // each line as it comes: on a pipe too, and through a submitted run's master node
+            io.out().flush();
             if (ended) {
                 break;
             }
-            Thread.sleep(POLL_MS);
+            if (Jobs.pauseUnlessInterrupted(io, POLL_MS)) {
+                return ExitCode.INTERRUPTED;
+            }
         }
         if (partial.size() > 0) {
             line(partial.toString(StandardCharsets.UTF_8), selection);

@@ -12,6 +12,7 @@ import java.util.concurrent.Callable;
 import org.runjob.json.Json;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
+import org.runjob.run.Jobs;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -78,7 +79,10 @@ final class StatusCommand implements Callable<Integer> {
             if (!r.live()) {
                 return ExitCode.OK;
             }
-            Thread.sleep(watch * 1000L);
+            io.out().flush();
+            if (Jobs.pauseUnlessInterrupted(io, watch * 1000L)) {
+                return ExitCode.INTERRUPTED;
+            }
             r = RunRecords.read(r.folder(), io.env());
             if (!io.terminal()) {
                 io.out().println();

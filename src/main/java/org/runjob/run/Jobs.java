@@ -84,6 +84,23 @@ public final class Jobs {
         return watch;
     }
 
+    /**
+     * Waits {@code millis}, or less when runjob is interrupted (Ctrl-C, SIGTERM) meanwhile.
+     *
+     * @return whether runjob was interrupted, before or during the wait
+     */
+    public static boolean pauseUnlessInterrupted(Io io, long millis) throws InterruptedException {
+        long end = System.nanoTime() + millis * 1_000_000;
+        while (io.interrupts().count() == 0) {
+            long left = (end - System.nanoTime()) / 1_000_000;
+            if (left <= 0) {
+                return false;
+            }
+            Thread.sleep(Math.min(left, 50));
+        }
+        return true;
+    }
+
     public static void printProblems(Io io, String file, List<Problem> problems) {
         problems.forEach(p -> io.err().println(p));
         io.err().printf("%s: %d problem%s%n", file, problems.size(), problems.size() == 1 ? "" : "s");

@@ -2,12 +2,18 @@ package org.runjob.launch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
@@ -166,6 +172,59 @@ class DetachTest {
         assertThat(cli("stop", second, "--logs-dir", logsDir()).err()).isEqualTo("runjob: " + second + " names 2 runs: held/" + second
                 + ", killed/" + second + "; give more of the id, or JOB/ID\n");
         assertThat(cli("stop", "killed/" + second, "--logs-dir", logsDir()).err()).isEqualTo("runjob: run " + second + " is not running (dead)\n");
+    }
+
+    /** runjob ARGS as its own JVM, its stdout a pipe read here line by line into {@code lines}, its stderr to a file. */
+    private Process runjob(List<String> lines, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                System.getProperty("java.class.path"), "org.runjob.cli.Main"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectError(Files.createTempFile(tmp, "err-", ".txt").toFile()).start();
+        Thread reader = new Thread(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    lines.add(line);
+                }
+            } catch (IOException e) {
+                // the process ended
+            }
+        });
+        reader.setDaemon(true);
+        reader.start();
+        return p;
+    }
+
+    @Test
+    void logsFollowPrintsEachLineAsItComesAndSignalsEndItAndStatusWatch() throws Exception {
+        Path job = jobs.job("following", "ticks.py", 1, 1, Map.of("TICKS", "3000"), 1, 0);
+        Cli detached = cli("--detach", job.toString());
+        assertThat(detached.code()).as(detached.err()).isZero();
+        String id = detached.out().strip();
+        toClean.addAll(jobs.awaitPids("rank", 1, Duration.ofSeconds(10)));
+
+        List<String> followed = new CopyOnWriteArrayList<>();
+        Process logs = runjob(followed, "logs", "-f", id, "--logs-dir", logsDir());
+        toClean.add(logs.pid());
+        // on a pipe, while the run goes on (it ticks for 300 s): the lines come as they are written
+        Poll.until(() -> followed.stream().anyMatch(l -> l.equals("[n1/0] rank 0 tick 5")), Duration.ofSeconds(20),
+                "logs -f to print rank 0's 5th tick while the run runs");
+        new ProcessBuilder("kill", "-INT", Long.toString(logs.pid())).start().waitFor();
+        assertThat(logs.waitFor(10, TimeUnit.SECONDS)).as("logs -f ends on SIGINT").isTrue();
+        assertThat(logs.exitValue()).isEqualTo(130);
+
+        List<String> watched = new CopyOnWriteArrayList<>();
+        Process status = runjob(watched, "status", id, "--watch", "1", "--logs-dir", logsDir());
+        toClean.add(status.pid());
+        Poll.until(() -> watched.stream().anyMatch(l -> l.startsWith("run " + id + " of job following: running")), Duration.ofSeconds(20),
+                "status --watch to show the run");
+        new ProcessBuilder("kill", "-TERM", Long.toString(status.pid())).start().waitFor();
+        assertThat(status.waitFor(10, TimeUnit.SECONDS)).as("status --watch ends on SIGTERM").isTrue();
+        assertThat(status.exitValue()).isEqualTo(130);
+
+        assertThat(cli("stop", id, "--logs-dir", logsDir()).code()).isZero();
+        Poll.until(() -> cli("status", id, "--logs-dir", logsDir()).out().contains(": interrupted"), Duration.ofSeconds(20),
+                "the run to end interrupted");
     }
 
     /** The folder of the run {@code id} of job {@code job}. */
