@@ -1,6 +1,5 @@
 package org.runjob.cli;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
@@ -40,12 +39,7 @@ final class RunsCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         List<RunRecords.Run> runs = new ArrayList<>(options.local(io));
         if (options.logsDir == null) {
-            for (RunIndex.Entry e : RunIndex.list(io.env())) {
-                if (e.isSubmitted()) {
-                    runs.add(new RunRecords.Run(Path.of(e.node().get() + ":" + e.folder()), e.job(), e.runId(), "submitted to " + e.node().get(),
-                            Optional.empty(), Optional.of(e.started()), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty()));
-                }
-            }
+            runs.addAll(SubmittedRuns.list(io, RunIndex.list(io.env()).stream().filter(RunIndex.Entry::isSubmitted).toList()));
         }
         Map<RunRecords.Run, SweepRecord> sweeps = new IdentityHashMap<>();
         runs.forEach(r -> SweepRecord.read(r.folder()).ifPresent(w -> sweeps.put(r, w)));

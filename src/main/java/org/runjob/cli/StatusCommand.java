@@ -100,6 +100,7 @@ final class StatusCommand implements Callable<Integer> {
             ObjectNode dirs = o.putObject("workdirs");
             workdirs(r).forEach(dirs::put);
             r.exitCode().ifPresent(c -> o.put("exit_code", c));
+            r.ended().ifPresent(e -> o.put("ended", e));
             for (int i = 0; i < rows.size() && o.path("ranks").get(i) instanceof ObjectNode rank; i++) {
                 rank.put("last_line", rows.get(i).lastLine()).put("silent", rows.get(i).silent());
             }

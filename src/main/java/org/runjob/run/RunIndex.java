@@ -32,8 +32,17 @@ public final class RunIndex {
 
     private static final JsonMapper JSON = Json.MAPPER;
 
-    /** One run: {@code node} and {@code reach} only for a submitted run. */
-    public record Entry(String runId, String job, String started, Optional<String> node, String folder, Optional<JsonNode> reach) {
+    /**
+     * One run: {@code node} and {@code reach} only for a submitted run; {@code end} for a submitted
+     * run whose end a command here has learned from its master node ({@code state},
+     * {@code exit_code}, {@code started}, {@code ended}).
+     */
+    public record Entry(String runId, String job, String started, Optional<String> node, String folder, Optional<JsonNode> reach,
+                        Optional<JsonNode> end) {
+
+        public Entry(String runId, String job, String started, Optional<String> node, String folder, Optional<JsonNode> reach) {
+            this(runId, job, started, node, folder, reach, Optional.empty());
+        }
 
         public static Entry here(String runId, String job, Instant started, Path folder) {
             return new Entry(runId, job, started.toString(), Optional.empty(), folder.toAbsolutePath().normalize().toString(), Optional.empty());
@@ -45,6 +54,11 @@ public final class RunIndex {
 
         public boolean isSubmitted() {
             return node.isPresent();
+        }
+
+        /** This entry with its run's end recorded. */
+        public Entry ended(JsonNode how) {
+            return new Entry(runId, job, started, node, folder, reach, Optional.of(how));
         }
     }
 
@@ -69,6 +83,7 @@ public final class RunIndex {
                     .put("folder", e.folder());
             e.node().ifPresent(n -> o.put("node", n));
             e.reach().ifPresent(r -> o.set("reach", r));
+            e.end().ifPresent(r -> o.set("end", r));
             Path tmp = Files.createTempFile(dir, ".new-", ".json");
             Files.writeString(tmp, JSON.writeValueAsString(o), StandardCharsets.UTF_8);
             Files.move(tmp, dir.resolve(e.runId() + ".json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -90,7 +105,8 @@ public final class RunIndex {
                     JsonNode o = JSON.readTree(Files.readString(f));
                     Entry e = new Entry(o.path("run_id").asString(""), o.path("job").asString(""), o.path("started").asString(""),
                             Optional.ofNullable(o.path("node").asString(null)), o.path("folder").asString(""),
-                            o.has("reach") ? Optional.of(o.get("reach")) : Optional.empty());
+                            o.has("reach") ? Optional.of(o.get("reach")) : Optional.empty(),
+                            o.has("end") ? Optional.of(o.get("end")) : Optional.empty());
                     if (e.isSubmitted() || Files.isDirectory(Path.of(e.folder()))) {
                         out.add(e);
                     }

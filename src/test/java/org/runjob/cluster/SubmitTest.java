@@ -139,12 +139,15 @@ class SubmitTest {
         int from = Math.min(step(0), step(1));
         Poll.until(() -> step(0) >= from + 100 && step(1) >= from + 100, Duration.ofSeconds(60),
                 "both ranks to make 100 steps (20 s) while the launcher is cut off");
+        Result away = runjob(dir, Duration.ofSeconds(60), "runs");
+        assertThat(away.out()).containsPattern(runId + " +outlive +submitted to h1 \\(unreachable\\) ");
         jobs.bed.link(launcher, true);
 
         Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
         Result runs = runjob(elsewhere, Duration.ofSeconds(30), "runs");
         assertThat(runs.code()).isZero();
-        assertThat(runs.out()).contains(runId, "outlive", "submitted to h1");
+        // running, or over already: the unreachable runs above waited for its SSH connect timeout
+        assertThat(runs.out()).containsPattern(runId + " +outlive +(running|succeeded) on h1 ");
 
         Result status = runjob(elsewhere, Duration.ofSeconds(60), "status", runId);
         assertThat(status.code()).as(status.err()).isZero();
@@ -173,6 +176,14 @@ class SubmitTest {
         Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
         Result logs = runjob(elsewhere, Duration.ofSeconds(90), "logs", "-f", runId);
         assertThat(logs.code()).as(logs.err()).isZero();
+
+        Result runs = runjob(elsewhere, Duration.ofSeconds(60), "runs");
+        assertThat(runs.out()).containsPattern(runId + " +pulled +succeeded on h1 +\\S+ +\\d+\\.\\ds +0 ");
+        // its end is kept here: with the launcher cut off from h1, runs shows it the same
+        jobs.bed.link(launcher, false);
+        Result cut = runjob(elsewhere, Duration.ofSeconds(60), "runs");
+        jobs.bed.link(launcher, true);
+        assertThat(cut.out()).containsPattern(runId + " +pulled +succeeded on h1 +\\S+ +\\d+\\.\\ds +0 ");
 
         // the master's run folder is in h1's own tmpfs: what arrives here came through runjob, from
         // what the run's coordinator brought there from every node when the run ended
