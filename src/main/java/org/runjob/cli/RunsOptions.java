@@ -64,13 +64,19 @@ final class RunsOptions {
             here = Optional.empty();
             why = e.getMessage();
         }
+        List<RunIndex.Entry> index = RunIndex.list(io.env());
         if (logsDir != null) {
             if (here.isEmpty()) {
+                // a submitted run's folder is on its master node, whatever logs dir its job named
+                List<RunIndex.Entry> submitted = index.stream().filter(x -> x.isSubmitted() && !ref.equals("last")
+                        && (x.runId().startsWith(ref) || (x.job() + "/" + x.runId()).startsWith(ref))).toList();
+                if (submitted.size() == 1) {
+                    return Optional.of(new Submitted(submitted.get(0)));
+                }
                 io.err().println("runjob: " + why);
             }
             return here.map(Here::new);
         }
-        List<RunIndex.Entry> index = RunIndex.list(io.env());
         List<RunIndex.Entry> matches = ref.equals("last") ? (index.isEmpty() ? List.of() : List.of(index.get(index.size() - 1)))
                 : index.stream().filter(x -> x.runId().startsWith(ref) || (x.job() + "/" + x.runId()).startsWith(ref)).toList();
         if (here.isPresent() && (!ref.equals("last") || matches.isEmpty() || matches.get(0).runId().compareTo(here.get().runId()) <= 0)) {

@@ -153,6 +153,10 @@ final class Submit {
                     RunIndex.add(io, new RunIndex.Entry(runId, spec.name(), entry.started(), entry.node(), w[1], entry.reach()));
                     io.err().println("runjob: run " + runId + " is submitted: its coordinator runs on " + master.name() + " (pid " + w[0]
                             + "), its folder is " + master.name() + ":" + w[1] + "; this machine may now sleep or go");
+                    if (loaded.document().json().path("logs").has("dir")) {
+                        io.err().println("runjob: note: logs.dir (" + spec.logsDir() + ") does not hold a submitted run: its folder is on "
+                                + master.name() + "; runjob runs, status, logs and pull reach it from any directory, with or without --logs-dir");
+                    }
                     Jobs.handedOver(io, runId, "");
                     return ExitCode.OK;
                 }

@@ -170,12 +170,15 @@ class SubmitTest {
         SshTestbed.Host h2 = jobs.bed.host(2);
         Path job = jobs.job("pulled", jobs.node(h1, 1) + jobs.node(h2, 1), jobs.worker("outputs.py"), List.of("python3", "outputs.py"),
                 "outputs: [results]\n", Map.of());
-        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
+        Path logsDir = dir.resolve("named-logs");
+        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString(), "--set", "logs.dir=" + logsDir);
         assertThat(submitted.code()).as(submitted.err()).isZero();
         String runId = submitted.out().trim();
+        assertThat(submitted.err()).contains("runjob: note: logs.dir (" + logsDir + ") does not hold a submitted run: its folder is on h1;");
         Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
-        Result logs = runjob(elsewhere, Duration.ofSeconds(90), "logs", "-f", runId);
+        Result logs = runjob(elsewhere, Duration.ofSeconds(90), "logs", "-f", runId, "--logs-dir", logsDir.toString());
         assertThat(logs.code()).as(logs.err()).isZero();
+        assertThat(logs.out()).contains("pulled run " + runId).contains("succeeded");
 
         Result runs = runjob(elsewhere, Duration.ofSeconds(60), "runs");
         assertThat(runs.out()).containsPattern(runId + " +pulled +succeeded on h1 +\\S+ +\\d+\\.\\ds +0 ");
