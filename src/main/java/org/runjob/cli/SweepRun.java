@@ -1,6 +1,8 @@
 package org.runjob.cli;
 
 import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -33,6 +35,9 @@ import org.runjob.spec.Sweep;
  * {@link SweepRecord} names: {@code runs} groups them, {@code stop SWEEP} stops this runjob and them.
  */
 final class SweepRun {
+
+    /** How much of a refused run's console is read for its reasons. */
+    private static final int WHY_BYTES = 64 * 1024;
 
     /** How long a run of a sweep waits for free GPUs unless --wait-for-gpus says. */
     static final String DEFAULT_WAIT = "24h";
@@ -106,6 +111,9 @@ final class SweepRun {
                     RunRecords.Run r = RunRecords.read(m.folder, io.env());
                     io.err().println("runjob: sweep run " + (m.point + 1) + "/" + sweep.size() + " (" + Sweep.describe(m.values) + "): run "
                             + m.runId + " " + r.state() + " (exit " + m.process.exitValue() + ")");
+                    if (m.process.exitValue() == ExitCode.PREFLIGHT_FAILED) {
+                        whyRefused(m.folder).forEach(l -> io.err().println("runjob:   " + l));
+                    }
                 }
             }
             if (!stopping && io.interrupts().count() > 0) {
@@ -116,6 +124,22 @@ final class SweepRun {
             }
         }
         return report(io, members, stopping, first.spec().metric().isPresent());
+    }
+
+    /** What a run refused in preflight said why in its console: its FAIL lines, or its last line. */
+    static List<String> whyRefused(Path folder) {
+        List<String> lines;
+        try (RandomAccessFile f = new RandomAccessFile(folder.resolve("console.log").toFile(), "r")) {
+            long from = Math.max(0, f.length() - WHY_BYTES);
+            byte[] tail = new byte[(int) (f.length() - from)];
+            f.seek(from);
+            f.readFully(tail);
+            lines = new String(tail, StandardCharsets.UTF_8).lines().toList();
+        } catch (IOException e) {
+            return List.of();
+        }
+        List<String> fails = lines.stream().filter(l -> l.startsWith("FAIL ")).toList();
+        return !fails.isEmpty() ? fails : lines.isEmpty() ? List.of() : List.of(lines.get(lines.size() - 1));
     }
 
     private static void start(Io io, Member m, SweepRecord record, Path logs, List<String> originalArgs, boolean waitGiven)

@@ -156,6 +156,26 @@ public final class Planner {
     }
 
     /** The node's GPU indices; null for {@code all} or a count on a node that has not been probed. */
+    /**
+     * The world size when the job alone gives it, before any node is asked: every node with
+     * {@code workers}, listed GPUs or a GPU count; empty when a node's count is found at launch.
+     */
+    public static OptionalInt worldSizeAhead(JobSpec spec) {
+        int sum = 0;
+        for (NodeSpec node : spec.nodes()) {
+            if (node.workers().isPresent()) {
+                sum += node.workers().getAsInt();
+            } else if (node.gpus() instanceof NodeSpec.GpuRequest.Listed l && !l.indices().isEmpty()) {
+                sum += l.indices().size();
+            } else if (node.gpus() instanceof NodeSpec.GpuRequest.Count c) {
+                sum += c.count();
+            } else {
+                return OptionalInt.empty();
+            }
+        }
+        return OptionalInt.of(sum);
+    }
+
     private static List<Integer> gpusOf(NodeSpec node, Inventory inventory) {
         if (inventory.gpusGivenByScheduler()) {
             // the scheduler chooses a node's GPUs: a list is a count; the indices are those its step was given

@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 import org.runjob.backends.Backends;
 import org.runjob.distribute.Shipped;
@@ -99,6 +100,14 @@ public final class RunJob {
             return ExitCode.PREFLIGHT_FAILED;
         }
         backend.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
+        OptionalInt ahead = Planner.worldSizeAhead(spec);
+        Optional<String> outsideAhead = ahead.isPresent() ? request.ranks().outside(ahead.getAsInt()) : Optional.empty();
+        if (outsideAhead.isPresent()) {
+            // known from the job alone: refused before any node is reached
+            io.err().println("runjob: " + outsideAhead.get());
+            refused(logFile.getParent(), givenRunId);
+            return ExitCode.INVALID;
+        }
         try (SetupLog setupLog = new SetupLog(logFile.getParent(), io.err());
              Cluster cluster = request.hosted().isPresent() ? Backends.hosted(request.hosted().get()) : open(backend, spec, io, warnedByScheduler);
              Preflight.Outcome checked = WorkdirRace.preflight(io, () -> Launch.preflight(spec, backend,

@@ -2,6 +2,7 @@ package org.runjob.transport;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -9,6 +10,7 @@ import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
 import org.runjob.node.LocalCluster;
 import org.runjob.node.MixedCluster;
+import org.runjob.node.NodeException;
 import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
@@ -27,6 +29,18 @@ public final class SshBackend implements Backend {
     @Override
     public Cluster open(JobSpec spec, Map<String, String> env, Consumer<String> progress, BooleanSupplier interrupted) {
         return new MixedCluster(Map.of(NodeAddress.Local.class, new LocalCluster(env), NodeAddress.Ssh.class, new SshCluster(spec.ssh(), env)));
+    }
+
+    /** The job as written; its SSH settings, when a node is reached over SSH, are checked once here, not once per node. */
+    @Override
+    public JobSpec resolve(JobSpec spec, Map<String, String> env) throws NodeException {
+        if (spec.nodes().stream().anyMatch(n -> n.address() instanceof NodeAddress.Ssh)) {
+            Optional<String> problem = SshConnector.settingsProblem(spec.ssh(), env);
+            if (problem.isPresent()) {
+                throw new NodeException(problem.get());
+            }
+        }
+        return spec;
     }
 
     @Override

@@ -197,13 +197,32 @@ public final class SshConnector {
         return config;
     }
 
+    /**
+     * What is wrong with the job's own SSH settings, whatever the node: an {@code ssh.identity}
+     * that cannot be read, an {@code ssh.password_env} that is not set. Said once, before any node.
+     */
+    static Optional<String> settingsProblem(JobSpec.SshSpec ssh, Map<String, String> env) {
+        if (ssh.identity().isPresent()) {
+            String given = ssh.identity().get();
+            Path key = given.startsWith("~/") ? Path.of(env.getOrDefault("HOME", System.getProperty("user.home"))).resolve(given.substring(2))
+                    : Path.of(given);
+            if (!Files.isReadable(key)) {
+                return Optional.of("ssh.identity " + given + (Files.exists(key) ? " cannot be read" : " does not exist") + " (" + key
+                        + "): name a private key file, or leave ssh.identity out to use ssh-agent and ~/.ssh");
+            }
+        }
+        if (ssh.passwordEnv().isPresent() && env.get(ssh.passwordEnv().get()) == null) {
+            return Optional.of("ssh.password_env names " + ssh.passwordEnv().get() + ", which is not set in runjob's environment");
+        }
+        return Optional.empty();
+    }
+
     private void identities(JSch jsch, ConfigRepository config, String host) throws JSchException {
         if (ssh.identity().isPresent()) {
             Path key = expand(ssh.identity().get());
-            if (!Files.isReadable(key)) {
-                throw new JSchException("ssh.identity " + ssh.identity().get() + (Files.exists(key)
-                        ? " cannot be read" : " does not exist") + " (" + key + "): name a private key file, or leave ssh.identity out"
-                        + " to use ssh-agent and ~/.ssh");
+            Optional<String> problem = settingsProblem(ssh, env);
+            if (problem.isPresent()) {
+                throw new JSchException(problem.get());
             }
             jsch.addIdentity(key.toString());
             return;

@@ -219,6 +219,16 @@ class CliTest {
         assertThat(bad.err()).isEqualTo("runjob: --ranks: 'x' is no rank or range (e.g. --ranks 0-3,7)\n");
         Cli backwards = Cli.run("--ranks", "3-1", "jobs/local.yaml");
         assertThat(backwards.err()).isEqualTo("runjob: --ranks: '3-1' is no range (FROM-TO, FROM <= TO)\n");
+        // a rank the job cannot have is refused before any node is reached (192.0.2.1 answers nobody)
+        Cli far = Cli.run("--ranks", "9", "--set", "nodes=[{name: far, host: 192.0.2.1, workers: 2}]", "jobs/local.yaml");
+        assertThat(far.code()).isEqualTo(ExitCode.INVALID);
+        assertThat(far.err()).isEqualTo("runjob: --ranks: rank 9 is not in this job (world size 2: ranks 0-1)\n");
+        // a missing ssh.identity is said once, not once per node, and no node is tried
+        Cli key = Cli.run("--set", "nodes=[{name: a, host: 192.0.2.1, workers: 1}, {name: b, host: 192.0.2.2, workers: 1}]",
+                "--set", "ssh.identity=/nonexistent/id_ed25519", "jobs/local.yaml");
+        assertThat(key.code()).isEqualTo(ExitCode.PREFLIGHT_FAILED);
+        assertThat(key.err()).isEqualTo("runjob: ssh.identity /nonexistent/id_ed25519 does not exist (/nonexistent/id_ed25519): name a"
+                + " private key file, or leave ssh.identity out to use ssh-agent and ~/.ssh\n");
         // the same one line from every command that takes --ranks, before anything is looked up
         for (String command : List.of("logs", "stacks")) {
             Cli other = Cli.run(command, "nosuchrun", "--ranks", "1,-2");
@@ -248,7 +258,7 @@ class CliTest {
         // no machine is contacted: the key is looked for first
         Cli key = Cli.run("check", "--set", "ssh.identity=/nonexistent/id_ed25519", "jobs/two-node.yaml");
         assertThat(key.code()).isEqualTo(ExitCode.PREFLIGHT_FAILED);
-        assertThat(key.out()).contains("FAIL v100 ssh: node v100: cannot set up SSH: ssh.identity /nonexistent/id_ed25519 does not exist"
+        assertThat(key.err()).isEqualTo("runjob: ssh.identity /nonexistent/id_ed25519 does not exist"
                 + " (/nonexistent/id_ed25519): name a private key file, or leave ssh.identity out to use ssh-agent and ~/.ssh\n");
     }
 

@@ -258,6 +258,16 @@ class RunDirectoryTest {
     }
 
     @Test
+    void aSweepWhoseRunsAreRefusedInPreflightSaysWhyForEach() throws Exception {
+        Path job = Files.writeString(tmp.resolve("refused.yaml"), "name: refused\nnodes:\n  - {name: n1, local: true, workers: 1}\n"
+                + "entrypoint: {command: [nosuchprogram, '${sweep.lr}']}\nsweep: {lr: [0.1, 0.2]}\nlogs: {dir: " + tmp.resolve("runs") + "}\n");
+        Cli r = Cli.run(System.getenv(), job.toString());
+        assertThat(r.code()).as(r.err()).isEqualTo(1);
+        assertThat(r.err().lines().filter(l -> l.equals("runjob:   FAIL n1 program: cannot start nosuchprogram: not found on the node's PATH"))
+                .count()).as(r.err()).isEqualTo(2);
+    }
+
+    @Test
     void twoRunsStartedTogetherOnOneFixedWorkdirAreNeverBothRefused() throws Exception {
         Path job = Files.writeString(tmp.resolve("fixed.yaml"), "name: fixed\nnodes:\n  - {name: a, local: true, workers: 1}\n"
                 + "  - {name: b, local: true, workers: 1}\nworkdir: " + tmp.resolve("fixed") + "\nruns_share_workdir: true\n"
