@@ -200,7 +200,7 @@ final class QueuedRun {
             if (!Files.isRegularFile(f)) {
                 return Optional.empty();
             }
-            JsonNode o = JSON.readTree(Files.readString(f));
+            JsonNode o = Json.read(f);
             return Backends.named(o.path("backend").asString("")).map(b -> Map.entry(b, o.path("job_id").asString("")));
         } catch (IOException | RuntimeException e) {
             return Optional.empty();

@@ -33,6 +33,9 @@ final class RunRecords {
     record Run(Path folder, String job, String runId, String state, Optional<Integer> exitCode, Optional<String> started,
                Optional<String> ended, Optional<String> commit, Optional<JsonNode> status, Optional<JsonNode> summary, Optional<String> why) {
 
+        /** A run folder whose records are larger than runjob writes: {@link #why} names the file. */
+        static final String UNREADABLE = "unreadable";
+
         /** A queued job that ended before its runjob started: {@link #why} says what the scheduler recorded. */
         static final String UNSTARTED = "failed to start";
 
@@ -107,6 +110,12 @@ final class RunRecords {
         } else {
             state = "dead";
         }
+        Optional<String> oversized = oversized(folder);
+        if (oversized.isPresent()) {
+            // a record runjob did not write: neither believed nor read whole
+            return new Run(folder, folder.getParent().getFileName().toString(), folder.getFileName().toString(), Run.UNREADABLE, Optional.empty(),
+                    Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), oversized);
+        }
         if (summary.isEmpty() && state.equals("dead")) {
             // a queued run: its runjob lives on a node of the allocation, or is still to start; the scheduler knows
             Optional<String> queued = QueuedRun.state(folder, env);
@@ -156,10 +165,26 @@ final class RunRecords {
                 + String.join(", ", matches.stream().map(r -> r.job() + "/" + r.runId()).toList()) + "; give more of the id, or JOB/ID");
     }
 
+    /** A run whose status.json or summary.json is larger than runjob reads back: why, naming the file. */
+    private static Optional<String> oversized(Path folder) {
+        for (String name : List.of("summary.json", "status.json")) {
+            try {
+                Path f = folder.resolve(name);
+                if (Files.isRegularFile(f) && Files.size(f) > Json.MAX_FILE_BYTES) {
+                    return Optional.of(name + " is " + (Files.size(f) >> 20) + " MiB, more than the " + (Json.MAX_FILE_BYTES >> 20)
+                            + " MiB runjob reads back: not runjob's");
+                }
+            } catch (IOException e) {
+                // gone meanwhile
+            }
+        }
+        return Optional.empty();
+    }
+
     private static Optional<JsonNode> json(Path file) {
         try {
             // a file another writer has only begun (empty, or cut short) is no record yet
-            return Files.isRegularFile(file) ? Optional.of(JSON.readTree(Files.readString(file))).filter(JsonNode::isObject) : Optional.empty();
+            return Files.isRegularFile(file) ? Optional.of(Json.read(file)).filter(JsonNode::isObject) : Optional.empty();
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }

@@ -69,7 +69,7 @@ final class SubmittedRuns {
         PrintStream quiet = new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8);
         Io asking = new Io(io.out(), quiet, io.env(), io.clock(), io.random(), false, io.interrupts());
         try {
-            int code = Remote.call(asking, e, List.of("status", e.runId(), "-o", "json"), in -> in.transferTo(got));
+            int code = Remote.call(asking, e, List.of("status", e.runId(), "-o", "json"), in -> got.write(in.readNBytes(Json.MAX_FILE_BYTES)));
             if (code != ExitCode.OK) {
                 return Optional.empty();
             }

@@ -1,6 +1,8 @@
 package org.runjob.json;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -28,9 +30,24 @@ public final class Json {
         return MAPPER.readTree(text);
     }
 
-    /** The tree of a UTF-8 file. */
+    /** The most of a JSON file runjob reads back (a status.json of 10,000 ranks is about 3 MiB). */
+    public static final int MAX_FILE_BYTES = 16 << 20;
+
+    /**
+     * The tree of a UTF-8 file of at most {@link #MAX_FILE_BYTES}.
+     *
+     * @throws IOException when it cannot be read, or is larger: then it is no file runjob wrote
+     */
     public static JsonNode read(Path file) throws IOException {
-        return MAPPER.readTree(Files.readString(file));
+        byte[] bytes;
+        try (InputStream in = Files.newInputStream(file)) {
+            bytes = in.readNBytes(MAX_FILE_BYTES + 1);
+        }
+        if (bytes.length > MAX_FILE_BYTES) {
+            throw new IOException(file + " is larger than the " + (MAX_FILE_BYTES >> 20) + " MiB runjob reads back of a file it writes:"
+                    + " not runjob's");
+        }
+        return MAPPER.readTree(new String(bytes, StandardCharsets.UTF_8));
     }
 
     /** {@code value} on one line. */

@@ -102,7 +102,7 @@ public final class RunIndex {
         try (Stream<Path> files = Files.list(dir)) {
             for (Path f : files.filter(p -> p.getFileName().toString().endsWith(".json") && !p.getFileName().toString().startsWith(".")).toList()) {
                 try {
-                    JsonNode o = JSON.readTree(Files.readString(f));
+                    JsonNode o = Json.read(f);
                     Entry e = new Entry(o.path("run_id").asString(""), o.path("job").asString(""), o.path("started").asString(""),
                             Optional.ofNullable(o.path("node").asString(null)), o.path("folder").asString(""),
                             o.has("reach") ? Optional.of(o.get("reach")) : Optional.empty(),
