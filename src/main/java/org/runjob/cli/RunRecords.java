@@ -2,6 +2,7 @@ package org.runjob.cli;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -11,11 +12,13 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 import org.runjob.json.Json;
 import org.runjob.logs.Coordinator;
 import org.runjob.report.StatusJson;
+import org.runjob.run.Owned;
 import org.runjob.run.RunState;
 
 import tools.jackson.databind.JsonNode;
@@ -73,15 +76,34 @@ final class RunRecords {
 
     /** Every run under {@code logsDir}, oldest first (run ids begin with their start time). */
     static List<Run> list(Path logsDir, Map<String, String> env) throws IOException {
+        return list(logsDir, env, why -> { });
+    }
+
+    /**
+     * As {@link #list(Path, Map)}; a job's or run's folder that is not to be believed
+     * ({@link Owned#runFolder}: another user's, or writable by others) is left out, and why is
+     * given to {@code untrusted}.
+     */
+    static List<Run> list(Path logsDir, Map<String, String> env, Consumer<String> untrusted) throws IOException {
         List<Run> runs = new ArrayList<>();
         if (!Files.isDirectory(logsDir)) {
             return runs;
         }
         try (Stream<Path> jobs = Files.list(logsDir)) {
-            for (Path job : jobs.filter(Files::isDirectory).toList()) {
+            for (Path job : jobs.filter(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)).toList()) {
+                Optional<String> jobProblem = Owned.runFolder(job);
+                if (jobProblem.isPresent()) {
+                    untrusted.accept(jobProblem.get());
+                    continue;
+                }
                 try (Stream<Path> folders = Files.list(job)) {
                     for (Path f : folders.filter(RunRecords::isRun).toList()) {
-                        runs.add(read(f, env));
+                        Optional<String> problem = Owned.runFolder(f);
+                        if (problem.isPresent()) {
+                            untrusted.accept(problem.get());
+                        } else {
+                            runs.add(read(f, env));
+                        }
                     }
                 }
             }
@@ -145,9 +167,14 @@ final class RunRecords {
     static Run resolve(Path logsDir, String ref, Map<String, String> env) throws IOException {
         Path asPath = Path.of(ref);
         if (isRun(asPath)) {
+            Optional<String> problem = Owned.runFolder(asPath);
+            if (problem.isPresent()) {
+                throw new IllegalArgumentException(problem.get());
+            }
             return read(asPath, env);
         }
-        List<Run> runs = list(logsDir, env);
+        List<String> untrusted = new ArrayList<>();
+        List<Run> runs = list(logsDir, env, untrusted::add);
         if (ref.equals("last")) {
             if (runs.isEmpty()) {
                 throw new IllegalArgumentException("no runs under " + logsDir);
@@ -159,7 +186,8 @@ final class RunRecords {
             return matches.get(0);
         }
         if (matches.isEmpty()) {
-            throw new IllegalArgumentException("no run " + ref + " under " + logsDir + " (runjob runs lists them; --logs-dir names another)");
+            throw new IllegalArgumentException("no run " + ref + " under " + logsDir + " (runjob runs lists them; --logs-dir names another)"
+                    + (untrusted.isEmpty() ? "" : "; left out: " + String.join("; ", untrusted)));
         }
         throw new IllegalArgumentException(ref + " names " + matches.size() + " runs: "
                 + String.join(", ", matches.stream().map(r -> r.job() + "/" + r.runId()).toList()) + "; give more of the id, or JOB/ID");

@@ -8,8 +8,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 
 import org.runjob.run.Io;
+import org.runjob.run.Owned;
 import org.runjob.run.RunIndex;
 
 import picocli.CommandLine.Option;
@@ -84,6 +86,11 @@ final class RunsOptions {
         }
         if (matches.size() == 1) {
             RunIndex.Entry e = matches.get(0);
+            Optional<String> problem = e.isSubmitted() ? Optional.empty() : Owned.runFolder(Path.of(e.folder()));
+            if (problem.isPresent()) {
+                io.err().println("runjob: " + problem.get());
+                return Optional.empty();
+            }
             return Optional.of(e.isSubmitted() ? new Submitted(e) : new Here(RunRecords.read(Path.of(e.folder()), io.env())));
         }
         if (matches.isEmpty()) {
@@ -100,13 +107,20 @@ final class RunsOptions {
      * {@code --logs-dir}, those in the run index (a submitted run's folder is on its node: not here).
      */
     List<RunRecords.Run> local(Io io) throws IOException {
-        List<RunRecords.Run> runs = new ArrayList<>(RunRecords.list(dir(), io.env()));
+        Consumer<String> untrusted = why -> io.err().println("runjob: note: left out: " + why);
+        List<RunRecords.Run> runs = new ArrayList<>(RunRecords.list(dir(), io.env(), untrusted));
         if (logsDir == null) {
+            RunIndex.problem(io.env()).ifPresent(untrusted);
             Set<Path> seen = new HashSet<>();
             runs.forEach(r -> seen.add(r.folder().toAbsolutePath().normalize()));
             for (RunIndex.Entry e : RunIndex.list(io.env())) {
                 if (!e.isSubmitted() && seen.add(Path.of(e.folder()))) {
-                    runs.add(RunRecords.read(Path.of(e.folder()), io.env()));
+                    Optional<String> problem = Owned.runFolder(Path.of(e.folder()));
+                    if (problem.isPresent()) {
+                        untrusted.accept(problem.get());
+                    } else {
+                        runs.add(RunRecords.read(Path.of(e.folder()), io.env()));
+                    }
                 }
             }
             runs.sort(Comparator.comparing(RunRecords.Run::runId));

@@ -4,6 +4,10 @@ import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
 
 import org.runjob.plan.RunId;
 
@@ -33,16 +37,31 @@ public final class RunIds {
         }
     }
 
+    /** Run and job folders: writable by their owner only, whatever the umask, so {@link Owned#runFolder} believes them. */
+    private static final FileAttribute<Set<PosixFilePermission>> MODE = PosixFilePermissions.asFileAttribute(
+            PosixFilePermissions.fromString("rwxr-xr-x"));
+
+    private static void jobFolder(Path jobLogs) throws IOException {
+        if (!Files.isDirectory(jobLogs)) {
+            Files.createDirectories(jobLogs.toAbsolutePath().getParent());
+            try {
+                Files.createDirectory(jobLogs, MODE);
+            } catch (FileAlreadyExistsException e) {
+                // another run of this job made it meanwhile
+            }
+        }
+    }
+
     /** Creates {@code jobLogs} (and its parents) if missing, and a new run folder in it; returns its run id. */
     public static String claim(Io io, Path jobLogs) throws NotCreated {
         int salt = io.random().getAsInt();
         Path first = jobLogs.resolve(RunId.of(io.clock().instant(), salt));
         try {
-            Files.createDirectories(jobLogs);
+            jobFolder(jobLogs);
             for (int i = 0; i < TRIES; i++) {
                 String id = RunId.of(io.clock().instant(), salt + i);
                 try {
-                    Files.createDirectory(jobLogs.resolve(id));
+                    Files.createDirectory(jobLogs.resolve(id), MODE);
                     return id;
                 } catch (FileAlreadyExistsException e) {
                     // another run of this job took it this second: the next salt
@@ -57,7 +76,10 @@ public final class RunIds {
     /** The folder of run {@code id}, given (a detached, queued, resumed or requeued run's): made when missing, used when there. */
     public static String reuse(Path jobLogs, String id) throws NotCreated {
         try {
-            Files.createDirectories(jobLogs.resolve(id));
+            jobFolder(jobLogs);
+            if (!Files.isDirectory(jobLogs.resolve(id))) {
+                Files.createDirectory(jobLogs.resolve(id), MODE);
+            }
             return id;
         } catch (IOException e) {
             throw new NotCreated(jobLogs.resolve(id), e);

@@ -2,6 +2,7 @@ package org.runjob.run;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -71,13 +72,24 @@ public final class RunIndex {
         return base.resolve("runjob").resolve("runs");
     }
 
+    /** Why the index's directory is not used (another user's, or open to others); empty when it is, or is not there yet. */
+    public static Optional<String> problem(Map<String, String> env) {
+        return Owned.privateDir(dir(env));
+    }
+
     /** Records a run; a failure to record is said on stderr, never fatal. */
     public static void add(Io io, Entry e) {
         Path dir = dir(io.env());
         try {
-            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            if (Files.isSymbolicLink(dir)) {
-                throw new IOException(dir + " is a symlink");
+            Files.createDirectories(dir.getParent());
+            try {
+                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            } catch (FileAlreadyExistsException ex) {
+                // made before: judged below
+            }
+            Optional<String> problem = Owned.privateDir(dir);
+            if (problem.isPresent()) {
+                throw new IOException(problem.get());
             }
             ObjectNode o = JSON.createObjectNode().put("run_id", e.runId()).put("job", e.job()).put("started", e.started())
                     .put("folder", e.folder());
@@ -96,7 +108,7 @@ public final class RunIndex {
     public static List<Entry> list(Map<String, String> env) {
         Path dir = dir(env);
         List<Entry> out = new ArrayList<>();
-        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS) || problem(env).isPresent()) {
             return out;
         }
         try (Stream<Path> files = Files.list(dir)) {

@@ -223,12 +223,6 @@ class CliTest {
         Cli far = Cli.run("--ranks", "9", "--set", "nodes=[{name: far, host: 192.0.2.1, workers: 2}]", "jobs/local.yaml");
         assertThat(far.code()).isEqualTo(ExitCode.INVALID);
         assertThat(far.err()).isEqualTo("runjob: --ranks: rank 9 is not in this job (world size 2: ranks 0-1)\n");
-        // a missing ssh.identity is said once, not once per node, and no node is tried
-        Cli key = Cli.run("--set", "nodes=[{name: a, host: 192.0.2.1, workers: 1}, {name: b, host: 192.0.2.2, workers: 1}]",
-                "--set", "ssh.identity=/nonexistent/id_ed25519", "jobs/local.yaml");
-        assertThat(key.code()).isEqualTo(ExitCode.PREFLIGHT_FAILED);
-        assertThat(key.err()).isEqualTo("runjob: ssh.identity /nonexistent/id_ed25519 does not exist (/nonexistent/id_ed25519): name a"
-                + " private key file, or leave ssh.identity out to use ssh-agent and ~/.ssh\n");
         // the same one line from every command that takes --ranks, before anything is looked up
         for (String command : List.of("logs", "stacks")) {
             Cli other = Cli.run(command, "nosuchrun", "--ranks", "1,-2");
@@ -255,7 +249,7 @@ class CliTest {
         assertThat(logs.code()).isEqualTo(ExitCode.INVALID);
         assertThat(logs.err()).startsWith("runjob: cannot create the run folder /proc/nope/local/" + Cli.RUN_ID + " (logs.dir /proc/nope): ")
                 .endsWith("cannot create /proc/nope there\n").doesNotContain("internal error").doesNotContain("Exception");
-        // no machine is contacted: the key is looked for first
+        // no machine is contacted: the key is looked for first, once for all nodes
         Cli key = Cli.run("check", "--set", "ssh.identity=/nonexistent/id_ed25519", "jobs/two-node.yaml");
         assertThat(key.code()).isEqualTo(ExitCode.PREFLIGHT_FAILED);
         assertThat(key.err()).isEqualTo("runjob: ssh.identity /nonexistent/id_ed25519 does not exist"

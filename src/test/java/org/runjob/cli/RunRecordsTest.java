@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.logs.RunFolder;
+import org.runjob.run.Owned;
+import org.runjob.testbed.Testbed;
 
 import tools.jackson.databind.json.JsonMapper;
 
@@ -50,5 +53,46 @@ class RunRecordsTest {
         assertThat(runs.out()).containsPattern("20261202-120000-aaaa +job +unreadable ").containsPattern("20261202-120001-bbbb +job +succeeded ");
         Cli status = Cli.run(Map.of(), "status", "20261202-120000-aaaa", "--logs-dir", tmp.resolve("runs").toString());
         assertThat(status.out()).contains("why: status.json is 17 MiB, more than the 16 MiB runjob reads back: not runjob's\n");
+    }
+
+    @Test
+    void anotherUsersRunFolderOrIndexIsNeitherListedNorResumed() throws Exception {
+        Testbed.require(Owned.myUid() == 0, "root, to give files to another uid");
+        Path runs = tmp.resolve("runs");
+        Path planted = Files.createDirectories(runs.resolve("job/20261202-120000-aaaa"));
+        Files.writeString(planted.resolve("job.yaml"), "name: job\nnodes: [{name: n, local: true}]\nentrypoint: {command: [touch, "
+                + tmp.resolve("pwned") + "]}\n");
+        RunFolder.of(planted).writeJson("summary.json", JsonMapper.builder().build().createObjectNode().put("result", "failed")
+                .put("exit_code", 1));
+        Files.setAttribute(planted, "unix:uid", 4321);
+        Path open = Files.createDirectories(runs.resolve("job/20261202-120001-bbbb"));
+        RunFolder.of(open).writeJson("summary.json", JsonMapper.builder().build().createObjectNode().put("result", "failed").put("exit_code", 1));
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+        // an index directory another user made first, open to all, with an entry naming the planted folder
+        Path state = tmp.resolve("state");
+        Path index = Files.createDirectories(state.resolve("runjob/runs"));
+        Files.writeString(index.resolve("20261202-120000-aaaa.json"), "{\"run_id\": \"20261202-120000-aaaa\", \"job\": \"job\", \"started\": \"x\","
+                + " \"folder\": \"" + planted + "\"}");
+        Files.setPosixFilePermissions(index, PosixFilePermissions.fromString("rwxrwxrwx"));
+        Files.setAttribute(index, "unix:uid", 4321);
+        Map<String, String> env = Map.of("XDG_STATE_HOME", state.toString(), "HOME", tmp.toString(), "PATH", System.getenv("PATH"));
+
+        Cli list = Cli.run(env, "runs", "--logs-dir", runs.toString());
+        assertThat(list.code()).isZero();
+        assertThat(list.out().lines().count()).as(list.out()).isEqualTo(1);
+        assertThat(list.err()).contains("runjob: note: left out: the run folder " + planted + " is owned by uid 4321, not by you (uid 0) or root")
+                .contains("runjob: note: left out: the run folder " + open + " is writable by other users (mode 0777): chmod go-w " + open);
+        Cli everywhere = Cli.run(env, "runs");
+        assertThat(everywhere.err()).contains("runjob: note: left out: the run index " + index + " is owned by uid 4321");
+        assertThat(everywhere.out()).doesNotContain("20261202-120000-aaaa");
+
+        Cli resume = Cli.run(env, "resume", "20261202-120000-aaaa", "--logs-dir", runs.toString());
+        assertThat(resume.code()).as(resume.err()).isEqualTo(2);
+        assertThat(resume.err()).contains("the run folder " + planted + " is owned by uid 4321");
+        Cli byPath = Cli.run(env, "logs", planted.toString());
+        assertThat(byPath.code()).isEqualTo(2);
+        assertThat(byPath.err()).isEqualTo("runjob: the run folder " + planted + " is owned by uid 4321, not by you (uid 0) or root: another"
+                + " user could have planted it\n");
+        assertThat(tmp.resolve("pwned")).doesNotExist();
     }
 }
