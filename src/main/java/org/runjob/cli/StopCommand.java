@@ -1,12 +1,14 @@
 package org.runjob.cli;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
@@ -140,7 +142,16 @@ final class StopCommand implements Callable<Integer> {
         }
         String id = bySweep.keySet().iterator().next();
         Coordinator sweepRunjob = records.get(id).runjob();
-        if (sweepRunjob.runsRunjob()) {
+        // the sweep's runjob holds its first run's sweep.json open while it runs: the proof that the record names it
+        Optional<Path> first = bySweep.get(id).stream().filter(r -> SweepRecord.read(r.folder()).map(w -> w.point() == 0).orElse(false))
+                .map(r -> r.folder().resolve(SweepRecord.FILE)).findFirst();
+        Optional<String> notOurs = first.isEmpty() ? Optional.of("its first run's folder is gone")
+                : sweepRunjob.holdsOpen(first.get(), "the sweep's " + first.get());
+        if (sweepRunjob.alive() && notOurs.isPresent()) {
+            io.err().println("runjob: " + id + ": its sweep.json names pid " + sweepRunjob.pid() + ", which is not the sweep's runjob ("
+                    + notOurs.get() + "): it was not signalled; its runs are stopped one by one");
+        }
+        if (notOurs.isEmpty()) {
             ProcessHandle.of(sweepRunjob.pid()).ifPresent(ProcessHandle::destroy);
             io.err().println("runjob: " + id + ": its runjob (pid " + sweepRunjob.pid() + ") starts no more runs and stops its own");
             if (now) {

@@ -2,8 +2,11 @@ package org.runjob.cli;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -90,40 +93,52 @@ final class SweepRun {
         List<Member> waiting = new ArrayList<>(members);
         List<Member> running = new ArrayList<>();
         boolean stopping = false;
-        while (!waiting.isEmpty() || !running.isEmpty()) {
-            while (!stopping && running.size() < parallel && !waiting.isEmpty()) {
-                Member m = waiting.remove(0);
-                start(io, m, new SweepRecord(id, first.spec().name(), m.point, sweep.size(), m.values, Coordinator.current()), logs,
-                        originalArgs, waitGiven);
-                running.add(m);
-            }
-            if (detach) {
-                for (Member m : members) {
-                    io.out().println(m.runId);
+        FileChannel proof = null;
+        try {
+            while (!waiting.isEmpty() || !running.isEmpty()) {
+                while (!stopping && running.size() < parallel && !waiting.isEmpty()) {
+                    Member m = waiting.remove(0);
+                    start(io, m, new SweepRecord(id, first.spec().name(), m.point, sweep.size(), m.values, Coordinator.current()), logs,
+                            originalArgs, waitGiven);
+                    if (m.point == 0) {
+                        // held open while this runjob runs the sweep: stop SWEEP signals only a process that holds it
+                        proof = FileChannel.open(m.folder.resolve(SweepRecord.FILE), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+                    }
+                    running.add(m);
                 }
-                io.out().flush();
-                io.err().println("runjob: the sweep's runs go on on their own: runjob runs lists them, runjob stop " + id + " stops them all");
-                return ExitCode.OK;
-            }
-            for (Member m : List.copyOf(running)) {
-                if (m.process.waitFor(100, TimeUnit.MILLISECONDS)) {
-                    running.remove(m);
-                    RunRecords.Run r = RunRecords.read(m.folder, io.env());
-                    io.err().println("runjob: sweep run " + (m.point + 1) + "/" + sweep.size() + " (" + Sweep.describe(m.values) + "): run "
-                            + m.runId + " " + r.state() + " (exit " + m.process.exitValue() + ")");
-                    if (m.process.exitValue() == ExitCode.PREFLIGHT_FAILED) {
-                        whyRefused(m.folder).forEach(l -> io.err().println("runjob:   " + l));
+                if (detach) {
+                    for (Member m : members) {
+                        io.out().println(m.runId);
+                    }
+                    io.out().flush();
+                    io.err().println("runjob: the sweep's runs go on on their own: runjob runs lists them, runjob stop " + id
+                            + " stops them all");
+                    return ExitCode.OK;
+                }
+                for (Member m : List.copyOf(running)) {
+                    if (m.process.waitFor(100, TimeUnit.MILLISECONDS)) {
+                        running.remove(m);
+                        RunRecords.Run r = RunRecords.read(m.folder, io.env());
+                        io.err().println("runjob: sweep run " + (m.point + 1) + "/" + sweep.size() + " (" + Sweep.describe(m.values)
+                                + "): run " + m.runId + " " + r.state() + " (exit " + m.process.exitValue() + ")");
+                        if (m.process.exitValue() == ExitCode.PREFLIGHT_FAILED) {
+                            whyRefused(m.folder).forEach(l -> io.err().println("runjob:   " + l));
+                        }
                     }
                 }
+                if (!stopping && io.interrupts().count() > 0) {
+                    stopping = true;
+                    waiting.clear();
+                    io.err().println("runjob: stopping the sweep's " + running.size() + " running run" + (running.size() == 1 ? "" : "s"));
+                    running.forEach(m -> m.process.destroy()); // SIGTERM: each runjob stops its run as Ctrl-C does
+                }
             }
-            if (!stopping && io.interrupts().count() > 0) {
-                stopping = true;
-                waiting.clear();
-                io.err().println("runjob: stopping the sweep's " + running.size() + " running run" + (running.size() == 1 ? "" : "s"));
-                running.forEach(m -> m.process.destroy()); // SIGTERM: each runjob stops its run as Ctrl-C does
+            return report(io, members, stopping, first.spec().metric().isPresent());
+        } finally {
+            if (proof != null) {
+                proof.close();
             }
         }
-        return report(io, members, stopping, first.spec().metric().isPresent());
     }
 
     /** What a run refused in preflight said why in its console: its FAIL lines, or its last line. */

@@ -39,19 +39,29 @@ public record Coordinator(long pid, long startTicks, String host) {
      * @return empty when it is; else why not
      */
     public Optional<String> notRunOf(Path folder) {
+        return holdsOpen(folder.resolve("runjob.log"), "the run's runjob.log");
+    }
+
+    /**
+     * Whether this process is a live runjob that holds {@code file} (a regular file, not a link)
+     * open: the proof that a record naming it names the right process. {@code what} names the
+     * file in the answer.
+     *
+     * @return empty when it does; else why not
+     */
+    public Optional<String> holdsOpen(Path file, String what) {
         if (!alive()) {
             return Optional.of("it is not running");
         }
+        if (!runsRunjob()) {
+            return Optional.of("its command line is not runjob's");
+        }
         Path proc = Path.of("/proc", Long.toString(pid));
         try {
-            if (!runsRunjob()) {
-                return Optional.of("its command line is not runjob's");
+            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+                return Optional.of(file + " is not a regular file");
             }
-            Path log = folder.resolve("runjob.log");
-            if (!Files.isRegularFile(log, LinkOption.NOFOLLOW_LINKS)) {
-                return Optional.of(log + " is not a regular file");
-            }
-            Object key = Files.readAttributes(log, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
+            Object key = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
             try (Stream<Path> fds = Files.list(proc.resolve("fd"))) {
                 boolean holds = fds.anyMatch(fd -> {
                     try {
@@ -60,7 +70,7 @@ public record Coordinator(long pid, long startTicks, String host) {
                         return false;
                     }
                 });
-                return holds ? Optional.empty() : Optional.of("it does not hold the run's runjob.log open");
+                return holds ? Optional.empty() : Optional.of("it does not hold " + what + " open");
             }
         } catch (IOException e) {
             return Optional.of("cannot read " + proc + ": " + e.getMessage());

@@ -245,10 +245,36 @@ class RunDirectoryTest {
         // each run is a runjob of its own, writing to its own console.log: the runs go on
         List<String> listed = Cli.runNow(env, "runs", "--logs-dir", logs.toString()).out().lines().toList();
         assertThat(listed.stream().filter(l -> l.matches("\\S+\\s+sweep\\s+running\\s.*")).count()).as(String.join("\n", listed)).isEqualTo(2);
+        // the sweep's record edited to name another live runjob, with its real start time: it is not signalled
+        Process other = start("other", env, List.of("--set", "logs.dir=" + tmp.resolve("other-runs"), "--set", "workdir=" + tmp.resolve("w2"),
+                "--sweep-point", "0"), Path.of("jobs/sweep.yaml").toAbsolutePath(), List.of("--steps", "1000"));
+        Poll.until(() -> startTicks(other.pid()) > 0, Duration.ofSeconds(10), "the other runjob to start");
+        try (var folders = Files.list(logs.resolve("sweep"))) {
+            for (Path f : folders.toList()) {
+                Path record = f.resolve("sweep.json");
+                String text = Files.readString(record);
+                Files.writeString(record, text.replaceFirst("\"pid\" : \\d+", "\"pid\" : " + other.pid())
+                        .replaceFirst("\"start_ticks\" : \\d+", "\"start_ticks\" : " + startTicks(other.pid())));
+            }
+        }
         Cli stop = Cli.runNow(env, "stop", id, "--logs-dir", logs.toString());
         assertThat(stop.code()).as(stop.err()).isZero();
-        assertThat(stop.err()).doesNotContain("its runjob (pid");
+        assertThat(stop.err()).doesNotContain("its runjob (pid").contains("runjob: " + id + ": its sweep.json names pid " + other.pid()
+                + ", which is not the sweep's runjob (it does not hold the sweep's ");
+        assertThat(other.isAlive()).as("the runjob the edited record named").isTrue();
+        other.destroy();
+        assertThat(other.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(stop.err().lines().filter(l -> l.matches("runjob: run \\S+ interrupted \\(exit 130\\)")).count()).isEqualTo(2);
+    }
+
+    /** Field 22 of /proc/PID/stat (start time in clock ticks), or 0. */
+    private static long startTicks(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19]);
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
     }
 
     private static String[] concat(List<String> a, List<String> b) {
