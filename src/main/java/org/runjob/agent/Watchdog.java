@@ -73,9 +73,13 @@ public final class Watchdog {
             "  done < \"$d/containers\"",
             "fi",
             "rm -rf \"$d\"",
-            // the bootstrap's class-data archive: kept only when the agent ended normally (so it was written whole)
+            // the bootstrap's class-data archive: kept only when the agent ended normally (so it was written whole), with
+            // its checksum beside it, which the bootstrap checks before each use
             "if [ -n \"${RUNJOB_JSA_DUMP:-}\" ]; then",
-            "  if [ \"$rc\" = 0 ] && [ -n \"${RUNJOB_JSA:-}\" ] && [ -s \"$RUNJOB_JSA_DUMP\" ]; then mv -f \"$RUNJOB_JSA_DUMP\" \"$RUNJOB_JSA\"; else rm -f \"$RUNJOB_JSA_DUMP\"; fi",
+            "  if [ \"$rc\" = 0 ] && [ -n \"${RUNJOB_JSA:-}\" ] && [ -s \"$RUNJOB_JSA_DUMP\" ] && cksum < \"$RUNJOB_JSA_DUMP\" > \"$RUNJOB_JSA_DUMP.sum\"; then",
+            "    mv -f \"$RUNJOB_JSA_DUMP.sum\" \"$RUNJOB_JSA.sum\" && mv -f \"$RUNJOB_JSA_DUMP\" \"$RUNJOB_JSA\"",
+            "  fi",
+            "  rm -f \"$RUNJOB_JSA_DUMP\" \"$RUNJOB_JSA_DUMP.sum\"",
             "fi",
             "exit \"$rc\"");
 

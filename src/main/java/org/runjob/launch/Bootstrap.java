@@ -41,7 +41,9 @@ import org.runjob.agent.Watchdog;
  *       it into place. Nodes that share a home directory race harmlessly: same content, atomic rename.</li>
  *   <li>The first agent of a jar on a node records a class-data archive of what it loaded
  *       ({@code SHA256.jsa} beside the jar, renamed into place by the watchdog only after a
- *       normal exit); later agents start from it, in about half the CPU time. The JVM's own
+ *       normal exit, with its {@code cksum} in {@code SHA256.jsa.sum}); later agents start from it,
+ *       in about half the CPU time, when its checksum still matches (else it is made again: a
+ *       truncated archive would crash the JVM). The JVM's own
  *       messages and logging go to stderr, never into the frames on stdout.</li>
  *   <li>It prints {@code RUNJOB-START} and execs the watchdog, which starts
  *       {@code java ... -cp JAR MAIN agent --jar SHA OPTIONS}: from here on, stdout carries frames.
@@ -112,8 +114,11 @@ final class Bootstrap {
             "  [ \"$(sha256sum < \"$t\" | cut -c1-64)\" = \"$sha\" ] || { rm -f \"$t\"; fail jar the agent jar arrived damaged; }",
             "  mv -f \"$t\" \"$f\" || { rm -f \"$t\"; fail cache cannot rename the agent jar into \"$c/agents\"; }",
             "fi",
-            // a class-data archive of the agent, made by the first agent of this jar at its (normal) exit
+            // a class-data archive of the agent, made by the first agent of this jar at its (normal) exit; used only when its
+            // checksum is the one recorded then (a truncated archive crashes the JVM), else made again
             "RUNJOB_JSA=$c/agents/$sha.jsa",
+            "if [ -s \"$RUNJOB_JSA\" ] && [ \"$(cksum < \"$RUNJOB_JSA\")\" != \"$(cat \"$RUNJOB_JSA.sum\" 2>/dev/null)\" ]; then"
+                    + " rm -f \"$RUNJOB_JSA\" \"$RUNJOB_JSA.sum\"; fi",
             "if [ -s \"$RUNJOB_JSA\" ]; then x=-XX:SharedArchiveFile=$RUNJOB_JSA; RUNJOB_JSA=",
             "else RUNJOB_JSA_DUMP=$(mktemp \"$RUNJOB_JSA.XXXXXXXX\") && x=-XX:ArchiveClassesAtExit=$RUNJOB_JSA_DUMP || x=; fi",
             "export RUNJOB_JSA RUNJOB_JSA_DUMP",

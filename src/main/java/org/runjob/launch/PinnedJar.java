@@ -97,10 +97,10 @@ public record PinnedJar(Path path, String sha256, long size, String main) {
         }
     }
 
-    /** Jars older than {@link #KEEP_DAYS} days (and their class-data archives) go: every build adds one. */
+    /** Jars older than {@link #KEEP_DAYS} days (and their class-data archives and checksums) go: every build adds one. */
     private static void prune(Path dir, Path current) {
         long before = System.currentTimeMillis() - TimeUnit.DAYS.toMillis(KEEP_DAYS);
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.{jar,jsa}")) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.{jar,jsa,sum}")) {
             for (Path f : files) {
                 if (!f.getFileName().toString().startsWith(current.getFileName().toString().replace(".jar", ""))
                         && Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)

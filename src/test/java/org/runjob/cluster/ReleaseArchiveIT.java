@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -86,10 +87,19 @@ class ReleaseArchiveIT {
         assertThat(version.code()).as(version.err()).isZero();
         assertThat(version.out()).matches("runjob " + System.getProperty("runjob.release.version").replace(".", "\\.")
                 + " \\(commit [0-9a-f]{7,}(, with changes)?; built \\d{4}-\\d\\d-\\d\\dT[0-9:]+Z\\)\nJava " + Runtime.version().feature() + "\\.[0-9.]+\n");
-        // the first run made the class-data archive beside the jar (lib/ is writable here)
+        // the first run made the class-data archive beside the jar (lib/ is writable here), with its checksum
+        List<Path> archives;
         try (Stream<Path> lib = Files.list(home.resolve("lib"))) {
-            assertThat(lib.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".jsa")).toList()).hasSize(1);
+            archives = lib.filter(p -> p.getFileName().toString().endsWith(".jsa")).toList();
         }
+        assertThat(archives).hasSize(1);
+        assertThat(archives.get(0).resolveSibling(archives.get(0).getFileName() + ".sum")).isRegularFile();
+        // cut short it would crash the JVM (exit 134): the launcher makes it again instead, and --verbose says so
+        Files.write(archives.get(0), Arrays.copyOf(Files.readAllBytes(archives.get(0)), 100_000));
+        Ran cut = hidden(List.of(runjob.toString(), "--version", "--verbose"), tmp);
+        assertThat(cut.code()).as(cut.err()).isZero();
+        assertThat(cut.err()).contains("runjob: the class-data archive " + archives.get(0) + " is not the one made here");
+        assertThat(Files.size(archives.get(0))).isGreaterThan(100_000);
 
         Ran dry = hidden(List.of(runjob.toString(), "--dry-run", "jobs/two-node.yaml"), home);
         assertThat(dry.code()).as(dry.err()).isZero();

@@ -6,8 +6,10 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
@@ -398,6 +400,38 @@ class SshClusterTest {
         Path cached = jobs.bed.cache().resolve("runjob/agents/" + jar.sha256() + ".jar");
         assertThat(Sha256.of(cached)).isEqualTo(jar.sha256());
         assertThat(Files.getPosixFilePermissions(cached)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
+
+        // the agents' class-data archive, cut short (it would crash every later agent's JVM): made again, never used
+        Path archive = cached.resolveSibling(jar.sha256() + ".jsa");
+        Path sum = cached.resolveSibling(jar.sha256() + ".jsa.sum");
+        Poll.until(() -> Files.isRegularFile(archive) && Files.isRegularFile(sum), Duration.ofSeconds(30), "the agents' class-data archive");
+        try (FileChannel ch = FileChannel.open(archive, StandardOpenOption.WRITE)) {
+            ch.truncate(100_000);
+        }
+        Cli again = Cli.run(System.getenv(), "check", job.toString());
+        assertThat(again.code()).as(again.err()).isZero();
+        Poll.until(() -> Files.isRegularFile(sum) && cksum(archive).equals(read(sum)), Duration.ofSeconds(30),
+                "the archive made again, with its checksum");
+        assertThat(Files.size(archive)).isGreaterThan(100_000);
+    }
+
+    /** What {@code cksum < FILE} prints, or "" when it cannot be read. */
+    private static String cksum(Path file) {
+        try {
+            Process p = new ProcessBuilder("sh", "-c", "cksum < \"$0\"", file.toString()).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            return p.waitFor() == 0 ? out : "";
+        } catch (IOException | InterruptedException e) {
+            return "";
+        }
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            return "-";
+        }
     }
 
     /** An environment whose HOME holds an ssh config with these lines. */
