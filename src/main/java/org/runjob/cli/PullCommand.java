@@ -1,6 +1,7 @@
 package org.runjob.cli;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -165,6 +166,8 @@ final class PullCommand implements Callable<Integer> {
             } catch (IOException e) {
                 failed[0] = e.getMessage();
             }
+            // to the end of the command: its exit code comes last, on stderr
+            in.transferTo(OutputStream.nullOutputStream());
         });
         if (got[0] == null) {
             if (code == ExitCode.OK || code == ExitCode.PREFLIGHT_FAILED) {
