@@ -12,10 +12,16 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.runjob.protocol.HostRecords;
@@ -37,22 +43,34 @@ import org.runjob.protocol.SecureLink;
  *       nothing of the run has run on it, and no client has come, for {@link #IDLE_MS}: the
  *       coordinator is gone (its agents stop their workers when its heartbeats stop).</li>
  * </ol>
- * A client has {@link #HANDSHAKE_MS} to prove the secret and send its first record; at most
- * {@link #MAX_CLIENTS} are served at once.
+ * A connection has {@link #HANDSHAKE_MS} in all to prove the secret and send its first record
+ * (a deadline, not a per-read timeout); at most {@link #MAX_PENDING} may be in that state (the
+ * oldest is dropped for a new one) and at most {@link #MAX_CLIENTS} are served at once. Only
+ * connections that proved the secret count as activity for {@link #IDLE_MS}. When a program
+ * exits, its connection is closed after its EXIT record, so a client that went silent (its
+ * node lost power) does not keep the host.
  * Programs get the host's environment (the SSH login's) without runjob's own variables.
  */
 public final class NodeHost {
 
     /** How long a host with nothing running and no client waits before it ends. */
     static final long IDLE_MS = Long.getLong("runjob.host.idle.ms", 120_000);
-    /** How long a client has to prove the secret and say what it wants. */
-    static final int HANDSHAKE_MS = 10_000;
+    /** How long a client has, in all, to prove the secret and say what it wants: a deadline, as OpenSSH's LoginGraceTime. */
+    static final int HANDSHAKE_MS = Integer.getInteger("runjob.host.handshake.ms", 10_000);
     /** Clients served at once: a run has a few programs per node; more is someone else. */
     static final int MAX_CLIENTS = 64;
+    /** Connections still in their handshake; past it the oldest is dropped, so a new one (the coordinator's) gets its turn. */
+    static final int MAX_PENDING = 16;
 
     private final byte[] secret;
     private final ServerSocket server;
     private final AtomicInteger busy = new AtomicInteger();
+    private final Deque<Socket> pending = new ArrayDeque<>();
+    private final ScheduledExecutorService deadlines = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "host-deadlines");
+        t.setDaemon(true);
+        return t;
+    });
     private volatile long lastBusy = System.nanoTime();
     private volatile boolean stopped;
 
@@ -151,34 +169,43 @@ public final class NodeHost {
                 s.close();
                 continue;
             }
-            busy.incrementAndGet();
-            Thread t = new Thread(() -> {
-                try {
-                    handle(s);
-                } finally {
-                    lastBusy = System.nanoTime();
-                    busy.decrementAndGet();
+            synchronized (pending) {
+                if (pending.size() >= MAX_PENDING) {
+                    closeQuietly(pending.removeFirst());
                 }
-            }, "host-client");
+                pending.addLast(s);
+            }
+            // the whole handshake and first record within the deadline, however slowly the bytes come
+            ScheduledFuture<?> deadline = deadlines.schedule(() -> closeQuietly(s), HANDSHAKE_MS, TimeUnit.MILLISECONDS);
+            Thread t = new Thread(() -> handle(s, deadline), "host-client");
             t.setDaemon(true);
             t.start();
         }
     }
 
-    private void handle(Socket s) {
+    private static void closeQuietly(Socket s) {
         try {
-            // a client that does not finish the handshake and its first record in time holds no thread
-            s.setSoTimeout(HANDSHAKE_MS);
+            s.close();
         } catch (IOException e) {
-            return;
+            // closed already
         }
+    }
+
+    /** One connection: served only once it proved the secret and sent its first record; only then is it a client. */
+    private void handle(Socket s, ScheduledFuture<?> deadline) {
+        boolean counted = false;
         try (SecureLink link = SecureLink.server(s.getInputStream(), s.getOutputStream(), s, secret)) {
             s.setTcpNoDelay(true);
             SecureLink.Record first = link.receive();
-            s.setSoTimeout(0);
-            if (first == null) {
+            if (first == null || !deadline.cancel(false)) {
                 return;
             }
+            synchronized (pending) {
+                pending.remove(s);
+            }
+            busy.incrementAndGet();
+            counted = true;
+            lastBusy = System.nanoTime();
             if (first.type() == HostRecords.STOP) {
                 stopped = true;
                 link.send(HostRecords.EXIT, "0");
@@ -190,8 +217,17 @@ public final class NodeHost {
             }
             run(link, HostRecords.argv(first.payload()));
         } catch (IOException e) {
-            // a client that does not hold the secret, or one that went away
+            // a client that does not hold the secret, one too slow for the deadline, or one that went away
             System.err.println("runjob host: a client from " + s.getRemoteSocketAddress() + ": " + e.getMessage());
+        } finally {
+            deadline.cancel(false);
+            synchronized (pending) {
+                pending.remove(s);
+            }
+            if (counted) {
+                lastBusy = System.nanoTime();
+                busy.decrementAndGet();
+            }
         }
     }
 
@@ -216,6 +252,10 @@ public final class NodeHost {
                 link.send(HostRecords.EXIT, Integer.toString(code));
             } catch (InterruptedException | IOException e) {
                 // the client went away
+            } finally {
+                // the program is over, as sshd closes a channel once its program exits: a client that went silent
+                // (its node lost power, a half-open connection) no longer holds this host
+                link.close();
             }
         }, "host-exit-" + p.pid());
         exit.setDaemon(true);

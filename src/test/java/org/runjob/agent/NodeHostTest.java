@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -57,6 +58,33 @@ class NodeHostTest {
             assertThat(stderr).hasToString("oops\n");
             assertThat(exit).isEqualTo("3");
         }
+        // the program over, the host closes the connection after EXIT: a silent client (its node lost power) holds nothing
+        try (SecureLink link = link(port, secret)) {
+            link.send(HostRecords.EXEC, HostRecords.argv(List.of("true")));
+            assertThat(link.receive().type()).isEqualTo(HostRecords.STARTED);
+            assertThat(link.receive().type()).isEqualTo(HostRecords.EXIT);
+            assertThat(link.receive()).as("the end of the connection, not a 10 s read timeout").isNull();
+        }
+
+        // a connection that never proves the secret is cut at the handshake's deadline, however steadily its bytes come
+        try (Socket slow = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            // the right magic, then the client's key a byte at a time: each read gets a byte well within any per-read timeout
+            slow.getOutputStream().write(SecureLink.MAGIC.getBytes(StandardCharsets.US_ASCII));
+            long t0 = System.nanoTime();
+            boolean cut = false;
+            while (!cut && System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30)) {
+                try {
+                    slow.getOutputStream().write('x');
+                    slow.getOutputStream().flush();
+                    Thread.sleep(500);
+                } catch (IOException e) {
+                    cut = true;
+                }
+            }
+            assertThat(cut).as("a byte every 0.5 s for 30 s is cut off").isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(NodeHost.HANDSHAKE_MS / 1000 + 5));
+        }
+
         try (SecureLink link = link(port, secret)) {
             link.send(HostRecords.STOP, new byte[0]);
             assertThat(link.receive().type()).isEqualTo(HostRecords.EXIT);
