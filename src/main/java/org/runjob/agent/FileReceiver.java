@@ -27,7 +27,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 import org.runjob.protocol.FileManifest;
 
@@ -40,7 +39,7 @@ import org.runjob.protocol.FileManifest;
  * <ol>
  *   <li>FILES brings the manifest: per file its destination (relative, no {@code ..}), size,
  *       modification time, mode and SHA-256. The answer says, per file, {@code same} (kept: equal
- *       size and modification time, rsync's quick check, or else equal SHA-256) or {@code need};
+ *       size and SHA-256, never size and time alone) or {@code need};
  *       or one {@code error ...} line, e.g. when the needed bytes do not fit on the disk.</li>
  *   <li>Directories are walked from the workdir with a {@link SecureDirectoryStream} (openat with
  *       O_NOFOLLOW): a directory on the way that is a symlink is refused by name, never entered.</li>
@@ -50,7 +49,8 @@ import org.runjob.protocol.FileManifest;
  *       over the destination (renameat: a symlink there is replaced, never followed). Otherwise,
  *       and on any failure (disk full included), the temporary file is removed.</li>
  *   <li>With a {@link FileStore} (a run in a directory of its own), a file the store holds is
- *       hard-linked into place and answered {@code same}; each file received is added to it.</li>
+ *       copied into place, verified by SHA-256, and answered {@code same}; each file received is
+ *       added to it.</li>
  *   <li>The last FILE_DATA (rank -1) ends the transfer; the answer is {@code ok N} (bytes written)
  *       or the first error.</li>
  * </ol>
@@ -255,14 +255,14 @@ final class FileReceiver {
         store.ifPresent(s -> s.keep(e, workdir.resolve(e.dest())));
     }
 
-    /** True when the store held {@code e} and it is now linked into place. */
+    /** True when the store held {@code e} and a verified copy of it is now in place. */
     private boolean linked(FileManifest.Entry e) throws IOException {
         if (store.isEmpty()) {
             return false;
         }
         try (SecureDirectoryStream<Path> d = walk(e.dest(), true)) {
             // the directories on the way exist and none is a symlink: the link lands in the workdir
-            return d != null && store.get().linkTo(e, workdir.resolve(e.dest()));
+            return d != null && store.get().copyTo(e, workdir.resolve(e.dest()));
         }
     }
 
@@ -306,9 +306,7 @@ final class FileReceiver {
             if (a.size() != e.size()) {
                 return false;
             }
-            if (a.lastModifiedTime().to(TimeUnit.SECONDS) == e.mtimeSeconds()) {
-                return true;
-            }
+            // by content, never by size and time alone: a worker may have rewritten it in place and restored its time
             try (SeekableByteChannel in = d.newByteChannel(name, Set.<OpenOption>of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS))) {
                 MessageDigest md = MessageDigest.getInstance("SHA-256");
                 ByteBuffer buf = ByteBuffer.allocate(1 << 16);
@@ -372,7 +370,7 @@ final class FileReceiver {
         return "error " + message;
     }
 
-    private static Set<PosixFilePermission> permissions(int mode) {
+    static Set<PosixFilePermission> permissions(int mode) {
         Set<PosixFilePermission> out = EnumSet.noneOf(PosixFilePermission.class);
         PosixFilePermission[] all = PosixFilePermission.values();
         for (int i = 0; i < 9; i++) {

@@ -1,33 +1,42 @@
 package org.runjob.agent;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 import org.runjob.protocol.FileManifest;
 
 /**
  * One copy per content of the files runs received on this node ({@code WORKDIR/.runjob/files}),
- * so that a run in a directory of its own gets a file an earlier run received as a hard link,
- * without receiving or copying it.
+ * so that a run in a directory of its own gets a file an earlier run received without receiving
+ * it again: copied from the store, verified by SHA-256 as it is copied.
  *
  * <ul>
- *   <li>An entry's name is its SHA-256, mode and modification time: a hard link shares all
- *       three, so runs that ship the same bytes with another mode or time get an entry of their own.</li>
- *   <li>An entry is used when it is a regular file (read without following a link) of the
- *       manifest's size and time, rsync's quick check, as a file already in the workdir is.</li>
+ *   <li>An entry's name is its SHA-256, mode and modification time, so runs that ship the same
+ *       bytes with another mode or time get an entry of their own.</li>
+ *   <li>An entry is the hard link of the file of the run that received it; later runs get a copy
+ *       of their own ({@link #copyTo}), used only when its bytes hash to the manifest's SHA-256,
+ *       so a worker that rewrites its file in place, or anyone who changed the entry, reaches no
+ *       other run: the changed entry is removed and the file received again.</li>
  *   <li>Entries are added and linked out under a temporary name and renamed into place, so a
  *       reader never sees half a link; the store and its parent must be owned by this user, not
  *       symlinks, and writable by nobody else, or the store is not used.</li>
- *   <li>An entry no run directory links any more (link count 1) is removed when the store opens.</li>
+ *   <li>An entry whose receiving run's directory is gone (link count 1) is removed when the store
+ *       opens; the next run receives the file and becomes its holder.</li>
  * </ul>
  * Every failure only means a file is received instead of linked.
  */
@@ -72,27 +81,49 @@ final class FileStore {
     }
 
     /**
-     * Links the stored copy of {@code e} to {@code target} (a file in a trusted run directory);
-     * true when {@code target} now holds it, false when there is no usable copy or linking failed.
+     * Copies the stored copy of {@code e} to {@code target} (a file in a trusted run directory),
+     * hashing it as it goes: true when {@code target} now holds exactly {@code e}'s bytes (size and
+     * SHA-256), with its mode and time; false when there is no usable copy (a stored copy whose
+     * bytes differ is removed: a worker that rewrote its run's file in place changed it) or copying
+     * failed. The run's file is its own: what a worker writes to it reaches neither the store nor
+     * another run.
      */
-    boolean linkTo(FileManifest.Entry e, Path target) {
+    boolean copyTo(FileManifest.Entry e, Path target) {
         Path stored = dir.resolve(key(e));
+        Path tmp = target.resolveSibling(target.getFileName() + tag);
         try {
             PosixFileAttributes a = Files.readAttributes(stored, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            if (!a.isRegularFile() || a.size() != e.size() || a.lastModifiedTime().to(TimeUnit.SECONDS) != e.mtimeSeconds()) {
+            if (!a.isRegularFile() || a.size() != e.size()) {
                 return false;
             }
-            Path tmp = target.resolveSibling(target.getFileName() + tag);
             Files.deleteIfExists(tmp);
-            Files.createLink(tmp, stored);
-            try {
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (IOException ex) {
-                Files.deleteIfExists(tmp);
-                throw ex;
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            long copied = 0;
+            try (InputStream in = Files.newInputStream(stored, LinkOption.NOFOLLOW_LINKS);
+                 OutputStream out = Files.newOutputStream(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
+                byte[] buf = new byte[1 << 16];
+                int n;
+                while ((n = in.read(buf)) > 0) {
+                    md.update(buf, 0, n);
+                    out.write(buf, 0, n);
+                    copied += n;
+                }
             }
+            if (copied != e.size() || !HexFormat.of().formatHex(md.digest()).equals(e.sha256())) {
+                Files.deleteIfExists(tmp);
+                Files.deleteIfExists(stored);
+                return false;
+            }
+            Files.setPosixFilePermissions(tmp, FileReceiver.permissions(e.mode()));
+            Files.setLastModifiedTime(tmp, FileTime.fromMillis(e.mtimeSeconds() * 1000));
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             return true;
-        } catch (IOException | UnsupportedOperationException | SecurityException ex) {
+        } catch (IOException | UnsupportedOperationException | SecurityException | NoSuchAlgorithmException ex) {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException ignored) {
+                // the file is received instead
+            }
             return false;
         }
     }
