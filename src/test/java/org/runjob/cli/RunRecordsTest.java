@@ -95,4 +95,23 @@ class RunRecordsTest {
                 + " user could have planted it\n");
         assertThat(tmp.resolve("pwned")).doesNotExist();
     }
+
+    @Test
+    void aSubmittedRunWhoseMasterCannotBeReachedReadsUnreachableAndItsEndOnceKnownIsKept() throws Exception {
+        Path state = tmp.resolve("state");
+        Path index = Files.createDirectories(state.resolve("runjob/runs"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        // a master node at an address nothing answers, reached with a 1 s connect timeout
+        String reach = "{\"name\": \"far\", \"nodes\": [{\"name\": \"h1\", \"host\": \"192.0.2.1\"}], \"entrypoint\": {\"command\": [\"true\"]},"
+                + " \"ssh\": {\"connect_timeout_s\": 1, \"known_hosts\": \"" + tmp.resolve("known_hosts") + "\"}}";
+        Files.writeString(index.resolve("20261202-120000-aaaa.json"), "{\"run_id\": \"20261202-120000-aaaa\", \"job\": \"far\", \"started\":"
+                + " \"2026-12-02T12:00:00Z\", \"folder\": \"/root/.runjob/submitted/far/20261202-120000-aaaa\", \"node\": \"h1\", \"reach\": " + reach + "}");
+        Files.writeString(index.resolve("20261202-120001-bbbb.json"), "{\"run_id\": \"20261202-120001-bbbb\", \"job\": \"far\", \"started\":"
+                + " \"2026-12-02T12:00:01Z\", \"folder\": \"/x\", \"node\": \"h1\", \"reach\": " + reach + ", \"end\": {\"state\":"
+                + " \"succeeded\", \"exit_code\": 0, \"started\": \"2026-12-02T12:00:02Z\", \"ended\": \"2026-12-02T12:00:12.5Z\"}}");
+        Map<String, String> env = Map.of("XDG_STATE_HOME", state.toString(), "HOME", tmp.toString(), "PATH", System.getenv("PATH"));
+        Cli runs = Cli.run(env, "runs", "-o", "text");
+        assertThat(runs.code()).as(runs.err()).isZero();
+        assertThat(runs.out()).containsPattern("20261202-120000-aaaa +far +submitted to h1 \\(unreachable\\) ")
+                .containsPattern("20261202-120001-bbbb +far +succeeded on h1 +2026-12-02T12:00:02Z +10\\.5s +0 ");
+    }
 }

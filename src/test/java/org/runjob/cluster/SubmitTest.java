@@ -139,15 +139,12 @@ class SubmitTest {
         int from = Math.min(step(0), step(1));
         Poll.until(() -> step(0) >= from + 100 && step(1) >= from + 100, Duration.ofSeconds(60),
                 "both ranks to make 100 steps (20 s) while the launcher is cut off");
-        Result away = runjob(dir, Duration.ofSeconds(60), "runs");
-        assertThat(away.out()).containsPattern(runId + " +outlive +submitted to h1 \\(unreachable\\) ");
         jobs.bed.link(launcher, true);
 
         Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
         Result runs = runjob(elsewhere, Duration.ofSeconds(30), "runs");
         assertThat(runs.code()).isZero();
-        // running, or over already: the unreachable runs above waited for its SSH connect timeout
-        assertThat(runs.out()).containsPattern(runId + " +outlive +(running|succeeded) on h1 ");
+        assertThat(runs.out()).containsPattern(runId + " +outlive +running on h1 ");
 
         Result status = runjob(elsewhere, Duration.ofSeconds(60), "status", runId);
         assertThat(status.code()).as(status.err()).isZero();
