@@ -113,9 +113,15 @@ class SubmitTest {
     }
 
     /** Submits {@code job} (exit 0) and waits for its 2 workers; they and every process of the run are cleaned up after the test. */
-    private Running submitRunning(Path job) throws Exception {
-        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
+    private Running submitRunning(Path job, String... options) throws Exception {
+        List<String> args = new ArrayList<>(List.of("submit", job.toString()));
+        args.addAll(List.of(options));
+        Result submitted = runjob(dir, Duration.ofSeconds(120), args.toArray(String[]::new));
         assertThat(submitted.code()).as(submitted.err()).isZero();
+        if (options.length > 0 && options[options.length - 1].startsWith("logs.dir=")) {
+            assertThat(submitted.err()).contains("runjob: note: logs.dir (" + options[options.length - 1].substring(9)
+                    + ") does not hold a submitted run: its folder is on h1;");
+        }
         String runId = submitted.out().trim();
         List<Long> workers = jobs.awaitPids(2, Duration.ofSeconds(30));
         toClean.addAll(workers);
@@ -162,63 +168,18 @@ class SubmitTest {
     }
 
     @Test
-    void pullBringsASubmittedRunsOutputsFromEveryNodeThroughItsMasterNode() throws Exception {
+    void stopEndsASubmittedRunAndLeavesNothingAndPullBringsItsOutputsHere() throws Exception {
         SshTestbed.Host h1 = jobs.bed.host(1);
         SshTestbed.Host h2 = jobs.bed.host(2);
-        Path job = jobs.job("pulled", jobs.node(h1, 1) + jobs.node(h2, 1), jobs.worker("outputs.py"), List.of("python3", "outputs.py"),
-                "outputs: [results]\n", Map.of());
+        // the run's directory on each node holds the shipped sleeper.py: the outputs the run brings into its folder at its end
+        Path job = jobs.job("stopme", jobs.node(h1, 1) + jobs.node(h2, 1), jobs.worker("sleeper.py"), List.of("python3", "-u", "sleeper.py"),
+                "outputs: [sleeper.py]\n", Map.of());
         Path logsDir = dir.resolve("named-logs");
-        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString(), "--set", "logs.dir=" + logsDir);
-        assertThat(submitted.code()).as(submitted.err()).isZero();
-        String runId = submitted.out().trim();
-        assertThat(submitted.err()).contains("runjob: note: logs.dir (" + logsDir + ") does not hold a submitted run: its folder is on h1;");
-        Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
-        Result logs = runjob(elsewhere, Duration.ofSeconds(90), "logs", "-f", runId, "--logs-dir", logsDir.toString());
-        assertThat(logs.code()).as(logs.err()).isZero();
-        assertThat(logs.out()).contains("pulled run " + runId).contains("succeeded");
-
-        Result runs = runjob(elsewhere, Duration.ofSeconds(60), "runs");
-        assertThat(runs.out()).containsPattern(runId + " +pulled +succeeded on h1 +\\S+ +\\d+\\.\\ds +0 ");
-        // its end is kept here: with the launcher cut off from h1, runs shows it the same
-        jobs.bed.link(launcher, false);
-        Result cut = runjob(elsewhere, Duration.ofSeconds(60), "runs");
-        jobs.bed.link(launcher, true);
-        assertThat(cut.out()).containsPattern(runId + " +pulled +succeeded on h1 +\\S+ +\\d+\\.\\ds +0 ");
-
-        // the master's run folder is in h1's own tmpfs: what arrives here came through runjob, from
-        // what the run's coordinator brought there from every node when the run ended
-        Result pull = runjob(elsewhere, Duration.ofSeconds(90), "pull", runId);
-        assertThat(pull.code()).as(pull.err()).isZero();
-        Path got = elsewhere.resolve(runId + "-outputs");
-        assertThat(Files.readString(got.resolve("h1/results/rank-0.txt"))).isEqualTo("rank 0 on h1\n");
-        assertThat(Files.readString(got.resolve("h2/results/rank-1.txt"))).isEqualTo("rank 1 on h2\n");
-        try (var all = Files.walk(got)) {
-            assertThat(all.filter(Files::isRegularFile).map(p -> got.relativize(p).toString()).sorted().toList())
-                    .containsExactly("h1/results/rank-0.txt", "h2/results/rank-1.txt");
-        }
-        assertThat(pull.err()).contains("runjob: 2 files (26 B) from master node h1 in ");
-
-        Path one = dir.resolve("one");
-        Result named = runjob(elsewhere, Duration.ofSeconds(90), "pull", runId, "results/rank-1.txt", "--into", one.toString());
-        assertThat(named.code()).as(named.err()).isZero();
-        try (var all = Files.walk(one)) {
-            assertThat(all.filter(Files::isRegularFile).map(p -> one.relativize(p).toString()).toList()).containsExactly("h2/results/rank-1.txt");
-        }
-        assertThat(named.err()).contains("runjob: outputs of node h1: results/rank-1.txt: no such file\n");
-
-        Result outside = runjob(elsewhere, Duration.ofSeconds(30), "pull", runId, "../../etc");
-        assertThat(outside.code()).isEqualTo(2);
-        assertThat(outside.err()).contains("runjob: '../../etc' is not inside the run's directory");
-    }
-
-    @Test
-    void stopEndsASubmittedRunAndLeavesNothing() throws Exception {
-        Path job = job("stopme", "sleeper.py", Map.of());
-        Running run = submitRunning(job);
+        Running run = submitRunning(job, "--set", "logs.dir=" + logsDir);
         String runId = run.runId();
         List<Long> workers = run.workers();
         assertThat(processesOf(runId)).hasSizeGreaterThanOrEqualTo(5); // coordinator, 2 node hosts, 2 agents
-        Result early = runjob(dir, Duration.ofSeconds(60), "pull", runId, "results");
+        Result early = runjob(dir, Duration.ofSeconds(60), "pull", runId, "sleeper.py");
         assertThat(early.code()).as(early.err()).isEqualTo(2);
         assertThat(early.err()).contains("runjob: run " + runId + " is running: its outputs come from every node into its folder when it ends");
 
@@ -226,8 +187,39 @@ class SubmitTest {
         assertThat(stop.code()).as(stop.out() + stop.err()).isZero();
         Pids.awaitGone(workers, Duration.ofSeconds(30), "the workers");
         Poll.until(() -> processesOf(runId).isEmpty(), Duration.ofSeconds(30), "the run's coordinator, node hosts and agents to end");
-        Result status = runjob(dir, Duration.ofSeconds(60), "status", runId);
-        assertThat(status.out()).contains("interrupted");
+        // logs.dir does not hold a submitted run; --logs-dir still finds it, through the run index
+        Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
+        Result status = runjob(elsewhere, Duration.ofSeconds(60), "status", runId, "--logs-dir", logsDir.toString());
+        assertThat(status.out()).as(status.err()).contains("interrupted");
+        Result runs = runjob(elsewhere, Duration.ofSeconds(60), "runs");
+        assertThat(runs.out()).containsPattern(runId + " +stopme +interrupted on h1 +\\S+ +\\d+\\.\\ds +130 ");
+        // its end is kept here: with the launcher cut off from h1, runs shows it the same
+        jobs.bed.link(launcher, false);
+        Result cut = runjob(elsewhere, Duration.ofSeconds(60), "runs");
+        jobs.bed.link(launcher, true);
+        assertThat(cut.out()).containsPattern(runId + " +stopme +interrupted on h1 +\\S+ +\\d+\\.\\ds +130 ");
+
+        // the master's run folder is in h1's own tmpfs: what arrives here came through runjob, from what the run's
+        // coordinator brought there from every node when the run ended
+        Result pull = runjob(elsewhere, Duration.ofSeconds(90), "pull", runId);
+        assertThat(pull.code()).as(pull.err()).isZero();
+        Path got = elsewhere.resolve(runId + "-outputs");
+        String source = Files.readString(ClusterJobs.WORKERS.resolve("sleeper.py"));
+        try (var all = Files.walk(got)) {
+            assertThat(all.filter(Files::isRegularFile).map(p -> got.relativize(p).toString()).sorted().toList())
+                    .containsExactly("h1/sleeper.py", "h2/sleeper.py");
+        }
+        assertThat(Files.readString(got.resolve("h1/sleeper.py"))).isEqualTo(source);
+        assertThat(Files.readString(got.resolve("h2/sleeper.py"))).isEqualTo(source);
+        assertThat(pull.err()).contains("runjob: 2 files (" + 2 * source.length() + " B) from master node h1 in ");
+        Path one = dir.resolve("one");
+        Result named = runjob(elsewhere, Duration.ofSeconds(90), "pull", runId, "sleeper.py", "nothing.txt", "--into", one.toString());
+        assertThat(named.code()).as(named.err()).isZero();
+        assertThat(named.err()).contains("runjob: outputs of node h1: nothing.txt: no such file\n");
+        assertThat(Files.readString(one.resolve("h2/sleeper.py"))).isEqualTo(source);
+        Result outside = runjob(elsewhere, Duration.ofSeconds(30), "pull", runId, "../../etc");
+        assertThat(outside.code()).isEqualTo(2);
+        assertThat(outside.err()).contains("runjob: '../../etc' is not inside the run's directory");
     }
 
     @Test
