@@ -298,7 +298,7 @@ class RunDirectoryTest {
         Path job = Files.writeString(tmp.resolve("fixed.yaml"), "name: fixed\nnodes:\n  - {name: a, local: true, workers: 1}\n"
                 + "  - {name: b, local: true, workers: 1}\nworkdir: " + tmp.resolve("fixed") + "\nruns_share_workdir: true\n"
                 + "entrypoint: {command: [sleep, '1']}\nlogs: {dir: " + tmp.resolve("runs") + "}\n");
-        neverBothRefused(job, 3);
+        neverBothRefused(job, 2);
     }
 
     @Test
@@ -308,7 +308,7 @@ class RunDirectoryTest {
                 + "  - {name: a, local: true, workers: 1, workdir: " + tmp.resolve("fixed-a") + "}\n"
                 + "  - {name: b, local: true, workers: 1, workdir: " + tmp.resolve("fixed-b") + "}\nruns_share_workdir: true\n"
                 + "entrypoint: {command: [sleep, '1']}\nlogs: {dir: " + tmp.resolve("runs") + "}\n");
-        neverBothRefused(job, 2);
+        neverBothRefused(job, 1);
     }
 
     private void neverBothRefused(Path job, int rounds) throws Exception {
