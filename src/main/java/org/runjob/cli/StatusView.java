@@ -95,21 +95,24 @@ final class StatusView {
 
     /** The file's last non-blank line, control characters as spaces, cut to {@value #LINE_WIDTH} columns; "" when none. */
     static String lastLine(Path file) {
-        String tail;
-        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
-            long from = Math.max(0, f.length() - TAIL_BYTES);
-            byte[] bytes = new byte[(int) (f.length() - from)];
-            f.seek(from);
-            f.readFully(bytes);
-            tail = new String(bytes, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "";
-        }
-        List<String> lines = tail.lines().map(l -> l.replaceAll("\\p{Cntrl}", " ").strip()).filter(l -> !l.isEmpty()).toList();
+        List<String> lines = tail(file, TAIL_BYTES).lines().map(l -> l.replaceAll("\\p{Cntrl}", " ").strip()).filter(l -> !l.isEmpty()).toList();
         if (lines.isEmpty()) {
             return "";
         }
         String last = lines.get(lines.size() - 1);
         return last.length() <= LINE_WIDTH ? last : last.substring(0, LINE_WIDTH - 3) + "...";
+    }
+
+    /** The file's last {@code bytes} bytes (all of a shorter file) as UTF-8; "" when it cannot be read. */
+    static String tail(Path file, int bytes) {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
+            long from = Math.max(0, f.length() - bytes);
+            byte[] read = new byte[(int) (f.length() - from)];
+            f.seek(from);
+            f.readFully(read);
+            return new String(read, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
     }
 }

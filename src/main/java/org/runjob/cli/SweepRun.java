@@ -1,9 +1,7 @@
 package org.runjob.cli;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -143,16 +141,7 @@ final class SweepRun {
 
     /** What a run refused in preflight said why in its console: its FAIL lines, or its last line. */
     static List<String> whyRefused(Path folder) {
-        List<String> lines;
-        try (RandomAccessFile f = new RandomAccessFile(folder.resolve("console.log").toFile(), "r")) {
-            long from = Math.max(0, f.length() - WHY_BYTES);
-            byte[] tail = new byte[(int) (f.length() - from)];
-            f.seek(from);
-            f.readFully(tail);
-            lines = new String(tail, StandardCharsets.UTF_8).lines().toList();
-        } catch (IOException e) {
-            return List.of();
-        }
+        List<String> lines = StatusView.tail(folder.resolve("console.log"), WHY_BYTES).lines().toList();
         List<String> fails = lines.stream().filter(l -> l.startsWith("FAIL ")).toList();
         return !fails.isEmpty() ? fails : lines.isEmpty() ? List.of() : List.of(lines.get(lines.size() - 1));
     }
