@@ -120,6 +120,12 @@ final class RunRecords {
 
     /** @param env where a queued run's scheduler is asked from (Slurm's client finds its cluster through it) */
     static Run read(Path folder, Map<String, String> env) {
+        Optional<String> oversized = oversized(folder);
+        if (oversized.isPresent()) {
+            // a record runjob did not write: neither believed nor read
+            return new Run(folder, folder.getParent().getFileName().toString(), folder.getFileName().toString(), Run.UNREADABLE, Optional.empty(),
+                    Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), oversized);
+        }
         Optional<JsonNode> summary = json(folder.resolve("summary.json"));
         Optional<JsonNode> status = json(folder.resolve("status.json"));
         Optional<String> why = Optional.empty();
@@ -131,12 +137,6 @@ final class RunRecords {
             state = s.equals(RunState.PREFLIGHT_FAILED.label()) ? s : StatusJson.coordinator(status.get()).alive() ? s : "dead";
         } else {
             state = "dead";
-        }
-        Optional<String> oversized = oversized(folder);
-        if (oversized.isPresent()) {
-            // a record runjob did not write: neither believed nor read whole
-            return new Run(folder, folder.getParent().getFileName().toString(), folder.getFileName().toString(), Run.UNREADABLE, Optional.empty(),
-                    Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), oversized);
         }
         if (summary.isEmpty() && state.equals("dead")) {
             // a queued run: its runjob lives on a node of the allocation, or is still to start; the scheduler knows
