@@ -66,7 +66,7 @@ public final class SshConnector {
     public SshConnector(JobSpec.SshSpec ssh, Map<String, String> env) {
         this.ssh = ssh;
         this.env = Map.copyOf(env);
-        this.home = Path.of(env.getOrDefault("HOME", System.getProperty("user.home")));
+        this.home = home(env);
     }
 
     /** A connected, authenticated session to {@code target}; the message of a failure says what to fix. */
@@ -111,9 +111,9 @@ public final class SshConnector {
     }
 
     private Session connect(SshTarget target, Session via, ConfigRepository config) throws SshException {
-        if (ssh.passwordEnv().isPresent() && env.get(ssh.passwordEnv().get()) == null) {
-            throw new SshException("node " + target.node() + ": ssh.password_env names " + ssh.passwordEnv().get()
-                    + ", which is not set in runjob's environment");
+        Optional<String> password = passwordProblem(ssh, env);
+        if (password.isPresent()) {
+            throw new SshException("node " + target.node() + ": " + password.get());
         }
         JSch jsch = new JSch();
         HostKeyPolicyRepository keys;
@@ -202,25 +202,28 @@ public final class SshConnector {
      * that cannot be read, an {@code ssh.password_env} that is not set. Said once, before any node.
      */
     static Optional<String> settingsProblem(JobSpec.SshSpec ssh, Map<String, String> env) {
-        if (ssh.identity().isPresent()) {
-            String given = ssh.identity().get();
-            Path key = given.startsWith("~/") ? Path.of(env.getOrDefault("HOME", System.getProperty("user.home"))).resolve(given.substring(2))
-                    : Path.of(given);
-            if (!Files.isReadable(key)) {
-                return Optional.of("ssh.identity " + given + (Files.exists(key) ? " cannot be read" : " does not exist") + " (" + key
-                        + "): name a private key file, or leave ssh.identity out to use ssh-agent and ~/.ssh");
-            }
+        return identityProblem(ssh, home(env)).or(() -> passwordProblem(ssh, env));
+    }
+
+    private static Optional<String> identityProblem(JobSpec.SshSpec ssh, Path home) {
+        if (ssh.identity().isEmpty()) {
+            return Optional.empty();
         }
-        if (ssh.passwordEnv().isPresent() && env.get(ssh.passwordEnv().get()) == null) {
-            return Optional.of("ssh.password_env names " + ssh.passwordEnv().get() + ", which is not set in runjob's environment");
-        }
-        return Optional.empty();
+        Path key = expand(ssh.identity().get(), home);
+        return Files.isReadable(key) ? Optional.empty() : Optional.of("ssh.identity " + ssh.identity().get() + (Files.exists(key)
+                ? " cannot be read" : " does not exist") + " (" + key + "): name a private key file, or leave ssh.identity out"
+                + " to use ssh-agent and ~/.ssh");
+    }
+
+    private static Optional<String> passwordProblem(JobSpec.SshSpec ssh, Map<String, String> env) {
+        return ssh.passwordEnv().filter(name -> env.get(name) == null)
+                .map(name -> "ssh.password_env names " + name + ", which is not set in runjob's environment");
     }
 
     private void identities(JSch jsch, ConfigRepository config, String host) throws JSchException {
         if (ssh.identity().isPresent()) {
             Path key = expand(ssh.identity().get());
-            Optional<String> problem = settingsProblem(ssh, env);
+            Optional<String> problem = identityProblem(ssh, home);
             if (problem.isPresent()) {
                 throw new JSchException(problem.get());
             }
@@ -322,6 +325,14 @@ public final class SshConnector {
     }
 
     private Path expand(String path) {
+        return expand(path, home);
+    }
+
+    private static Path expand(String path, Path home) {
         return path.startsWith("~/") ? home.resolve(path.substring(2)) : Path.of(path);
+    }
+
+    private static Path home(Map<String, String> env) {
+        return Path.of(env.getOrDefault("HOME", System.getProperty("user.home")));
     }
 }
