@@ -21,7 +21,11 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -54,7 +58,11 @@ import org.runjob.protocol.FileManifest;
 final class FileRelay implements AutoCloseable {
 
     static final int CONNECT_TIMEOUT_MS = 10_000;
-    /** A peer must prove it knows the key within this long; until it has, it holds one of {@link #MAX_PEERS}. */
+    /**
+     * A peer must prove it knows the key and say which files it wants within this long, in all (a
+     * deadline, as OpenSSH's LoginGraceTime, not a per-read timeout: a byte every few seconds does
+     * not extend it); until it has, it holds one of {@link #MAX_PEERS}.
+     */
     static final int HANDSHAKE_TIMEOUT_MS = 10_000;
     /**
      * Peers served at once (one thread each). More connections wait in the listen backlog, so
@@ -70,14 +78,27 @@ final class FileRelay implements AutoCloseable {
     private static final int NONCE = 32;
     private static final int REFUSED = -2;
 
+    private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "relay-deadlines");
+        t.setDaemon(true);
+        return t;
+    });
+
     private final FileReceiver receiver;
+    private final int handshakeMs;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final Semaphore peers = new Semaphore(MAX_PEERS);
     private ServerSocket server;
     private Thread acceptor;
 
     FileRelay(FileReceiver receiver) {
+        this(receiver, HANDSHAKE_TIMEOUT_MS);
+    }
+
+    /** A relay whose peers have {@code handshakeMs} to authenticate and ask (tests shorten it). */
+    FileRelay(FileReceiver receiver, int handshakeMs) {
         this.receiver = receiver;
+        this.handshakeMs = handshakeMs;
     }
 
     /** SERVE "KEY": "serving PORT", or "failed REASON". */
@@ -130,12 +151,15 @@ final class FileRelay implements AutoCloseable {
             }
             open.add(peer);
             Thread t = new Thread(() -> {
+                // the socket is closed at the deadline unless the peer proved the key and asked by then
+                ScheduledFuture<?> deadline = DEADLINES.schedule(() -> closeQuietly(peer), handshakeMs, TimeUnit.MILLISECONDS);
                 try (peer) {
-                    peer.setSoTimeout(HANDSHAKE_TIMEOUT_MS);
-                    serveOne(peer, k, files);
+                    peer.setSoTimeout(READ_TIMEOUT_MS);
+                    serveOne(peer, k, files, deadline);
                 } catch (IOException e) {
                     // the peer went away or failed the handshake: its fetch says why
                 } finally {
+                    deadline.cancel(false);
                     open.remove(peer);
                     peers.release();
                 }
@@ -153,7 +177,7 @@ final class FileRelay implements AutoCloseable {
         }
     }
 
-    private void serveOne(Socket peer, byte[] k, List<FileManifest.Entry> files) throws IOException {
+    private void serveOne(Socket peer, byte[] k, List<FileManifest.Entry> files, ScheduledFuture<?> deadline) throws IOException {
         DataInputStream in = new DataInputStream(new BufferedInputStream(peer.getInputStream()));
         DataOutputStream out = new DataOutputStream(new BufferedOutputStream(peer.getOutputStream(), CHUNK));
         byte[] nonce = new byte[NONCE];
@@ -166,7 +190,6 @@ final class FileRelay implements AutoCloseable {
             out.flush();
             return;
         }
-        peer.setSoTimeout(READ_TIMEOUT_MS);
         int count = in.readInt();
         if (count < 0 || count > files.size()) {
             return;
@@ -176,6 +199,9 @@ final class FileRelay implements AutoCloseable {
         for (int i = 0; i < count; i++) {
             wanted.add(in.readInt());
             shas.add(in.readUTF());
+        }
+        if (!deadline.cancel(false)) {
+            return; // too late: the socket is closed already
         }
         for (int i = 0; i < count; i++) {
             int index = wanted.get(i);

@@ -27,6 +27,8 @@ import org.runjob.testbed.Poll;
 class FileRelayTest {
 
     static final String KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    /** The relay's handshake deadline in these tests. */
+    static final int HANDSHAKE_MS = 2000;
 
     @TempDir
     Path tmp;
@@ -53,7 +55,7 @@ class FileRelayTest {
         a.data(1, Files.readAllBytes(src.resolve("train.py")));
         a.data(1, new byte[0]);
         assertThat(a.data(-1, new byte[0])).isEqualTo("ok " + ((3 << 20) + 12));
-        server = new FileRelay(a);
+        server = new FileRelay(a, HANDSHAKE_MS);
         String serving = server.serve(KEY);
         assertThat(serving).matches("serving \\d+");
         port = Integer.parseInt(serving.substring("serving ".length()));
@@ -110,6 +112,28 @@ class FileRelayTest {
             }
         }
         // the idle ones end as their sockets close: a peer with the key is served
+        assertThat(fetch(KEY)).isEqualTo("ok " + ((3 << 20) + 12));
+    }
+
+    @Test
+    void aPeerThatTricklesItsProofIsCutAtTheDeadlineNotKeptByEachByte() throws Exception {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
+            assertThat(s.getInputStream().readNBytes(32)).hasSize(32);
+            // one byte of the 32-byte proof every 200 ms: each read is quick, the whole would take 6.4 s
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            boolean cut = false;
+            while (!cut && System.nanoTime() < deadline) {
+                try {
+                    s.getOutputStream().write(0);
+                    s.getOutputStream().flush();
+                    TimeUnit.MILLISECONDS.sleep(200); // the trickle's pace, not a wait for the relay
+                } catch (IOException e) {
+                    cut = true;
+                }
+            }
+            assertThat(cut).as("the relay closed a peer still proving its key after " + HANDSHAKE_MS + " ms").isTrue();
+        }
         assertThat(fetch(KEY)).isEqualTo("ok " + ((3 << 20) + 12));
     }
 
