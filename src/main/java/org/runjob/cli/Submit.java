@@ -120,7 +120,7 @@ final class Submit {
             access.reach();
             NodeProcess p = NodeCommand.agentSide(node.name(), access, List.of(AgentMain.HOST_START, runId), OutputStream.nullOutputStream(), io.env());
             try (p) {
-                p.stdin().write((SecureLink.hex(secret) + "\n").getBytes(StandardCharsets.US_ASCII));
+                p.stdin().write((SecureLink.hex(SecureLink.nodeKey(secret, node.name())) + "\n").getBytes(StandardCharsets.US_ASCII));
                 p.stdin().flush();
                 String line = new BufferedReader(new InputStreamReader(p.stdout(), StandardCharsets.US_ASCII)).readLine();
                 if (line == null || !line.startsWith(HostRecords.LISTENING)) {

@@ -22,7 +22,7 @@ import org.runjob.spec.NodeSpec;
 /**
  * How a submitted run's coordinator, on the master node, reaches the run's nodes: through the
  * node host ({@code agent.NodeHost}) that {@code runjob submit} left on each, one
- * {@link SecureLink} per program, keyed by the run's secret. Closing the cluster ends every host.
+ * {@link SecureLink} per program, keyed by that node's key ({@link SecureLink#nodeKey} of the run's secret). Closing the cluster ends every host.
  */
 public final class RelayCluster implements Cluster {
 
@@ -41,13 +41,13 @@ public final class RelayCluster implements Cluster {
         if (e == null) {
             throw new IllegalArgumentException("node " + node.name() + " has no node host");
         }
-        return new RelayNode(e);
+        return new RelayNode(node.name(), e);
     }
 
     @Override
     public void close() {
-        for (HostedRun.Endpoint e : run.hosts().values()) {
-            try (SecureLink link = connect(e, STOP_TIMEOUT_MS)) {
+        for (var e : run.hosts().entrySet()) {
+            try (SecureLink link = connect(e.getKey(), e.getValue(), STOP_TIMEOUT_MS)) {
                 link.send(HostRecords.STOP, new byte[0]);
                 link.receive();
             } catch (IOException ex) {
@@ -56,13 +56,13 @@ public final class RelayCluster implements Cluster {
         }
     }
 
-    private SecureLink connect(HostedRun.Endpoint e, int timeoutMs) throws IOException {
+    private SecureLink connect(String node, HostedRun.Endpoint e, int timeoutMs) throws IOException {
         Socket s = new Socket();
         try {
             s.connect(new InetSocketAddress(e.address(), e.port()), timeoutMs);
             s.setTcpNoDelay(true);
             s.setSoTimeout(timeoutMs);
-            SecureLink link = SecureLink.client(s.getInputStream(), s.getOutputStream(), s, run.secret());
+            SecureLink link = SecureLink.client(s.getInputStream(), s.getOutputStream(), s, SecureLink.nodeKey(run.secret(), node));
             s.setSoTimeout(0);
             return link;
         } catch (IOException ex) {
@@ -72,15 +72,17 @@ public final class RelayCluster implements Cluster {
     }
 
     private final class RelayNode implements NodeAccess {
+        private final String node;
         private final HostedRun.Endpoint endpoint;
 
-        RelayNode(HostedRun.Endpoint endpoint) {
+        RelayNode(String node, HostedRun.Endpoint endpoint) {
+            this.node = node;
             this.endpoint = endpoint;
         }
 
         @Override
         public String reach() throws NodeException {
-            try (SecureLink ignored = connect(endpoint, 10_000)) {
+            try (SecureLink ignored = connect(node, endpoint, 10_000)) {
                 return "node host " + endpoint;
             } catch (IOException e) {
                 throw new NodeException("cannot reach the run's node host at " + endpoint + ": " + e.getMessage(), e);
@@ -91,7 +93,7 @@ public final class RelayCluster implements Cluster {
         public NodeProcess start(List<String> argv, OutputStream stderr, int timeoutMs) throws NodeException {
             SecureLink link;
             try {
-                link = connect(endpoint, timeoutMs);
+                link = connect(node, endpoint, timeoutMs);
                 link.send(HostRecords.EXEC, HostRecords.argv(argv));
                 SecureLink.Record r = link.receive();
                 if (r == null || r.type() != HostRecords.STARTED) {
