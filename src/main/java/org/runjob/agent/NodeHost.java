@@ -34,14 +34,15 @@ import org.runjob.protocol.SecureLink;
  * {@link SecureLink} per program ({@link HostRecords}), as one SSH exec channel would.
  *
  * <ol>
- *   <li>{@code host-start RUN} (through the bootstrap, over SSH): reads the run's secret as one line
+ *   <li>{@code host-start RUN} (through the bootstrap, over SSH): reads the node's key as one line
  *       from stdin, starts {@code host RUN} in a session of its own (no terminal, no SSH channel)
  *       and hands the secret on through a pipe; prints {@value HostRecords#LISTENING}PORT once that
  *       host listens, and exits.</li>
  *   <li>{@code host RUN}: listens on every address of the node, on a port the kernel picks; serves
- *       any client that proves it holds the secret. It ends on {@link HostRecords#STOP}, or once
- *       nothing of the run has run on it, and no client has come, for {@link #IDLE_MS}: the
- *       coordinator is gone (its agents stop their workers when its heartbeats stop).</li>
+ *       any client that proves it holds the node's key. It ends on {@link HostRecords#STOP}, or once
+ *       nothing of the run has run on it, and no client has come, for {@link #IDLE_MS}
+ *       ({@link #FIRST_CLIENT_MS} before its first client): the coordinator is gone (its agents
+ *       stop their workers when its heartbeats stop, and their programs' ends free the host).</li>
  * </ol>
  * A connection has {@link #HANDSHAKE_MS} in all to prove the secret and send its first record
  * (a deadline, not a per-read timeout); at most {@link #MAX_PENDING} may be in that state (the
@@ -53,8 +54,15 @@ import org.runjob.protocol.SecureLink;
  */
 public final class NodeHost {
 
-    /** How long a host with nothing running and no client waits before it ends. */
-    static final long IDLE_MS = Long.getLong("runjob.host.idle.ms", 120_000);
+    /**
+     * How long a host that has served its coordinator waits, with nothing running and no client,
+     * before it ends: the coordinator's heartbeat timeout (15 s, after which its agents stop their
+     * workers) and 5 s more. A run's coordinator always has a program on the node, or starts the
+     * next one at once (preflight, shipping, the agent, a restart's agent).
+     */
+    static final long IDLE_MS = Long.getLong("runjob.host.idle.ms", 20_000);
+    /** How long a new host waits for its coordinator's first connection (it starts on the master node after the hosts). */
+    static final long FIRST_CLIENT_MS = Long.getLong("runjob.host.first.ms", 120_000);
     /** How long a client has, in all, to prove the secret and say what it wants: a deadline, as OpenSSH's LoginGraceTime. */
     static final int HANDSHAKE_MS = Integer.getInteger("runjob.host.handshake.ms", 10_000);
     /** Clients served at once: a run has a few programs per node; more is someone else. */
@@ -72,6 +80,7 @@ public final class NodeHost {
         return t;
     });
     private volatile long lastBusy = System.nanoTime();
+    private volatile boolean served;
     private volatile boolean stopped;
 
     private NodeHost(byte[] secret, ServerSocket server) {
@@ -159,8 +168,9 @@ public final class NodeHost {
             try {
                 s = server.accept();
             } catch (SocketTimeoutException e) {
-                if (busy.get() == 0 && (System.nanoTime() - lastBusy) / 1_000_000 >= IDLE_MS) {
-                    System.err.println("runjob host: nothing ran and no one came for " + IDLE_MS / 1000 + " s: ending");
+                long idleMs = served ? IDLE_MS : FIRST_CLIENT_MS;
+                if (busy.get() == 0 && (System.nanoTime() - lastBusy) / 1_000_000 >= idleMs) {
+                    System.err.println("runjob host: nothing ran and no one came for " + idleMs / 1000 + " s: ending");
                     return;
                 }
                 continue;
@@ -205,6 +215,7 @@ public final class NodeHost {
             }
             busy.incrementAndGet();
             counted = true;
+            served = true;
             lastBusy = System.nanoTime();
             if (first.type() == HostRecords.STOP) {
                 stopped = true;

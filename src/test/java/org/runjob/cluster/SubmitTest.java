@@ -223,16 +223,28 @@ class SubmitTest {
     }
 
     @Test
-    void whenTheHostedCoordinatorDiesItsWorkersStop() throws Exception {
-        Path job = job("orphaned", "sleeper.py", Map.of());
+    void whenTheMasterNodeLosesPowerNothingOfTheRunIsLeftOnTheOtherNodes() throws Exception {
+        Path job = job("powerless", "sleeper.py", Map.of());
         Running run = submitRunning(job);
         String runId = run.runId();
-        List<Long> workers = run.workers();
+        SshTestbed.Host master = jobs.bed.host(1);
         List<ProcessHandle> coordinator = processesWith("--hosted", runId);
         assertThat(coordinator).hasSize(1);
-        coordinator.get(0).destroyForcibly();
-        // its links to the node hosts end with it: each host closes its agent's stdin, and the agent stops its workers
-        Pids.awaitGone(workers, Duration.ofSeconds(30), "the workers of a run whose coordinator was killed");
+        assertThat(inNamespace(coordinator.get(0).pid(), master.namespace())).isTrue();
+        // power lost: the link goes first, then every process of the run on the node dies without a word
+        jobs.bed.link(master, false);
+        try {
+            List<ProcessHandle> onMaster = ProcessHandle.allProcesses().filter(p -> inNamespace(p.pid(), master.namespace()))
+                    .filter(p -> processesOf(runId).contains(p.pid()) || run.workers().contains(p.pid())).toList();
+            assertThat(onMaster.size()).as("coordinator, node host, agent and rank 0 on the master node").isGreaterThanOrEqualTo(4);
+            onMaster.forEach(ProcessHandle::destroyForcibly);
+            // h2's agent hears no heartbeat for 15 s and stops rank 1; its node host, its program over and no one
+            // connected, ends 20 s later: nothing of the run on any node after the heartbeat timeout plus grace
+            Poll.until(() -> processesOf(runId).isEmpty() && Pids.living(run.workers()).isEmpty(), Duration.ofSeconds(75),
+                    "nothing of a run whose master node lost power", () -> "left: " + processesOf(runId) + " " + Pids.living(run.workers()));
+        } finally {
+            jobs.bed.link(master, true);
+        }
     }
 
     @Test
