@@ -5,12 +5,8 @@ import java.util.Comparator;
 import java.util.Locale;
 import java.util.Optional;
 
-import org.apache.commons.text.similarity.LevenshteinDistance;
-
 /** "Did you mean": the known name closest to a misspelt one, if it is close enough to be the intent. */
 final class Suggestions {
-
-    private static final LevenshteinDistance DISTANCE = new LevenshteinDistance(3);
 
     private Suggestions() {
     }
@@ -41,7 +37,26 @@ final class Suggestions {
                 }
             }
         }
-        int d = DISTANCE.apply(w, c);
-        return d < 0 ? Integer.MAX_VALUE : d;
+        return levenshtein(w, c);
+    }
+
+    /** Insertions, deletions and substitutions that turn {@code a} into {@code b} (two rows of the usual table). */
+    static int levenshtein(String a, String b) {
+        int[] previous = new int[b.length() + 1];
+        int[] current = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            previous[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            current[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int substitute = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                current[j] = Math.min(substitute, Math.min(previous[j], current[j - 1]) + 1);
+            }
+            int[] t = previous;
+            previous = current;
+            current = t;
+        }
+        return previous[b.length()];
     }
 }
