@@ -18,6 +18,7 @@ import org.runjob.plan.WorkerLaunch;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.StartRequest;
 import org.runjob.protocol.WorkerStart;
+import org.runjob.spec.JobSpec;
 
 /**
  * An attempt's start: every node's agent at once through {@link FanOut} (an SSH exec channel or a child process each: a
@@ -122,16 +123,16 @@ final class AgentStartup {
     }
 
     /** A node's START: its workers, with the attempt's variables added to each one's environment. */
-    static byte[] startPayload(NodePlan node, int attempt, int maxRestarts, long graceMillis) {
+    static byte[] startPayload(NodePlan node, int attempt, JobSpec.FailureSpec failure, long graceMillis) {
         List<WorkerStart> workers = new ArrayList<>();
         for (WorkerLaunch w : node.workers()) {
             Map<String, String> env = new LinkedHashMap<>(w.env());
             env.put("RUNJOB_ATTEMPT", Integer.toString(attempt));
             env.put("TORCHELASTIC_RESTART_COUNT", Integer.toString(attempt));
-            env.put("TORCHELASTIC_MAX_RESTARTS", Integer.toString(maxRestarts));
+            env.put("TORCHELASTIC_MAX_RESTARTS", Integer.toString(failure.maxRestarts()));
             workers.add(new WorkerStart(w.rank(), w.argv(), env, node.workdir()));
         }
-        return new StartRequest(workers, graceMillis, Supervisor.HEARTBEAT_TIMEOUT_MS, node.unset(), node.container()).encode();
+        return new StartRequest(workers, graceMillis, failure.heartbeatTimeoutMillis(), node.unset(), node.container()).encode();
     }
 
     /** The one way a node fails the start: logged, its workers lost; returns the attempt's failure (the first). */

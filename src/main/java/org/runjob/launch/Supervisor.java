@@ -25,6 +25,7 @@ import org.runjob.plan.NodePlan;
 import org.runjob.plan.WorkerLaunch;
 import org.runjob.protocol.Exit;
 import org.runjob.protocol.Frame;
+import org.runjob.spec.JobSpec;
 
 /**
  * Runs one attempt of a plan and decides, alone, every worker's state. Policy: fail fast.
@@ -53,7 +54,6 @@ final class Supervisor {
     static final long STOP_SLACK_MS = 5000;
     static final long IDLE_FLUSH_MS = 5;
     static final long PING_EVERY_MS = 2000;
-    static final long HEARTBEAT_TIMEOUT_MS = 15_000;
     static final long KILL_SLACK_MS = 5000;
     /** How long an agent may take from its start to HELLO (a JVM start on a loaded node). */
     static final long HELLO_TIMEOUT_MS = 60_000;
@@ -170,7 +170,7 @@ final class Supervisor {
     /** Starts every agent ({@link AgentStartup}); a node that fails the start loses its workers and stops the rest. */
     private void startAgents() {
         AgentStartup.Result r = new AgentStartup(plan, starter, events, interrupts,
-                node -> AgentStartup.startPayload(node, attempt, plan.spec().failure().maxRestarts(), graceMillis), new AgentStartup.Failures() {
+                node -> AgentStartup.startPayload(node, attempt, plan.spec().failure(), graceMillis), new AgentStartup.Failures() {
                     @Override
                     public void lost(NodePlan node, String why) {
                         lose(node.name(), why);
@@ -373,7 +373,7 @@ final class Supervisor {
     }
 
     /**
-     * Heartbeats, both ways: an agent that hears nothing for {@value #HEARTBEAT_TIMEOUT_MS} ms stops
+     * Heartbeats, both ways: an agent that hears nothing for {@code failure.heartbeat_timeout_s} stops
      * its workers; an agent that answers no PING (sends nothing at all) for as long is lost here,
      * so a stopped or hung agent, or a link that died without closing, fails the run as a lost
      * node does instead of stalling it.
@@ -382,8 +382,9 @@ final class Supervisor {
         if (System.nanoTime() - lastPing > TimeUnit.MILLISECONDS.toNanos(PING_EVERY_MS)) {
             lastPing = System.nanoTime();
             sendAll(Frame.of(Frame.Type.PING));
-            List.copyOf(agents.values()).stream().filter(c -> c.silentFor(TimeUnit.MILLISECONDS.toNanos(HEARTBEAT_TIMEOUT_MS)))
-                    .forEach(c -> failNode(c, "its agent answered no heartbeat for " + HEARTBEAT_TIMEOUT_MS / 1000
+            JobSpec.FailureSpec failure = plan.spec().failure();
+            List.copyOf(agents.values()).stream().filter(c -> c.silentFor(TimeUnit.MILLISECONDS.toNanos(failure.heartbeatTimeoutMillis())))
+                    .forEach(c -> failNode(c, "its agent answered no heartbeat for " + failure.heartbeatTimeoutSeconds()
                             + " s (stopped, hung, or its link is gone)"));
         }
     }

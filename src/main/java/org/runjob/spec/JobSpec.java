@@ -241,17 +241,27 @@ public record JobSpec(
 
     /** Supervision settings: seconds from SIGTERM to SIGKILL, and whole-group restarts. */
     /** @param hangTimeoutSeconds a run whose ranks all stay silent this long is hung; 0: never */
-    public record FailureSpec(double gracePeriodSeconds, int maxRestarts, double hangTimeoutSeconds) {
+    /**
+     * {@code failure}: the grace from SIGTERM to SIGKILL, the restarts, the hang timeout (0: off),
+     * and the heartbeat timeout, after which a silent agent is lost and an agent that hears
+     * nothing from runjob stops its workers.
+     */
+    public record FailureSpec(double gracePeriodSeconds, int maxRestarts, double hangTimeoutSeconds, int heartbeatTimeoutSeconds) {
         public static final double DEFAULT_GRACE_S = 10;
+        public static final int DEFAULT_HEARTBEAT_S = 15;
 
         public FailureSpec {
-            if (gracePeriodSeconds < 0 || maxRestarts < 0 || hangTimeoutSeconds < 0) {
-                throw new IllegalArgumentException("grace period, restarts and hang timeout are >= 0");
+            if (gracePeriodSeconds < 0 || maxRestarts < 0 || hangTimeoutSeconds < 0 || heartbeatTimeoutSeconds <= 0) {
+                throw new IllegalArgumentException("grace period, restarts and hang timeout are >= 0, the heartbeat timeout > 0");
             }
         }
 
         public FailureSpec(double gracePeriodSeconds, int maxRestarts) {
-            this(gracePeriodSeconds, maxRestarts, 0);
+            this(gracePeriodSeconds, maxRestarts, 0, DEFAULT_HEARTBEAT_S);
+        }
+
+        public long heartbeatTimeoutMillis() {
+            return heartbeatTimeoutSeconds * 1000L;
         }
     }
 }

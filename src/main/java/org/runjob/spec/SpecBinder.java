@@ -83,7 +83,8 @@ final class SpecBinder {
         JobSpec.FailureSpec failureSpec = new JobSpec.FailureSpec(
                 failure.has("grace_period_s") ? failure.get("grace_period_s").doubleValue() : JobSpec.FailureSpec.DEFAULT_GRACE_S,
                 integer(failure, "max_restarts").orElse(0),
-                failure.has("hang_timeout_s") ? failure.get("hang_timeout_s").doubleValue() : 0);
+                failure.has("hang_timeout_s") ? failure.get("hang_timeout_s").doubleValue() : 0,
+                integer(failure, "heartbeat_timeout_s").orElse(JobSpec.FailureSpec.DEFAULT_HEARTBEAT_S));
         return new JobSpec(name, nodes, rendezvous, entrypoint,
                 text(root, "workdir").orElse("~/.runjob/" + name),
                 root.has("runs_share_workdir") && root.get("runs_share_workdir").booleanValue(),

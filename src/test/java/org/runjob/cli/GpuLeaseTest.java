@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.run.ExitCode;
+import org.runjob.spec.JobSpec.FailureSpec;
 import org.runjob.testbed.FakeCuda;
 import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.Pids;
@@ -126,7 +127,7 @@ class GpuLeaseTest {
 
     @Test
     void aLeaseDiesWithItsAgentAndAListedGpuHeldByAnotherRunIsAWarningOrAnError() throws Exception {
-        Process holder = holding("holder", "{count: 2}", 2);
+        Process holder = holding("holder", "{count: 2}", 2, FailureSpec.DEFAULT_HEARTBEAT_S);
         assertThat(marks().values()).containsOnly("0,1");
 
         Cli listed = Cli.run(env(IDLE), job("listed", "[0, 2]", "").toString());
@@ -188,10 +189,10 @@ class GpuLeaseTest {
 
     @Test
     void aRunWhoseRunjobIsSuspendedGivesItsGpusBackOnceItsWorkersAreStopped() throws Exception {
-        Process asleep = holding("asleep", "{count: 4}", 4);
+        Process asleep = holding("asleep", "{count: 4}", 4, 5);
         Map<String, String> checkEnv = env(IDLE);
         assertThat(Cli.run(checkEnv, "check", job("next", "{count: 1}", "").toString()).code()).isEqualTo(3);
-        // a laptop that suspends: runjob stops; after the heartbeat timeout (15 s) its agent stops the workers
+        // a laptop that suspends: runjob stops; after the job's heartbeat timeout (5 s) its agent stops the workers
         new ProcessBuilder("kill", "-STOP", Long.toString(asleep.pid())).start().waitFor();
         try {
             Poll.until(() -> Cli.run(checkEnv, "check", tmp.resolve("next.yaml").toString()).code() == 0, Duration.ofSeconds(40),
@@ -210,11 +211,17 @@ class GpuLeaseTest {
                 .pid();
     }
 
-    /** Starts run {@code name} on {@code gpus} with workers that hold them (HOLD); returns once its {@code workers} marked theirs. */
-    private Process holding(String name, String gpus, int workers) throws Exception {
+    /**
+     * Starts run {@code name} on {@code gpus} with workers that hold them (HOLD) and a heartbeat timeout of
+     * {@code heartbeatS}; returns once its {@code workers} marked theirs.
+     */
+    private Process holding(String name, String gpus, int workers, int heartbeatS) throws Exception {
         Map<String, String> env = env(IDLE);
         env.put("HOLD", "1");
-        Process p = start(job(name, gpus, ""), env);
+        Path job = job(name, gpus, "");
+        Files.writeString(job, Files.readString(job).replace("failure: {grace_period_s: 1}",
+                "failure: {grace_period_s: 1, heartbeat_timeout_s: " + heartbeatS + "}"));
+        Process p = start(job, env);
         Poll.until(() -> marks().size() == workers, Duration.ofSeconds(60), "run " + name + "'s workers up");
         return p;
     }

@@ -130,7 +130,7 @@ class DeadAgentTest {
 
     @Test
     void aStoppedAgentIsLostAfterTheHeartbeatTimeoutAndLeavesNothing() throws Exception {
-        Path job = jobs.job("agentstop", "sleeper.py", 2, 1, Map.of(), 1, 0);
+        Path job = LocalJobs.heartbeat(jobs.job("agentstop", "sleeper.py", 2, 1, Map.of(), 1, 0), 5);
         Process runjob = jobs.start(job);
         List<Long> pids = jobs.awaitPids("rank", 2, Duration.ofSeconds(30));
         toClean.addAll(pids);
@@ -141,7 +141,7 @@ class DeadAgentTest {
         assertThat(runjob.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(runjob.exitValue()).isEqualTo(1);
         assertThat(jobs.stderrOf(job)).contains("root cause: rank 0 (local rank 0) on node n1: lost: its agent answered no heartbeat"
-                + " for 15 s (stopped, hung, or its link is gone)");
+                + " for 5 s (stopped, hung, or its link is gone)");
         Pids.awaitGone(pids, Duration.ofSeconds(5), "both ranks");
         Pids.awaitGone(List.of(agent), Duration.ofSeconds(5), "the stopped agent");
     }
@@ -167,22 +167,23 @@ class DeadAgentTest {
 
     @Test
     void aPausedRunjobGetsItsWorkersLastOutputAndTheReasonWhenItWakes() throws Exception {
-        Path job = jobs.job("paused", "term_reporter.py", 1, 2, Map.of(), 2, 0);
+        Path job = LocalJobs.heartbeat(jobs.job("paused", "term_reporter.py", 1, 2, Map.of(), 2, 0), 5);
         Process runjob = jobs.start(job);
         List<Long> pids = jobs.awaitPids("rank", 2, Duration.ofSeconds(30));
         toClean.addAll(pids);
         LocalJobs.signal(runjob, "STOP");
         try {
-            // the agent misses runjob's heartbeats for 15 s and stops the workers, which print their last line
-            Pids.awaitGone(pids, Duration.ofSeconds(15 + 10), "the workers, stopped by their agent");
+            // the agent misses runjob's heartbeats for 5 s (the job's heartbeat_timeout_s) and stops the workers,
+            // which print their last line
+            Pids.awaitGone(pids, Duration.ofSeconds(5 + 10), "the workers, stopped by their agent");
         } finally {
             LocalJobs.signal(runjob, "CONT");
         }
         assertThat(runjob.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(runjob.exitValue()).isEqualTo(1);
         String err = jobs.stderrOf(job);
-        assertThat(err).contains("node n1: no heartbeat from runjob for 15 s: stopping every worker")
-                .containsPattern("root cause: rank ([01]) \\(local rank \\1\\) on node n1: lost: stopped by its agent: no heartbeat from runjob for 15 s");
+        assertThat(err).contains("node n1: no heartbeat from runjob for 5 s: stopping every worker")
+                .containsPattern("root cause: rank ([01]) \\(local rank \\1\\) on node n1: lost: stopped by its agent: no heartbeat from runjob for 5 s");
         for (int rank = 0; rank < 2; rank++) {
             assertThat(err).containsPattern("n1 +" + rank + " +" + rank + "  lost       lost: stopped by its agen");
         }

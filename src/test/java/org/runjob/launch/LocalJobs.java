@@ -47,6 +47,12 @@ final class LocalJobs {
         return file;
     }
 
+    /** Sets {@code failure.heartbeat_timeout_s} of a job made by {@link #job}: the tests that wait for a lost agent or runjob. */
+    static Path heartbeat(Path job, int seconds) throws IOException {
+        Files.writeString(job, Files.readString(job).replaceFirst("failure: \\{", "failure: {heartbeat_timeout_s: " + seconds + ", "));
+        return job;
+    }
+
     /** runjob in this JVM (agents are still separate processes). */
     Cli runInProcess(Path job, String... extra) {
         return Cli.job(job, extra);

@@ -56,6 +56,7 @@ class SpecLoaderTest {
         assertThat(spec.ssh().knownHosts()).isEqualTo("~/.ssh/known_hosts");
         assertThat(spec.ssh().connectTimeoutSeconds()).isEqualTo(10);
         assertThat(spec.failure()).isEqualTo(new JobSpec.FailureSpec(10, 0));
+        assertThat(spec.failure().heartbeatTimeoutMillis()).isEqualTo(15_000);
         NodeSpec a = spec.nodes().get(0);
         assertThat(((NodeAddress.Ssh) a.address()).port()).isEqualTo(OptionalInt.empty());
         assertThat(a.workers()).isEqualTo(OptionalInt.empty());
