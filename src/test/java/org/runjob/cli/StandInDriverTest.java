@@ -8,7 +8,11 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.runjob.testbed.FakeCuda;
+import org.runjob.testbed.OnSshTestbed;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -16,7 +20,10 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * GPU jobs on local nodes with the stand-in driver: the real probe (JCuda over libcuda.so.1),
  * {@code runjob gpus}, the GPU preflight and {@code gpus: all} through to the workers' environment.
+ * Its GPUs have the bus ids of the SSH testbed's, whose leases it would see: never beside those tests.
  */
+@Execution(ExecutionMode.CONCURRENT)
+@ResourceLock(OnSshTestbed.LOCK)
 class StandInDriverTest {
 
     static final JsonMapper JSON = JsonMapper.builder().build();

@@ -11,12 +11,12 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.testbed.Leftovers;
+import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Podman;
 import org.runjob.testbed.Poll;
@@ -28,7 +28,7 @@ import org.runjob.testbed.Testbed;
  * fail-fast, Ctrl-C, {@code stop} or kill -9 of a node's agent leaves no container of the run,
  * running or exited.
  */
-@Tag("testbed")
+@OnSshTestbed
 class ContainerTest {
 
     @TempDir

@@ -12,10 +12,10 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.Testbed;
@@ -28,7 +28,7 @@ import tools.jackson.databind.json.JsonMapper;
  * its own venv and preflight names that one; sourced scripts and modules reach the workers; a
  * node whose torch differs stops the launch; setup runs once per node per content.
  */
-@Tag("testbed")
+@OnSshTestbed
 class EnvironmentTest {
 
     static final String PYTHON = "/usr/bin/python3";

@@ -11,18 +11,18 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.testbed.Leftovers;
+import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.SshTestbed;
 
 /** The node side on real sshd hosts: what a dead agent leaves behind, commands that hang, host keys. */
-@Tag("testbed")
+@OnSshTestbed
 class NodeSideTest {
 
     @TempDir

@@ -14,10 +14,10 @@ import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
 
@@ -26,7 +26,7 @@ import org.runjob.testbed.Testbed;
  * from a throw-away user this test creates (and removes): the password reaches sshd, and nothing
  * runjob writes contains it.
  */
-@Tag("testbed")
+@OnSshTestbed
 class PasswordLoginTest {
 
     static final String USER = SshTestbed.PASSWORD_USER;

@@ -14,11 +14,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.distribute.Sha256;
+import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.SshTestbed;
 
@@ -30,7 +30,7 @@ import tools.jackson.databind.json.JsonMapper;
  * check) and serve them; h3, whose login runs a slow rc file and so comes last, lacks them and gets
  * them from a peer over TCP, verified by SHA-256.
  */
-@Tag("testbed")
+@OnSshTestbed
 class RelayTest {
 
     static final int SIZE = 3 << 20;

@@ -13,10 +13,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.distribute.Sha256;
+import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
 
@@ -27,7 +27,7 @@ import org.runjob.testbed.Testbed;
  * over the SSH testbed whose node without java gets that same runtime, its bash completion under
  * both names a user types, and the wheel installed into a fresh virtualenv.
  */
-@Tag("testbed")
+@OnSshTestbed
 class ReleaseArchiveIT {
 
     /** Both JDKs and Maven live under these on Debian; /usr/bin/java and /usr/bin/mvn point into them. */

@@ -20,11 +20,11 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.launch.Interrupts;
+import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.RunjobProcess;
@@ -40,7 +40,7 @@ import tools.jackson.databind.json.JsonMapper;
  * network namespace, KillWait=5), with the SSH testbed's hosts h1-h3 as its nodes, so one job
  * file runs under both backends.
  */
-@Tag("testbed")
+@OnSshTestbed
 class SlurmBackendTest {
 
     static final String PYTHON = "/usr/bin/python3";

@@ -26,7 +26,6 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,6 +34,7 @@ import org.runjob.distribute.Sha256;
 import org.runjob.launch.PinnedJar;
 import org.runjob.testbed.FakeCuda;
 import org.runjob.testbed.Leftovers;
+import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.RunjobProcess;
@@ -45,7 +45,7 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /** Jobs on real sshd hosts in network namespaces: DDP, unequal counts, ports, host keys, preflight, faults. */
-@Tag("testbed")
+@OnSshTestbed
 class SshClusterTest {
 
     @TempDir

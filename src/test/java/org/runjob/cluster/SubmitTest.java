@@ -13,11 +13,11 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.testbed.Leftovers;
+import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.SshTestbed;
@@ -28,10 +28,10 @@ import org.runjob.testbed.SshTestbed;
  * h1's own mount namespace, so the launcher can reach the run only through runjob, never through
  * the testbed's shared disk.
  */
-@Tag("testbed")
+@OnSshTestbed
 class SubmitTest {
 
-    private static final int STEPS = 150;
+    private static final int STEPS = 100;
 
     @RegisterExtension
     final Leftovers toClean = new Leftovers();
@@ -66,7 +66,9 @@ class SubmitTest {
     private Path job(String name, String script, Map<String, String> env) throws IOException {
         SshTestbed.Host h1 = jobs.bed.host(1);
         SshTestbed.Host h2 = jobs.bed.host(2);
-        return jobs.job(name, jobs.node(h1, 1) + jobs.node(h2, 1), jobs.worker(script), List.of("python3", "-u", script), "", env);
+        // a 5 s heartbeat timeout: what the tests of a lost launcher or master wait for
+        return jobs.job(name, jobs.node(h1, 1) + jobs.node(h2, 1), jobs.worker(script), List.of("python3", "-u", script),
+                "failure: {heartbeat_timeout_s: 5}\n", env);
     }
 
     /** runjob ARGS run as the launching machine (h4's namespace), in {@code cwd}; its stdout, stderr and exit code. */
@@ -140,11 +142,11 @@ class SubmitTest {
         toClean.addAll(processesOf(runId));
         assertThat(submitted.err()).contains("is submitted", "its coordinator runs on h1");
 
-        // the launching machine leaves: longer than the agents' 15 s heartbeat timeout
+        // the launching machine leaves: for twice the job's 5 s heartbeat timeout
         jobs.bed.link(launcher, false);
         int from = Math.min(step(0), step(1));
-        Poll.until(() -> step(0) >= from + 100 && step(1) >= from + 100, Duration.ofSeconds(60),
-                "both ranks to make 100 steps (20 s) while the launcher is cut off");
+        Poll.until(() -> step(0) >= from + 50 && step(1) >= from + 50, Duration.ofSeconds(60),
+                "both ranks to make 50 steps (10 s) while the launcher is cut off");
         jobs.bed.link(launcher, true);
 
         Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
@@ -238,9 +240,9 @@ class SubmitTest {
                     .filter(p -> processesOf(runId).contains(p.pid()) || run.workers().contains(p.pid())).toList();
             assertThat(onMaster.size()).as("coordinator, node host, agent and rank 0 on the master node").isGreaterThanOrEqualTo(4);
             onMaster.forEach(ProcessHandle::destroyForcibly);
-            // h2's agent hears no heartbeat for 15 s and stops rank 1; its node host, its program over and no one
-            // connected, ends 20 s later: nothing of the run on any node after the heartbeat timeout plus grace
-            Poll.until(() -> processesOf(runId).isEmpty() && Pids.living(run.workers()).isEmpty(), Duration.ofSeconds(75),
+            // h2's agent hears no heartbeat for 5 s and stops rank 1; its node host, its program over and no one
+            // connected, ends 20 s later (NodeHost's idle time): nothing of the run on any node after that and the grace
+            Poll.until(() -> processesOf(runId).isEmpty() && Pids.living(run.workers()).isEmpty(), Duration.ofSeconds(60),
                     "nothing of a run whose master node lost power", () -> "left: " + processesOf(runId) + " " + Pids.living(run.workers()));
         } finally {
             jobs.bed.link(master, true);

@@ -14,7 +14,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,6 +21,7 @@ import org.runjob.cli.Cli;
 import org.runjob.distribute.Sha256;
 import org.runjob.launch.PinnedJar;
 import org.runjob.testbed.Leftovers;
+import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
 
@@ -32,7 +32,7 @@ import tools.jackson.databind.json.JsonMapper;
  * Workdirs as real clusters have them, on real sshd hosts: shared by several nodes (one home over
  * NFS), used by two runs at once, holding symlinks, writable by another user, full.
  */
-@Tag("testbed")
+@OnSshTestbed
 class WorkdirSafetyTest {
 
     @TempDir
