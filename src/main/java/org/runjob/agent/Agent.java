@@ -79,11 +79,13 @@ public final class Agent {
     /** Why the read loop ended on a fault, not on a closed channel; null while none. */
     private volatile String failure;
 
+    /** An agent inside another program (a test's JVM): the program's other children are not its own ({@link Registry}). */
     Agent(InputStream in, OutputStream out, Map<String, String> env, Path spillDir, long spoolMemory) {
-        this(in, out, env, spillDir, spoolMemory, AgentOptions.NONE);
+        this(in, out, env, spillDir, spoolMemory, AgentOptions.NONE, false);
     }
 
-    Agent(InputStream in, OutputStream out, Map<String, String> env, Path spillDir, long spoolMemory, AgentOptions options) {
+    private Agent(InputStream in, OutputStream out, Map<String, String> env, Path spillDir, long spoolMemory, AgentOptions options,
+                  boolean ownsProcess) {
         this.options = options;
         this.in = new DataInputStream(new BufferedInputStream(in, 65536));
         this.out = new DataOutputStream(new BufferedOutputStream(out, 65536));
@@ -95,7 +97,7 @@ public final class Agent {
         this.env = Map.copyOf(workerEnv);
         this.spool = new Spool(spoolMemory, spillDir);
         this.leases = new GpuLeases(env);
-        this.workers = new WorkerGroup(spool, new Registry(env), this.env, Registry.dir(env));
+        this.workers = new WorkerGroup(spool, new Registry(env, ownsProcess), this.env, Registry.dir(env));
         this.requests = new AgentRequests(this.env, options, leases, this::reply,
                 line -> put(new Frame(Frame.Type.STDOUT, -1, (line + "\n").getBytes(StandardCharsets.UTF_8))), this::put);
     }
@@ -119,7 +121,7 @@ public final class Agent {
         subreaper.ifPresent(why -> System.err.println("runjob agent: not a subreaper (" + why
                 + "); processes that leave a worker's tree are found by its token only"));
         Path spillDir = Path.of(System.getProperty("java.io.tmpdir"));
-        return new Agent(interruptible(in), out, env, spillDir, SPOOL_MEMORY, options).run();
+        return new Agent(interruptible(in), out, env, spillDir, SPOOL_MEMORY, options, true).run();
     }
 
     /**

@@ -25,6 +25,11 @@ import java.util.stream.Collectors;
  * ({@link ChildTree}), reaps adopted children that have exited, and rewrites {@code procs}
  * atomically when the set changed. A process forked and orphaned within the last sweep before the
  * agent's death is the one that can escape.
+ *
+ * <p>The tree is the agent's only when the agent is its process's one purpose ({@link Agent#main});
+ * an agent inside another program (a test's JVM) has no tree of its own: its sweep sees nothing,
+ * so it neither reaps nor signals the other children of that program, and its workers are still
+ * found through their own trees ({@link ProcessTree}).
  */
 final class Registry {
 
@@ -34,9 +39,12 @@ final class Registry {
 
     private final Optional<Path> dir;
     private final long self = ProcessHandle.current().pid();
+    private final boolean ownsProcess;
     private String written = "";
 
-    Registry(Map<String, String> env) {
+    /** @param ownsProcess true when every descendant of this process is the agent's (the agent's own JVM) */
+    Registry(Map<String, String> env, boolean ownsProcess) {
+        this.ownsProcess = ownsProcess;
         this.dir = dir(env);
     }
 
@@ -64,7 +72,7 @@ final class Registry {
      * @return the living descendants
      */
     synchronized Set<Long> sweep(Collection<Long> workerPids) {
-        Map<Long, ProcInfo.Stat> tree = ChildTree.of(self);
+        Map<Long, ProcInfo.Stat> tree = ownsProcess ? ChildTree.of(self) : Map.of();
         for (ProcInfo.Stat p : tree.values()) {
             if (p.state() == 'Z' && p.parent() == self && !workerPids.contains(p.pid())) {
                 Subreaper.reap(p.pid());

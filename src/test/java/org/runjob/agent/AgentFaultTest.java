@@ -20,12 +20,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.runjob.protocol.Frame;
 
 /**
  * Bytes an agent cannot take end it with exit {@value Agent#EXIT_FAULT} and a reason, on stderr and
  * in a NOTICE to the coordinator; never a silent exit 0.
+ * It replaces System.err and asserts what the agent wrote there exactly: nothing runs beside it.
  */
+@Isolated
 class AgentFaultTest {
 
     @TempDir
