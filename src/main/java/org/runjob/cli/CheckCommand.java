@@ -3,12 +3,10 @@ package org.runjob.cli;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
-import org.runjob.backends.Backends;
 import org.runjob.json.Json;
 import org.runjob.launch.NodeStarter;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
-import org.runjob.node.NodeException;
 import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.report.PreflightText;
@@ -46,15 +44,13 @@ final class CheckCommand implements Callable<Integer> {
         if (loaded == null) {
             return ExitCode.INVALID;
         }
-        PreflightReport report;
-        Backend backend = Backends.of(loaded.spec());
-        JobSpec spec;
-        try {
-            spec = backend.resolve(loaded.spec(), io.env());
-        } catch (NodeException e) {
-            io.err().println("runjob: " + e.getMessage());
+        Optional<Jobs.Resolved> resolved = Jobs.resolve(io, loaded.spec());
+        if (resolved.isEmpty()) {
             return ExitCode.PREFLIGHT_FAILED;
         }
+        Backend backend = resolved.get().backend();
+        JobSpec spec = resolved.get().spec();
+        PreflightReport report;
         try (Cluster cluster = Launch.open(backend, spec, io);
              Preflight.Outcome checked = Launch.preflight(spec, backend,
                      new NodeStarter(spec, cluster, io.env(), Optional.empty()), Optional.empty(), Optional.empty(), io.err())) {

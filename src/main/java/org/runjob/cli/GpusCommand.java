@@ -6,8 +6,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
-import org.runjob.agent.gpu.GpuInventory;
-import org.runjob.backends.Backends;
 import org.runjob.json.Json;
 import org.runjob.launch.NodeSession;
 import org.runjob.launch.NodeStarter;
@@ -16,6 +14,7 @@ import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
 import org.runjob.preflight.GpuPick;
 import org.runjob.preflight.MachineGpus;
+import org.runjob.protocol.GpuInventory;
 import org.runjob.report.GpuTable;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
@@ -56,11 +55,16 @@ final class GpusCommand implements Callable<Integer> {
         if (loaded == null) {
             return ExitCode.INVALID;
         }
-        JobSpec spec = loaded.spec();
+        // a job whose nodes are a count asks about the nodes its allocation holds, never placeholder names
+        Optional<Jobs.Resolved> resolved = Jobs.resolve(io, loaded.spec());
+        if (resolved.isEmpty()) {
+            return ExitCode.PREFLIGHT_FAILED;
+        }
+        JobSpec spec = resolved.get().spec();
         Map<String, GpuInventory> found = new LinkedHashMap<>();
         Map<String, Map<Integer, String>> leases = new LinkedHashMap<>();
         Map<String, String> leaseErrors = new LinkedHashMap<>();
-        try (Cluster cluster = Launch.open(Backends.of(spec), spec, io)) {
+        try (Cluster cluster = Launch.open(resolved.get().backend(), spec, io)) {
             NodeStarter starter = new NodeStarter(spec, cluster, io.env(), Optional.empty());
             MachineGpus machineGpus = new MachineGpus();
             try (FanOut fanOut = new FanOut(spec.nodes().size())) {

@@ -2,15 +2,19 @@ package org.runjob.run;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalInt;
 
 import org.runjob.backends.Backends;
+import org.runjob.node.Backend;
+import org.runjob.node.NodeException;
 import org.runjob.plan.Inventory;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.Planner;
 import org.runjob.plan.PlanningException;
 import org.runjob.plan.RunId;
 import org.runjob.spec.InvalidSpecException;
+import org.runjob.spec.JobSpec;
 import org.runjob.spec.Problem;
 import org.runjob.spec.SpecLoader;
 
@@ -40,6 +44,25 @@ public final class Jobs {
         } catch (InvalidSpecException e) {
             printProblems(io, file, e.problems());
             return null;
+        }
+    }
+
+    /** A job as its backend resolved it (nodes given as a count named by the allocation that holds them), with that backend. */
+    public record Resolved(Backend backend, JobSpec spec) {
+    }
+
+    /**
+     * {@code spec} resolved by its backend: the one step check, gpus and a run share between loading
+     * a job and reaching its nodes. Empty, with why on stderr, when the backend cannot name the
+     * job's nodes (a count outside any allocation).
+     */
+    public static Optional<Resolved> resolve(Io io, JobSpec spec) {
+        Backend backend = Backends.of(spec);
+        try {
+            return Optional.of(new Resolved(backend, backend.resolve(spec, io.env())));
+        } catch (NodeException e) {
+            io.err().println("runjob: " + e.getMessage());
+            return Optional.empty();
         }
     }
 

@@ -28,7 +28,6 @@ import org.runjob.logs.OutputRouter;
 import org.runjob.logs.RunFolder;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
-import org.runjob.node.NodeException;
 import org.runjob.node.RunHandle;
 import org.runjob.plan.Inventory;
 import org.runjob.plan.LaunchPlan;
@@ -90,15 +89,13 @@ public final class RunJob {
         Diagnostics.toRunFolder(logFile, request.verbose());
         RunStatus status = new RunStatus(RunFolder.of(logFile.getParent()), runId, asWritten.name(), io.clock());
         status.write(RunState.PREFLIGHT);
-        Backend backend = Backends.of(asWritten);
-        JobSpec spec;
-        try {
-            spec = backend.resolve(asWritten, io.env());
-        } catch (NodeException e) {
-            io.err().println("runjob: " + e.getMessage());
+        Optional<Jobs.Resolved> resolved = Jobs.resolve(io, asWritten);
+        if (resolved.isEmpty()) {
             status.write(RunState.PREFLIGHT_FAILED);
             return ExitCode.PREFLIGHT_FAILED;
         }
+        Backend backend = resolved.get().backend();
+        JobSpec spec = resolved.get().spec();
         backend.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
         OptionalInt ahead = Planner.worldSizeAhead(spec);
         Optional<String> outsideAhead = ahead.isPresent() ? request.ranks().outside(ahead.getAsInt()) : Optional.empty();

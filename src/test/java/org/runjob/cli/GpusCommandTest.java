@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -30,6 +32,19 @@ class GpusCommandTest {
                 "node           index  model                             total       free  cc    bus id            lease\n"
                 + "box                -  no CUDA driver (libcuda.so.1 not found)\n"
                 + "cpu                -  no CUDA driver (libcuda.so.1 not found)\n");
+    }
+
+    @Test
+    void gpusOfNodesGivenAsACountOutsideAnAllocationAsksNoNodeAndSaysWhy() throws Exception {
+        Path job = Files.writeString(tmp.resolve("c.yaml"), "name: c\nbackend: slurm\nnodes:\n  - {count: 2, workers: 1}\n"
+                + "entrypoint: {command: [python3]}\n");
+        for (String command : List.of("gpus", "check")) {
+            Cli r = Cli.run(Map.of("PATH", "/nonexistent"), command, job.toString());
+            assertThat(r.code()).as(command).isEqualTo(3);
+            assertThat(r.out()).as(command).isEmpty();
+            assertThat(r.err()).as(command).isEqualTo("runjob: the job's 2 nodes are given as a count, and Slurm names them when it allocates"
+                    + " them: queue the run with `runjob submit`, or run runjob inside an allocation (salloc --nodes=2)\n");
+        }
     }
 
     @Test
