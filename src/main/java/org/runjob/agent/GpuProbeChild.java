@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
  * {@code CUDA_DEVICE_ORDER=PCI_BUS_ID} (the driver honours both; a stray value would hide GPUs and
  * shift what indices mean), and JCuda's library unpacked where the caller says (on a node, the
  * workdir's {@code .runjob}, not a shared or noexec {@code /tmp}). The answer is the inventory's
- * JSON line, or why there is none ({@link org.runjob.agent.gpu.GpuInventory#fromProbe}). Local
+ * line, or why there is none ({@link org.runjob.protocol.GpuInventory#fromProbe}). Local
  * nodes are probed the same way by runjob itself.
  */
 public final class GpuProbeChild {
@@ -23,7 +23,7 @@ public final class GpuProbeChild {
 
     /**
      * Runs the probe with {@code env} (less the two variables above), JCuda unpacking under
-     * {@code tmpdir}; returns its JSON line, or why there is none.
+     * {@code tmpdir}; returns its line, or why there is none.
      */
     public static String run(Map<String, String> env, Path tmpdir) {
         List<String> argv = NodeJvm.argv(ProcessHandle.current().info().command().orElse("java"),

@@ -13,7 +13,7 @@ import org.runjob.agent.gpu.JCudaProbe;
 
 /**
  * The node-side checks: {@code probe gpus} (a child JVM of the agent: the node's
- * {@link org.runjob.agent.gpu.GpuInventory} as one line of JSON), and, inside the agent, the
+ * {@link org.runjob.protocol.GpuInventory} as one line), and, inside the agent, the
  * rendezvous checks: {@link #listen} binds PORT (0: any free port) on all addresses, as rank 0's store
  * will, and accepts until closed; {@link #connect} answers {@code connected IFACE} (the interface the
  * route to ADDR leaves by: what GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME should name) or
@@ -26,7 +26,7 @@ public final class Probe {
 
     public static int main(String[] args, InputStream stdin, PrintStream out) {
         if (args.length == 1 && args[0].equals("gpus")) {
-            out.println(new JCudaProbe().probe().toJson());
+            out.println(new JCudaProbe().probe().toLine());
             out.flush();
             return 0;
         }

@@ -27,9 +27,8 @@ import java.util.jar.JarOutputStream;
 
 /**
  * The jars runjob starts outside its own process. {@link #agentJar}: the agent artifact, all that
- * nodes and local agents run ({@link #AGENT_ENTRIES}: the {@code agent}, {@code protocol} and
- * {@code json} packages, Jackson, Commons Exec, JCuda and JNA; no SSH, YAML, schema, CLI or logging
- * framework). The build makes it ({@code pom.xml}: the {@code agent} shade execution) and puts it
+ * nodes and local agents run ({@link #AGENT_ENTRIES}: the {@code agent} and {@code protocol}
+ * packages, Commons Exec, JCuda and JNA; no JSON, SSH, YAML, schema, CLI or logging framework). The build makes it ({@code pom.xml}: the {@code agent} shade execution) and puts it
  * in runjob's jar as {@value #EMBEDDED}. {@link #runjobJar}: runjob's whole jar, for a runjob that
  * lives on its own. When this process runs from class directories (tests, an IDE), each is merged
  * from its class path; a jar without an embedded agent (such a merged one) gives its agent's
@@ -42,8 +41,7 @@ public final class AgentBundle {
      * What the agent artifact holds: entry names starting so. {@code pom.xml}'s agent shade
      * execution includes the same (AgentBundleTest compares them).
      */
-    public static final List<String> AGENT_ENTRIES = List.of("org/runjob/agent/", "org/runjob/protocol/", "org/runjob/json/",
-            "tools/jackson/core/", "tools/jackson/databind/", "com/fasterxml/jackson/annotation/", "org/apache/commons/exec/",
+    public static final List<String> AGENT_ENTRIES = List.of("org/runjob/agent/", "org/runjob/protocol/", "org/apache/commons/exec/",
             "jcuda/", "lib/libJCudaDriver-", "com/sun/jna/");
     /** Where the agent artifact is in runjob's jar. */
     public static final String EMBEDDED = "META-INF/runjob/agent.jar";

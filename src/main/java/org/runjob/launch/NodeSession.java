@@ -18,7 +18,6 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import org.runjob.agent.NodeJvm;
-import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.Sha256;
 import org.runjob.distribute.Shipped;
@@ -28,6 +27,7 @@ import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.FileManifest;
 import org.runjob.protocol.Frame;
+import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.Handshake;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.protocol.Outputs;

@@ -7,8 +7,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
-import org.runjob.agent.gpu.Gpu;
-import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.protocol.Gpu;
+import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.spec.NodeSpec;
 

@@ -8,8 +8,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 
-import org.runjob.agent.gpu.Gpu;
-import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.protocol.Gpu;
+import org.runjob.protocol.GpuInventory;
 
 /**
  * Picking free GPUs ({@code gpus: {count: N}}) and reading the agent's lease answers. Pure: the

@@ -10,9 +10,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
-import org.runjob.agent.gpu.Gpu;
-import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.launch.NodeSession;
+import org.runjob.protocol.Gpu;
+import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;

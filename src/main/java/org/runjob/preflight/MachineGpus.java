@@ -5,8 +5,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
-import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.launch.NodeSession;
+import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.NodeFacts;
 
 /**

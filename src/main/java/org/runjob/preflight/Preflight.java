@@ -16,7 +16,6 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import org.runjob.agent.NodeJvm;
-import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.Shipped;
 import org.runjob.launch.NodeSession;
@@ -26,6 +25,7 @@ import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
+import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;

@@ -5,9 +5,9 @@ import java.util.Map;
 import java.util.OptionalInt;
 import java.util.stream.Collectors;
 
-import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.plan.Inventory;
 import org.runjob.protocol.EnvironmentReply;
+import org.runjob.protocol.GpuInventory;
 
 /**
  * The preflight result: a row per node, the rendezvous port chosen for {@code port: auto}, and the

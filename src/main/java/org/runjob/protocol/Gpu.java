@@ -1,4 +1,4 @@
-package org.runjob.agent.gpu;
+package org.runjob.protocol;
 
 import java.util.Objects;
 import java.util.Optional;

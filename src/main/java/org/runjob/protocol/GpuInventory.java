@@ -1,25 +1,30 @@
-package org.runjob.agent.gpu;
+package org.runjob.protocol;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 
-import org.runjob.json.Json;
-
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.node.ArrayNode;
-import tools.jackson.databind.node.ObjectNode;
-
 /**
  * What a node's probe found: its GPUs in PCI bus order, and, when there are none to be had, why
- * ("no CUDA driver", "no CUDA device", ...). Travels as one line of JSON.
+ * ("no CUDA driver", "no CUDA device", ...). The probe prints it as one line, {@value #PREFIX}
+ * and the base64 of its {@link #encode binary form}: the driver version, the reason (empty: none),
+ * then each GPU's index, name, total and free bytes, compute capability, PCI bus id and why its
+ * free memory is unknown (empty: it is known), in {@link Wire}'s pieces.
  *
  * @param driverVersion the CUDA driver API version (e.g. 12040), or 0 when there is no driver
  */
 public record GpuInventory(List<Gpu> gpus, int driverVersion, Optional<String> unavailable) {
 
-    private static final JsonMapper JSON = Json.MAPPER;
+    /** How the probe's answer line begins. */
+    public static final String PREFIX = "gpus ";
+    private static final byte FORMAT = 1;
 
     public GpuInventory {
         gpus = List.copyOf(gpus);
@@ -33,43 +38,71 @@ public record GpuInventory(List<Gpu> gpus, int driverVersion, Optional<String> u
         return gpus.stream().map(Gpu::index).toList();
     }
 
-    public String toJson() {
-        ObjectNode root = JSON.createObjectNode();
-        root.put("driver_version", driverVersion);
-        root.put("unavailable", unavailable.orElse(null));
-        ArrayNode list = root.putArray("gpus");
-        for (Gpu g : gpus) {
-            list.addObject().put("index", g.index()).put("name", g.name()).put("total_bytes", g.totalBytes())
-                    .put("free_bytes", g.freeBytes()).put("cc_major", g.ccMajor()).put("cc_minor", g.ccMinor())
-                    .put("pci_bus_id", g.pciBusId()).put("free_unknown", g.freeUnknown().orElse(null));
+    public byte[] encode() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeByte(FORMAT);
+            out.writeInt(driverVersion);
+            Wire.string(out, unavailable.orElse(""));
+            out.writeInt(gpus.size());
+            for (Gpu g : gpus) {
+                out.writeInt(g.index());
+                Wire.string(out, g.name());
+                out.writeLong(g.totalBytes());
+                out.writeLong(g.freeBytes());
+                out.writeInt(g.ccMajor());
+                out.writeInt(g.ccMinor());
+                Wire.string(out, g.pciBusId());
+                Wire.string(out, g.freeUnknown().orElse(""));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a byte array does not fail
         }
-        return JSON.writeValueAsString(root);
+        return bytes.toByteArray();
     }
 
-    public static GpuInventory fromJson(String text) {
-        JsonNode root = JSON.readTree(text);
+    public static GpuInventory decode(byte[] payload) throws IOException {
+        DataInputStream in = new DataInputStream(new ByteArrayInputStream(payload));
+        int format = in.readUnsignedByte();
+        if (format != FORMAT) {
+            throw new IOException("GPU inventory format " + format + ", expected " + FORMAT);
+        }
+        int driver = in.readInt();
+        Optional<String> unavailable = nonEmpty(Wire.string(in));
+        int n = in.readInt();
+        // each GPU takes at least 40 bytes: a count past the payload is refused before any allocation
+        if (n < 0 || n > in.available() / 40) {
+            throw new IOException("count of " + n + " GPUs");
+        }
         List<Gpu> gpus = new ArrayList<>();
-        for (JsonNode g : root.get("gpus")) {
-            gpus.add(new Gpu(g.get("index").intValue(), g.get("name").stringValue(), g.get("total_bytes").longValue(),
-                    g.get("free_bytes").longValue(), g.get("cc_major").intValue(), g.get("cc_minor").intValue(),
-                    g.get("pci_bus_id").stringValue(), text(g.get("free_unknown"))));
+        for (int i = 0; i < n; i++) {
+            gpus.add(new Gpu(in.readInt(), Wire.string(in), in.readLong(), in.readLong(), in.readInt(), in.readInt(), Wire.string(in),
+                    nonEmpty(Wire.string(in))));
         }
-        return new GpuInventory(gpus, root.get("driver_version").intValue(), text(root.get("unavailable")));
+        if (in.available() > 0) {
+            throw new IOException(in.available() + " bytes after the last GPU");
+        }
+        return new GpuInventory(gpus, driver, unavailable);
     }
 
-    private static Optional<String> text(JsonNode node) {
-        return node == null || node.isNull() ? Optional.empty() : Optional.of(node.stringValue());
+    private static Optional<String> nonEmpty(String s) {
+        return s.isEmpty() ? Optional.empty() : Optional.of(s);
     }
 
-    /** The inventory a probe answered (its JSON line), or none, saying why. */
+    /** The probe's answer: {@value #PREFIX} and the base64 of {@link #encode}. */
+    public String toLine() {
+        return PREFIX + Base64.getEncoder().encodeToString(encode());
+    }
+
+    /** The inventory a probe answered (its line), or none, saying why. */
     public static GpuInventory fromProbe(String answer) {
         String line = answer.strip();
-        if (!line.startsWith("{")) {
+        if (!line.startsWith(PREFIX)) {
             return none("the GPU probe failed: " + line);
         }
         try {
-            return fromJson(line);
-        } catch (RuntimeException e) {
+            return decode(Base64.getDecoder().decode(line.substring(PREFIX.length())));
+        } catch (IOException | IllegalArgumentException e) {
             return none("the GPU probe answered nonsense: " + e.getMessage());
         }
     }

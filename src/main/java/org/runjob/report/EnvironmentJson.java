@@ -2,12 +2,12 @@ package org.runjob.report;
 
 import java.util.List;
 
-import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.json.Json;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.protocol.EnvironmentReply;
+import org.runjob.protocol.GpuInventory;
 import org.runjob.spec.EnvironmentSpec;
 
 import tools.jackson.databind.node.ObjectNode;

@@ -3,11 +3,11 @@ package org.runjob.report;
 import java.io.PrintStream;
 import java.util.Map;
 
-import org.runjob.agent.gpu.Gpu;
-import org.runjob.agent.gpu.GpuInventory;
 import org.runjob.json.Json;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
+import org.runjob.protocol.Gpu;
+import org.runjob.protocol.GpuInventory;
 
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;

@@ -8,8 +8,8 @@ import java.util.Optional;
 import java.util.OptionalInt;
 
 import org.junit.jupiter.api.Test;
-import org.runjob.agent.gpu.Gpu;
-import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.protocol.Gpu;
+import org.runjob.protocol.GpuInventory;
 import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 

@@ -7,8 +7,8 @@ import java.util.Map;
 import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
-import org.runjob.agent.gpu.Gpu;
-import org.runjob.agent.gpu.GpuInventory;
+import org.runjob.protocol.Gpu;
+import org.runjob.protocol.GpuInventory;
 
 /** Which GPUs are free and in which order they are tried; what a shortage says. */
 class GpuPickTest {

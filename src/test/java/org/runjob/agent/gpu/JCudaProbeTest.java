@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 
@@ -12,6 +14,8 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.agent.NodeJvm;
+import org.runjob.protocol.Gpu;
+import org.runjob.protocol.GpuInventory;
 import org.runjob.testbed.FakeCuda;
 
 /** The real JCuda probe where there is no NVIDIA driver (CI): one clean line, no crash. */
@@ -41,7 +45,8 @@ class JCudaProbeTest {
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor()).isZero();
-        assertThat(GpuInventory.fromJson(out.strip())).isEqualTo(new GpuInventory(
+        assertThat(out).startsWith(GpuInventory.PREFIX).endsWith("\n").hasLineCount(1);
+        assertThat(GpuInventory.fromProbe(out)).isEqualTo(new GpuInventory(
                 List.of(new Gpu(0, "NVIDIA A30", 24L << 30, 24L << 30, 8, 0, "00000000:17:00.0")), 12040, Optional.empty()));
         // and the private directory the probe unpacked into is gone again
         try (var left = Files.list(tmp)) {
@@ -50,10 +55,30 @@ class JCudaProbeTest {
     }
 
     @Test
-    void inventoriesRoundTripThroughJson() {
-        GpuInventory inv = new GpuInventory(List.of(new Gpu(0, "Tesla V100-PCIE-16GB", 16L << 30, -1, 7, 0, "00000000:3B:00.0")),
-                12040, Optional.empty());
-        assertThat(GpuInventory.fromJson(inv.toJson())).isEqualTo(inv);
-        assertThat(GpuInventory.fromJson(GpuInventory.none("no CUDA driver").toJson())).isEqualTo(GpuInventory.none("no CUDA driver"));
+    void inventoriesRoundTripThroughTheProbesLine() throws Exception {
+        GpuInventory inv = new GpuInventory(List.of(new Gpu(0, "Tesla V100-PCIE-16GB", 16L << 30, -1, 7, 0, "00000000:3B:00.0",
+                Optional.of("the GPU is full (CUDA_ERROR_OUT_OF_MEMORY)")), new Gpu(1, "NVIDIA A30 \u00e9 | ; x", 24L << 30, 1 << 20, 8, 0,
+                "00000000:17:00.0")), 12040, Optional.empty());
+        assertThat(GpuInventory.fromProbe(inv.toLine())).isEqualTo(inv);
+        assertThat(GpuInventory.decode(inv.encode())).isEqualTo(inv);
+        assertThat(GpuInventory.fromProbe(GpuInventory.none("no CUDA driver").toLine())).isEqualTo(GpuInventory.none("no CUDA driver"));
+    }
+
+    @Test
+    void aProbeLineThatIsNotAnInventoryIsNoneSayingWhy() {
+        byte[] whole = new GpuInventory(List.of(new Gpu(0, "NVIDIA A30", 1, 1, 8, 0, "00000000:17:00.0")), 12040, Optional.empty()).encode();
+        byte[] cut = Arrays.copyOf(whole, whole.length - 3);
+        assertThat(GpuInventory.fromProbe("Error: could not find or load main class x")).isEqualTo(
+                GpuInventory.none("the GPU probe failed: Error: could not find or load main class x"));
+        assertThat(GpuInventory.fromProbe(GpuInventory.PREFIX + Base64.getEncoder().encodeToString(cut)).unavailable().orElseThrow())
+                .startsWith("the GPU probe answered nonsense: ");
+        assertThat(GpuInventory.fromProbe(GpuInventory.PREFIX + "not base64!")).isEqualTo(
+                GpuInventory.none("the GPU probe answered nonsense: Illegal base64 character 20"));
+        byte[] many = Arrays.copyOf(whole, whole.length);
+        // the GPU count (after the format byte, the driver version and the empty reason) says a million
+        many[1 + 4 + 4] = 0x00;
+        many[1 + 4 + 4 + 1] = 0x0f;
+        assertThat(GpuInventory.fromProbe(GpuInventory.PREFIX + Base64.getEncoder().encodeToString(many))).isEqualTo(
+                GpuInventory.none("the GPU probe answered nonsense: count of 983041 GPUs"));
     }
 }
