@@ -28,8 +28,9 @@ import java.util.jar.JarOutputStream;
 /**
  * The jars runjob starts outside its own process. {@link #agentJar}: the agent artifact, all that
  * nodes and local agents run ({@link #AGENT_ENTRIES}: the {@code agent} and {@code protocol}
- * packages, Commons Exec, JCuda and JNA; no JSON, SSH, YAML, schema, CLI or logging framework). The build makes it ({@code pom.xml}: the {@code agent} shade execution) and puts it
- * in runjob's jar as {@value #EMBEDDED}. {@link #runjobJar}: runjob's whole jar, for a runjob that
+ * packages, Commons Exec, JCuda and JNA; no JSON, SSH, YAML, schema, CLI or logging framework).
+ * The build makes it ({@code pom.xml}: the {@code agent} shade execution) and puts it in runjob's
+ * jar as {@value #EMBEDDED}. {@link #runjobJar}: runjob's whole jar, for a runjob that
  * lives on its own. When this process runs from class directories (tests, an IDE), each is merged
  * from its class path; a jar without an embedded agent (such a merged one) gives its agent's
  * entries. A jar made here is a new temporary file for its caller alone ({@link #isTemporary}),

@@ -1,11 +1,8 @@
 package org.runjob.protocol;
 
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -53,15 +50,11 @@ public record EnvironmentReply(Map<String, String> facts, Map<String, String> se
     }
 
     public String encode() {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
+        return Base64.getEncoder().encodeToString(Wire.bytes(out -> {
             Wire.map(out, facts);
             Wire.map(out, set);
             Wire.list(out, unset);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return Base64.getEncoder().encodeToString(bytes.toByteArray());
+        }));
     }
 
     /** @throws IllegalArgumentException for text that is not a reply */

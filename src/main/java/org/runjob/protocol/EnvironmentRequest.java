@@ -1,11 +1,8 @@
 package org.runjob.protocol;
 
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -43,8 +40,7 @@ public record EnvironmentRequest(String program, String interpreter, String inte
     }
 
     public byte[] encode() {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
+        return Wire.bytes(out -> {
             out.writeByte(FORMAT);
             Wire.string(out, program);
             Wire.string(out, interpreter);
@@ -61,10 +57,7 @@ public record EnvironmentRequest(String program, String interpreter, String inte
             if (container.isPresent()) {
                 container.get().encode(out);
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // a byte array does not fail
-        }
-        return bytes.toByteArray();
+        });
     }
 
     /** @throws IllegalArgumentException for bytes that are not an ENVIRONMENT payload of this format */

@@ -1,11 +1,8 @@
 package org.runjob.protocol;
 
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,8 +29,7 @@ public record FileManifest(List<Entry> entries) {
     }
 
     public byte[] encode() {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
+        return Wire.bytes(out -> {
             out.writeInt(entries.size());
             for (Entry e : entries) {
                 byte[] dest = e.dest().getBytes(StandardCharsets.UTF_8);
@@ -46,10 +42,7 @@ public record FileManifest(List<Entry> entries) {
                 out.writeInt(sha.length);
                 out.write(sha);
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return bytes.toByteArray();
+        });
     }
 
     /** @throws IllegalArgumentException for bytes that are not a manifest, or a destination outside the workdir */

@@ -1,11 +1,8 @@
 package org.runjob.protocol;
 
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -39,8 +36,7 @@ public record GpuInventory(List<Gpu> gpus, int driverVersion, Optional<String> u
     }
 
     public byte[] encode() {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
+        return Wire.bytes(out -> {
             out.writeByte(FORMAT);
             out.writeInt(driverVersion);
             Wire.string(out, unavailable.orElse(""));
@@ -55,10 +51,7 @@ public record GpuInventory(List<Gpu> gpus, int driverVersion, Optional<String> u
                 Wire.string(out, g.pciBusId());
                 Wire.string(out, g.freeUnknown().orElse(""));
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // a byte array does not fail
-        }
-        return bytes.toByteArray();
+        });
     }
 
     public static GpuInventory decode(byte[] payload) throws IOException {
@@ -69,11 +62,8 @@ public record GpuInventory(List<Gpu> gpus, int driverVersion, Optional<String> u
         }
         int driver = in.readInt();
         Optional<String> unavailable = nonEmpty(Wire.string(in));
-        int n = in.readInt();
         // each GPU takes at least 40 bytes: a count past the payload is refused before any allocation
-        if (n < 0 || n > in.available() / 40) {
-            throw new IOException("count of " + n + " GPUs");
-        }
+        int n = Wire.count(in, 40, " GPUs");
         List<Gpu> gpus = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             gpus.add(new Gpu(in.readInt(), Wire.string(in), in.readLong(), in.readLong(), in.readInt(), in.readInt(), Wire.string(in),

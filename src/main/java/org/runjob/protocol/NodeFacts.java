@@ -1,11 +1,8 @@
 package org.runjob.protocol;
 
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -52,8 +49,7 @@ public record NodeFacts(Map<String, String> values) {
     }
 
     public byte[] encode() {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
+        return Wire.bytes(out -> {
             out.writeInt(values.size());
             for (Map.Entry<String, String> e : values.entrySet()) {
                 for (String s : new String[] {e.getKey(), e.getValue()}) {
@@ -62,10 +58,7 @@ public record NodeFacts(Map<String, String> values) {
                     out.write(b);
                 }
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return bytes.toByteArray();
+        });
     }
 
     /** @throws IllegalArgumentException for bytes that are not facts */

@@ -1,8 +1,10 @@
 package org.runjob.protocol;
 
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -17,6 +19,22 @@ import java.util.Map;
 final class Wire {
 
     private Wire() {
+    }
+
+    /** What writes one payload's pieces. */
+    interface Writer {
+        void write(DataOutputStream out) throws IOException;
+    }
+
+    /** The bytes {@code writer} writes: the one place a payload is made (a byte array does not fail). */
+    static byte[] bytes(Writer writer) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            writer.write(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
     }
 
     static void string(DataOutputStream out, String s) throws IOException {
@@ -68,9 +86,14 @@ final class Wire {
 
     /** A count of items of at least 4 bytes each: never more than the payload can hold. */
     private static int count(DataInputStream in) throws IOException {
+        return count(in, 4, "");
+    }
+
+    /** A count of items of at least {@code minBytes} each, {@code what} named in the refusal: never more than the payload can hold. */
+    static int count(DataInputStream in, int minBytes, String what) throws IOException {
         int n = in.readInt();
-        if (n < 0 || n > in.available() / 4) {
-            throw new IOException("count of " + n);
+        if (n < 0 || n > in.available() / minBytes) {
+            throw new IOException("count of " + n + what);
         }
         return n;
     }
