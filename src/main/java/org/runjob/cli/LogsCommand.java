@@ -16,11 +16,14 @@ import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
 import org.runjob.run.RankSelection;
+import org.runjob.runs.RunRecords;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code runjob logs RUN [-f] [--ranks R]}: a run's output ({@code all.log}, every line prefixed
@@ -51,6 +54,9 @@ final class LogsCommand implements Callable<Integer> {
     @Mixin
     RunsOptions options;
 
+    @Spec
+    CommandSpec spec;
+
     LogsCommand(Io io) {
         this.io = io;
     }
@@ -63,14 +69,7 @@ final class LogsCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         if (found.get() instanceof RunsOptions.Submitted s) {
-            List<String> remote = new ArrayList<>(List.of("logs", s.entry().runId()));
-            if (follow) {
-                remote.add("-f");
-            }
-            if (!ranks.isEmpty()) {
-                remote.addAll(List.of("--ranks", String.join(",", ranks)));
-            }
-            return Remote.call(io, s.entry(), remote);
+            return Forward.call(io, spec, s.entry());
         }
         RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
         // a detached or submitted run's console has runjob's own lines (restarts, the root cause, the report) among the workers'

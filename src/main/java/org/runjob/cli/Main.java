@@ -21,6 +21,7 @@ import org.runjob.agent.AgentMain;
 import org.runjob.launch.Interrupts;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
+import org.runjob.runs.HostedStart;
 
 import picocli.AutoComplete;
 import picocli.CommandLine;
@@ -45,7 +46,7 @@ public final class Main {
         // a runjob command started on a node the way its agent is (agent --jar SHA --then ...): launch.NodeCommand
         args = AgentMain.afterThen(args);
         if (args.length > 0 && args[0].equals(NODE_CLI)) {
-            System.exit(HostedStart.cli(Arrays.copyOfRange(args, 1, args.length)));
+            System.exit(HostedStart.cli(Arrays.copyOfRange(args, 1, args.length), Main::run));
         }
         if (args.length > 0 && args[0].equals(COORDINATE)) {
             System.exit(HostedStart.coordinate(Arrays.asList(args).subList(1, args.length), System.in, System.out));

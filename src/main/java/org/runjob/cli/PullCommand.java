@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 import org.runjob.backends.Backends;
@@ -22,13 +23,17 @@ import org.runjob.run.Launch;
 import org.runjob.run.OutputsStream;
 import org.runjob.run.RunIndex;
 import org.runjob.run.RunOutputs;
+import org.runjob.runs.Remote;
+import org.runjob.runs.RunRecords;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -62,6 +67,9 @@ final class PullCommand implements Callable<Integer> {
 
     @Mixin
     RunsOptions options;
+
+    @Spec
+    CommandSpec spec;
 
     PullCommand(Io io) {
         this.io = io;
@@ -154,8 +162,7 @@ final class PullCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         Path dir = into != null ? into : Path.of(entry.runId() + "-outputs");
-        List<String> remote = new ArrayList<>(List.of("pull", entry.runId()));
-        remote.addAll(paths);
+        List<String> remote = new ArrayList<>(Forward.argv(spec, entry.runId(), Set.of("--into")));
         remote.add("--send");
         long t0 = System.nanoTime();
         Outputs.Manifest[] got = new Outputs.Manifest[1];

@@ -15,6 +15,7 @@ import org.runjob.run.RunJob;
 import org.runjob.run.RunRequest;
 import org.runjob.run.RunState;
 import org.runjob.run.RunStatus;
+import org.runjob.runs.RunRecords;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -16,6 +16,9 @@ import org.runjob.run.RankSelection;
 import org.runjob.run.Requeued;
 import org.runjob.run.RunJob;
 import org.runjob.run.RunRequest;
+import org.runjob.runs.Detach;
+import org.runjob.runs.HostedStart;
+import org.runjob.runs.SweepRun;
 import org.runjob.spec.SpecLoader;
 
 import picocli.CommandLine.Command;
@@ -108,7 +111,7 @@ final class RunjobCommand implements Callable<Integer> {
                     io.err().println("runjob: --max-parallel takes a number of runs of at least 1");
                     return ExitCode.INVALID;
                 }
-                return dryRun ? SweepRun.dryRun(io, file, options, args, first)
+                return dryRun ? SweepRun.dryRun(io, file, options.sets, args, first)
                         : SweepRun.run(io, file, first, original, Optional.ofNullable(maxParallel), detach, waitForGpus.given());
             }
         }
@@ -116,7 +119,7 @@ final class RunjobCommand implements Callable<Integer> {
             return PlanCommand.printPlan(io, file, options, args);
         }
         if (detach) {
-            return Detach.start(io, file, options, args, original);
+            return Detach.start(io, file, options.sets, args, original);
         }
         List<String> recorded = new ArrayList<>(original);
         if (runId != null) {

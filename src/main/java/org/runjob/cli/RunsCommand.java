@@ -12,6 +12,9 @@ import org.runjob.json.Json;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.RunIndex;
+import org.runjob.runs.RunRecords;
+import org.runjob.runs.SubmittedRuns;
+import org.runjob.runs.SweepRecord;
 import org.runjob.spec.Sweep;
 
 import picocli.CommandLine.Command;

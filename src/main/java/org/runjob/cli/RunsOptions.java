@@ -13,6 +13,7 @@ import java.util.function.Consumer;
 import org.runjob.run.Io;
 import org.runjob.run.Owned;
 import org.runjob.run.RunIndex;
+import org.runjob.runs.RunRecords;
 
 import picocli.CommandLine.Option;
 

@@ -24,11 +24,14 @@ import org.runjob.json.Json;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.RankSelection;
+import org.runjob.runs.RunRecords;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -66,6 +69,9 @@ final class StacksCommand implements Callable<Integer> {
     @Mixin
     RunsOptions options;
 
+    @Spec
+    CommandSpec spec;
+
     StacksCommand(Io io) {
         this.io = io;
     }
@@ -78,15 +84,7 @@ final class StacksCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         if (found.get() instanceof RunsOptions.Submitted s) {
-            List<String> remote = new ArrayList<>(List.of("stacks", s.entry().runId(), "--wait", Integer.toString(waitSeconds),
-                    "-o", options.output.name()));
-            if (nativeFrames) {
-                remote.add("--native");
-            }
-            if (!ranks.isEmpty()) {
-                remote.addAll(List.of("--ranks", String.join(",", ranks)));
-            }
-            return Remote.call(io, s.entry(), remote);
+            return Forward.call(io, spec, s.entry());
         }
         RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
         if (!r.live()) {

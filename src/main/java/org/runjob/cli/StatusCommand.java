@@ -2,7 +2,6 @@ package org.runjob.cli;
 
 import java.io.IOException;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,11 +12,15 @@ import org.runjob.json.Json;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
+import org.runjob.runs.RunRecords;
+import org.runjob.runs.StatusView;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -42,6 +45,9 @@ final class StatusCommand implements Callable<Integer> {
     @Mixin
     RunsOptions options;
 
+    @Spec
+    CommandSpec spec;
+
     /** Cursor home and clear screen: --watch redraws in place on a terminal. */
     private static final String CLEAR = "\u001b[H\u001b[2J";
 
@@ -56,11 +62,7 @@ final class StatusCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         if (found.get() instanceof RunsOptions.Submitted s) {
-            List<String> remote = new ArrayList<>(List.of("status", s.entry().runId(), "-o", options.output.name()));
-            if (watch != null) {
-                remote.addAll(List.of("--watch", Integer.toString(watch)));
-            }
-            return Remote.call(io, s.entry(), remote);
+            return Forward.call(io, spec, s.entry());
         }
         RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
         if (watch == null) {

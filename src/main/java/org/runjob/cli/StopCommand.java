@@ -16,11 +16,16 @@ import java.util.concurrent.Callable;
 import org.runjob.logs.Coordinator;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
+import org.runjob.runs.QueuedRun;
+import org.runjob.runs.RunRecords;
+import org.runjob.runs.SweepRecord;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code runjob stop RUN [--now]}: what Ctrl-C does to a run in the foreground, to a run anywhere
@@ -47,6 +52,9 @@ final class StopCommand implements Callable<Integer> {
     @Mixin
     RunsOptions options;
 
+    @Spec
+    CommandSpec spec;
+
     StopCommand(Io io) {
         this.io = io;
     }
@@ -61,11 +69,7 @@ final class StopCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         if (found.get() instanceof RunsOptions.Submitted s) {
-            List<String> remote = new ArrayList<>(List.of("stop", s.entry().runId(), "--wait", Integer.toString(waitSeconds)));
-            if (now) {
-                remote.add("--now");
-            }
-            return Remote.call(io, s.entry(), remote);
+            return Forward.call(io, spec, s.entry());
         }
         RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
         if (QueuedRun.of(r.folder()).isPresent() && r.live()) {

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 import org.runjob.run.Io;
+import org.runjob.runs.Submit;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -38,6 +39,6 @@ final class SubmitCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        return Submit.submit(io, file, options, args);
+        return Submit.submit(io, file, options.sets, args);
     }
 }

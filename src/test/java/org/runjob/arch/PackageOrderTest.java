@@ -22,8 +22,9 @@ import org.junit.jupiter.api.Test;
  * Pins the package layers: a package may use only packages in layers below its own (imports and
  * fully qualified names alike), never a sibling in its own layer. The backends ({@link #BACKENDS}:
  * the packages the registry, {@code backends.Backends}, imports that are in no other layer, so a new
- * backend needs no line here) are siblings that only the registry may use, and only a run and the
- * CLI use the registry: launch, preflight and report know the seam ({@code node}), never a backend.
+ * backend needs no line here) are siblings that only the registry may use, and only a run, the runs
+ * beyond one process ({@code runs}) and the CLI use the registry: launch, preflight and report know
+ * the seam ({@code node}), never a backend.
  */
 class PackageOrderTest {
 
@@ -39,6 +40,7 @@ class PackageOrderTest {
             Set.of("preflight"),
             Set.of("report"),
             Set.of("run"),
+            Set.of("runs"),
             Set.of("cli"));
 
     /** The backend packages: each is used by the registry alone. */
@@ -47,7 +49,7 @@ class PackageOrderTest {
     /** Who may use a package besides itself, where that is narrower than the layers. */
     static final Map<String, Set<String>> ONLY_USED_BY = Stream.concat(
             BACKENDS.stream().map(b -> Map.entry(b, Set.of("backends"))),
-            Stream.of(Map.entry("backends", Set.of("run", "cli"))))
+            Stream.of(Map.entry("backends", Set.of("run", "runs", "cli"))))
             .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, Map.Entry::getValue));
     /**
      * What a package may use at most, where that is narrower than the layers: the agent jar's
@@ -128,6 +130,23 @@ class PackageOrderTest {
             }
         }
         assertThat(new TreeSet<>(users)).containsExactly("transport");
+    }
+
+    /**
+     * {@code cli} holds picocli's parts only (commands, option mixins, converters, the entry point):
+     * each of its classes uses picocli; what a command orchestrates lives in {@code run} or {@code runs}.
+     */
+    @Test
+    void everyClassOfTheCliUsesPicocli() throws IOException {
+        List<String> plain = new ArrayList<>();
+        try (Stream<Path> files = Files.list(Path.of("src/main/java/org/runjob/cli"))) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                if (!Pattern.compile("(?m)^import picocli\\.").matcher(Files.readString(f)).find()) {
+                    plain.add(f.getFileName().toString());
+                }
+            }
+        }
+        assertThat(plain).isEmpty();
     }
 
     /** The rules above can fail: a sibling's use and a backend used outside the registry are both caught. */

@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
@@ -57,22 +57,22 @@ import tools.jackson.databind.node.StringNode;
  *       and leaves no run behind.</li>
  * </ol>
  */
-final class Submit {
+public final class Submit {
 
     private static final JsonMapper JSON = Json.MAPPER;
 
     private Submit() {
     }
 
-    static int submit(Io io, String file, JobOptions options, List<String> args) throws IOException {
-        SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args);
+    public static int submit(Io io, String file, List<String> sets, List<String> args) throws IOException {
+        SpecLoader.Loaded loaded = Jobs.load(io, file, sets, args);
         if (loaded == null) {
             return ExitCode.INVALID;
         }
         JobSpec spec = loaded.spec();
         Backend backend = Backends.of(spec);
         if (backend.queues()) {
-            return loaded.sweep().isPresent() ? QueuedRun.submitSweep(io, file, options.sets, args, loaded, backend)
+            return loaded.sweep().isPresent() ? QueuedRun.submitSweep(io, file, sets, args, loaded, backend)
                     : QueuedRun.submit(io, loaded, backend, args);
         }
         if (loaded.sweep().isPresent()) {

@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import java.io.File;
 import java.io.IOException;
@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.runjob.agent.NodeJvm;
 import org.runjob.distribute.AgentBundle;
 import org.runjob.launch.PinnedJar;
 import org.runjob.run.ExitCode;
@@ -33,14 +34,14 @@ import org.runjob.spec.SpecLoader;
  * <p>The detached runjob lives on this machine: this machine must stay up (and awake) for the run;
  * the nodes' agents stop their workers when its heartbeats stop.
  */
-final class Detach {
+public final class Detach {
 
     private Detach() {
     }
 
-    static int start(Io io, String file, JobOptions options, List<String> args, List<String> originalArgs) throws IOException,
+    public static int start(Io io, String file, List<String> sets, List<String> args, List<String> originalArgs) throws IOException,
             InterruptedException {
-        SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args);
+        SpecLoader.Loaded loaded = Jobs.load(io, file, sets, args);
         if (loaded == null) {
             return ExitCode.INVALID;
         }
@@ -110,7 +111,7 @@ final class Detach {
     static List<String> runjob(List<String> args) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
         cmd.addAll(jvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
-        cmd.addAll(List.of("-cp", classPath(), Main.class.getName()));
+        cmd.addAll(List.of("-cp", classPath(), NodeJvm.RUNJOB_MAIN));
         cmd.addAll(args);
         return cmd;
     }

@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -22,11 +22,11 @@ import tools.jackson.databind.node.ObjectNode;
  * the runs still waiting; {@code point} counts from 0). {@code runs} groups a sweep's runs by it and
  * {@code stop SWEEP} finds them by it.
  */
-record SweepRecord(String sweep, String job, int point, int size, Map<String, String> values, Coordinator runjob) {
+public record SweepRecord(String sweep, String job, int point, int size, Map<String, String> values, Coordinator runjob) {
 
-    static final String FILE = "sweep.json";
+    public static final String FILE = "sweep.json";
     /** What a sweep's id begins with, so that no run id is ever taken for one. */
-    static final String PREFIX = "sweep-";
+    public static final String PREFIX = "sweep-";
 
     void write(Path folder) throws IOException {
         ObjectNode o = Json.object().put("sweep", sweep).put("job", job).put("point", point).put("size", size);
@@ -37,7 +37,7 @@ record SweepRecord(String sweep, String job, int point, int size, Map<String, St
     }
 
     /** The record in {@code folder}, or empty for a run of no sweep (or a record that cannot be read). */
-    static Optional<SweepRecord> read(Path folder) {
+    public static Optional<SweepRecord> read(Path folder) {
         Path file = folder.resolve(FILE);
         if (!Files.isRegularFile(file)) {
             return Optional.empty();

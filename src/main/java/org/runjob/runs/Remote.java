@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -32,17 +32,17 @@ import org.runjob.spec.SpecLoader;
  * run's master node over SSH ({@link HostedStart#cli}), its output copied here as it comes, its
  * exit code returned. Ctrl-C here ends it there. A master node that cannot be reached is exit 3.
  */
-final class Remote {
+public final class Remote {
 
     private Remote() {
     }
 
     /** What reads the remote command's stdout, until it ends. */
-    interface Stdout {
+    public interface Stdout {
         void read(InputStream in) throws IOException;
     }
 
-    static int call(Io io, RunIndex.Entry entry, List<String> command) throws IOException {
+    public static int call(Io io, RunIndex.Entry entry, List<String> command) throws IOException {
         return call(io, entry, command, in -> {
             byte[] buf = new byte[1 << 16];
             int n;
@@ -54,7 +54,7 @@ final class Remote {
     }
 
     /** As {@link #call(Io, RunIndex.Entry, List)}, the remote stdout given to {@code stdout}. */
-    static int call(Io io, RunIndex.Entry entry, List<String> command, Stdout stdout) throws IOException {
+    public static int call(Io io, RunIndex.Entry entry, List<String> command, Stdout stdout) throws IOException {
         Path job = Files.createTempFile("runjob-reach-", ".json", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         SpecLoader.Loaded loaded;
         try {

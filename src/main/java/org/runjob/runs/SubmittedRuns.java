@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -26,12 +26,12 @@ import tools.jackson.databind.node.ObjectNode;
  * and a run found ended is recorded in the index, so it is asked once. A master node that cannot
  * be reached shows as {@code submitted to NODE (unreachable)}.
  */
-final class SubmittedRuns {
+public final class SubmittedRuns {
 
     private SubmittedRuns() {
     }
 
-    static List<RunRecords.Run> list(Io io, List<RunIndex.Entry> entries) {
+    public static List<RunRecords.Run> list(Io io, List<RunIndex.Entry> entries) {
         List<RunIndex.Entry> ask = entries.stream().filter(e -> e.end().isEmpty()).toList();
         Map<RunIndex.Entry, Optional<JsonNode>> told;
         try (FanOut fanOut = new FanOut(Math.max(1, ask.size()))) {

@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -35,7 +35,7 @@ import org.runjob.spec.Sweep;
  * them all and leaves them. The sweep has an id ({@code sweep-RUNID}) that each run's
  * {@link SweepRecord} names: {@code runs} groups them, {@code stop SWEEP} stops this runjob and them.
  */
-final class SweepRun {
+public final class SweepRun {
 
     /** How much of a refused run's console is read for its reasons. */
     private static final int WHY_BYTES = 64 * 1024;
@@ -60,12 +60,12 @@ final class SweepRun {
         }
     }
 
-    static int dryRun(Io io, String file, JobOptions options, List<String> args, SpecLoader.Loaded first) {
+    public static int dryRun(Io io, String file, List<String> sets, List<String> args, SpecLoader.Loaded first) {
         Sweep sweep = first.sweep().orElseThrow();
         io.out().println("sweep of job " + first.spec().name() + ": " + sweep.size() + " run" + (sweep.size() == 1 ? "" : "s") + " ("
                 + String.join(" x ", sweep.values().entrySet().stream().map(e -> e.getKey() + ": " + e.getValue().size()).toList()) + ")");
         for (int i = 0; i < sweep.size(); i++) {
-            SpecLoader.Loaded loaded = Jobs.load(io, file, options.sets, args, i);
+            SpecLoader.Loaded loaded = Jobs.load(io, file, sets, args, i);
             if (loaded == null) {
                 return ExitCode.INVALID;
             }
@@ -77,7 +77,7 @@ final class SweepRun {
         return ExitCode.OK;
     }
 
-    static int run(Io io, String file, SpecLoader.Loaded first, List<String> originalArgs, Optional<Integer> maxParallel, boolean detach,
+    public static int run(Io io, String file, SpecLoader.Loaded first, List<String> originalArgs, Optional<Integer> maxParallel, boolean detach,
                    boolean waitGiven) throws IOException, InterruptedException {
         Sweep sweep = first.sweep().orElseThrow();
         List<Member> members = new ArrayList<>();

@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,10 +30,10 @@ import tools.jackson.databind.json.JsonMapper;
  * coordinator it names still runs (a run whose coordinator is gone, killed say, is {@code dead},
  * never shown as running).
  */
-final class RunRecords {
+public final class RunRecords {
 
     /** One run as its folder shows it. */
-    record Run(Path folder, String job, String runId, String state, Optional<Integer> exitCode, Optional<String> started,
+    public record Run(Path folder, String job, String runId, String state, Optional<Integer> exitCode, Optional<String> started,
                Optional<String> ended, Optional<String> commit, Optional<JsonNode> status, Optional<JsonNode> summary, Optional<String> why) {
 
         /** A run folder whose records are larger than runjob writes: {@link #why} names the file. */
@@ -47,17 +47,17 @@ final class RunRecords {
             this(folder, job, runId, state, exitCode, started, ended, commit, status, summary, Optional.empty());
         }
 
-        boolean live() {
+        public boolean live() {
             return summary.isEmpty() && !state.equals("dead") && !state.equals(RunState.PREFLIGHT_FAILED.label()) && !state.equals("withdrawn")
                     && !state.equals(UNSTARTED);
         }
 
-        Optional<Coordinator> coordinator() {
+        public Optional<Coordinator> coordinator() {
             return status.map(StatusJson::coordinator);
         }
 
         /** From start to end as "12.3s"; "-" while it runs, or when either time is missing or no time. */
-        String duration() {
+        public String duration() {
             try {
                 if (started.isPresent() && ended.isPresent()) {
                     return String.format("%.1fs", Duration.between(Instant.parse(started.get()), Instant.parse(ended.get())).toMillis() / 1000.0);
@@ -75,7 +75,7 @@ final class RunRecords {
     }
 
     /** Every run under {@code logsDir}, oldest first (run ids begin with their start time). */
-    static List<Run> list(Path logsDir, Map<String, String> env) throws IOException {
+    public static List<Run> list(Path logsDir, Map<String, String> env) throws IOException {
         return list(logsDir, env, why -> { });
     }
 
@@ -84,7 +84,7 @@ final class RunRecords {
      * ({@link Owned#runFolder}: another user's, or writable by others) is left out, and why is
      * given to {@code untrusted}.
      */
-    static List<Run> list(Path logsDir, Map<String, String> env, Consumer<String> untrusted) throws IOException {
+    public static List<Run> list(Path logsDir, Map<String, String> env, Consumer<String> untrusted) throws IOException {
         List<Run> runs = new ArrayList<>();
         if (!Files.isDirectory(logsDir)) {
             return runs;
@@ -119,7 +119,7 @@ final class RunRecords {
     }
 
     /** @param env where a queued run's scheduler is asked from (Slurm's client finds its cluster through it) */
-    static Run read(Path folder, Map<String, String> env) {
+    public static Run read(Path folder, Map<String, String> env) {
         Optional<String> oversized = oversized(folder);
         if (oversized.isPresent()) {
             // a record runjob did not write: neither believed nor read
@@ -164,7 +164,7 @@ final class RunRecords {
      *
      * @throws IllegalArgumentException saying why none or several match
      */
-    static Run resolve(Path logsDir, String ref, Map<String, String> env) throws IOException {
+    public static Run resolve(Path logsDir, String ref, Map<String, String> env) throws IOException {
         Path asPath = Path.of(ref);
         if (isRun(asPath)) {
             Optional<String> problem = Owned.runFolder(asPath);

@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -10,6 +10,7 @@ import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
 import org.runjob.logs.RunFolder;
 import org.runjob.run.Owned;
 import org.runjob.testbed.Testbed;

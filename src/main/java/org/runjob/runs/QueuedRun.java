@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -42,7 +42,7 @@ import tools.jackson.databind.json.JsonMapper;
  * elsewhere. A requeued job (preemption, {@code --requeue}) starts the same coordinator again, which
  * goes on with the same run as its next attempt ({@link Requeued}).
  */
-final class QueuedRun {
+public final class QueuedRun {
 
     static final String QUEUE_FILE = "queued.json";
     /** How long withdrawn runs are given to leave the queue (a started one stops first) before their folders go. */
@@ -71,7 +71,7 @@ final class QueuedRun {
     }
 
     /** A run queued: its id, folder and the scheduler's job id. */
-    record Queued(String runId, Path folder, String jobId) {
+    public record Queued(String runId, Path folder, String jobId) {
     }
 
     /** Queues one run; prints its id. */
@@ -194,7 +194,7 @@ final class QueuedRun {
     }
 
     /** The backend and job id a queued run's folder names, if it is one. */
-    static Optional<Map.Entry<Backend, String>> of(Path folder) {
+    public static Optional<Map.Entry<Backend, String>> of(Path folder) {
         try {
             Path f = folder.resolve(QUEUE_FILE);
             if (!Files.isRegularFile(f)) {

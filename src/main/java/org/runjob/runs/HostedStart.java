@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import java.io.BufferedOutputStream;
 import java.io.FileDescriptor;
@@ -18,6 +18,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToIntBiFunction;
 
 import org.runjob.agent.NodeJvm;
 import org.runjob.launch.Interrupts;
@@ -43,7 +44,7 @@ import org.runjob.run.RunState;
  *       (the launcher went away).</li>
  * </ol>
  */
-final class HostedStart {
+public final class HostedStart {
 
     static final String SUBMITTED = "RUNJOB-SUBMITTED ";
     static final String EXITED = "RUNJOB-EXIT ";
@@ -56,7 +57,7 @@ final class HostedStart {
         return Path.of(System.getProperty("user.home"), ".runjob", "submitted");
     }
 
-    static int coordinate(List<String> args, InputStream stdin, PrintStream out) {
+    public static int coordinate(List<String> args, InputStream stdin, PrintStream out) {
         if (args.size() != 2) {
             System.err.println("runjob coordinate: needs JOB RUN");
             return ExitCode.INVALID;
@@ -135,8 +136,11 @@ final class HostedStart {
         return dir;
     }
 
-    /** {@code cli ARGS}: runjob ARGS with the submitted runs' folder as the logs dir; the exit code last on stderr. */
-    static int cli(String[] args) {
+    /**
+     * {@code cli ARGS}: runjob ARGS, given to {@code runjob} (the command line's entry), with the
+     * submitted runs' folder as the logs dir; the exit code last on stderr.
+     */
+    public static int cli(String[] args, ToIntBiFunction<Io, String[]> runjob) {
         PrintStream out = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16), false,
                 StandardCharsets.UTF_8);
         PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
@@ -157,7 +161,7 @@ final class HostedStart {
         all.addAll(List.of("--logs-dir", submittedDir().toString()));
         SecureRandom random = new SecureRandom();
         Io io = new Io(out, err, System.getenv(), Clock.systemUTC(), random::nextInt, false, Interrupts.installed());
-        int code = Main.run(io, all.toArray(String[]::new));
+        int code = runjob.applyAsInt(io, all.toArray(String[]::new));
         out.flush();
         err.println(EXITED + code);
         err.flush();

@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -21,7 +21,7 @@ import tools.jackson.databind.JsonNode;
  * rank silent far longer than the freshest one is marked {@code *} (at least
  * {@value #SILENT_S} s more, and three times as long).
  */
-final class StatusView {
+public final class StatusView {
 
     static final long SILENT_S = 10;
     static final int LINE_WIDTH = 48;
@@ -31,10 +31,10 @@ final class StatusView {
     }
 
     /** One rank's row. */
-    record Row(String node, int rank, String state, String pid, Optional<Long> silentSeconds, String lastLine, boolean silent) {
+    public record Row(String node, int rank, String state, String pid, Optional<Long> silentSeconds, String lastLine, boolean silent) {
     }
 
-    static List<Row> rows(RunRecords.Run r, Instant now) {
+    public static List<Row> rows(RunRecords.Run r, Instant now) {
         // a run whose runjob is gone cannot say what its ranks do: their last recorded state is not news
         boolean dead = r.state().equals("dead");
         int attempt = r.status().map(s -> s.path("attempt").asInt()).orElse(0);
@@ -61,7 +61,7 @@ final class StatusView {
     }
 
     /** The table, then the mark's meaning when a rank has it. */
-    static List<String> text(String runId, List<Row> rows) {
+    public static List<String> text(String runId, List<Row> rows) {
         List<String> out = new ArrayList<>();
         if (rows.isEmpty()) {
             return out; // no rank started (queued, withdrawn, refused): no table

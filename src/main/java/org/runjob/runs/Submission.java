@@ -1,4 +1,4 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
