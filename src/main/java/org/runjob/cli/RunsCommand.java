@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 
 import org.runjob.json.Json;
+import org.runjob.report.Table;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.RunIndex;
@@ -64,20 +65,20 @@ final class RunsCommand implements Callable<Integer> {
             }
             io.out().println(Json.pretty(a));
         } else {
-            io.out().printf("%-20s  %-16s  %-16s  %-24s  %9s  %4s  %s%n", "run", "job", "state", "started", "duration", "exit", "commit");
+            Table t = Table.of("%-20s  %-16s  %-16s  %-24s  %9s  %4s  %-12s  %s", "run", "job", "state", "started", "duration", "exit", "commit", "");
             String sweep = null;
             for (RunRecords.Run r : runs) {
                 SweepRecord w = sweeps.get(r);
                 if (w != null && !w.sweep().equals(sweep)) {
-                    io.out().println(w.sweep() + " of job " + w.job() + ": " + w.size() + " run" + (w.size() == 1 ? "" : "s")
+                    t.text(w.sweep() + " of job " + w.job() + ": " + w.size() + " run" + (w.size() == 1 ? "" : "s")
                             + " (runjob stop " + w.sweep() + " stops them all)");
                 }
                 sweep = w == null ? null : w.sweep();
-                String line = String.format("%-20s  %-16s  %-16s  %-24s  %9s  %4s  %-12s", r.runId(), r.job(), r.state(),
-                        r.started().map(s -> s.length() > 19 ? s.substring(0, 19) + "Z" : s).orElse("-"), r.duration(),
-                        r.exitCode().map(String::valueOf).orElse("-"), r.commit().map(c -> c.substring(0, Math.min(12, c.length()))).orElse("-"));
-                io.out().println((w == null ? line : line + "  " + Sweep.describe(w.values())).stripTrailing());
+                t.row(r.runId(), r.job(), r.state(), r.started().map(s -> s.length() > 19 ? s.substring(0, 19) + "Z" : s).orElse("-"), r.duration(),
+                        r.exitCode().map(String::valueOf).orElse("-"), r.commit().map(c -> c.substring(0, Math.min(12, c.length()))).orElse("-"),
+                        w == null ? "" : Sweep.describe(w.values()));
             }
+            t.print(io.out());
         }
         io.out().flush();
         return ExitCode.OK;

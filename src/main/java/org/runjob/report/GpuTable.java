@@ -23,17 +23,17 @@ public final class GpuTable {
 
     /** @param leases per node, the GPUs another runjob run holds (index to "run R of job J (user U, since T)") */
     public static void print(Map<String, GpuInventory> nodes, Map<String, Map<Integer, String>> leases, PrintStream out) {
-        out.printf("%-14s %5s  %-28s %10s %10s  %-4s  %-16s  %s%n", "node", "index", "model", "total", "free", "cc", "bus id", "lease");
+        Table t = Table.of("%-14s %5s  %-28s %10s %10s  %-4s  %-16s  %s", "node", "index", "model", "total", "free", "cc", "bus id", "lease");
         nodes.forEach((node, inv) -> {
             if (inv.gpus().isEmpty()) {
-                out.printf("%-14s %5s  %s%n", node, "-", inv.unavailable().orElse("no GPU"));
+                t.row(node, "-", inv.unavailable().orElse("no GPU"));
             }
             for (Gpu g : inv.gpus()) {
-                out.printf("%-14s %5d  %-28s %10s %10s  %-4s  %-16s  %s%n", node, g.index(), g.name(), gib(g.totalBytes()),
-                        g.freeBytes() < 0 ? "?" : gib(g.freeBytes()), g.computeCapability(), g.pciBusId(),
-                        leases.getOrDefault(node, Map.of()).getOrDefault(g.index(), "-"));
+                t.row(node, g.index(), g.name(), gib(g.totalBytes()), g.freeBytes() < 0 ? "?" : gib(g.freeBytes()), g.computeCapability(),
+                        g.pciBusId(), leases.getOrDefault(node, Map.of()).getOrDefault(g.index(), "-"));
             }
         });
+        t.print(out);
         out.flush();
     }
 

@@ -29,11 +29,12 @@ public final class RunReport {
         if (last.interrupted()) {
             out.println("interrupted" + last.interruptReason().map(r -> " (" + r + ")").orElse("") + ": every worker was stopped");
         }
-        out.printf("%-16s %5s %6s  %-10s %-28s %9s%n", "node", "rank", "local", "result", "outcome", "duration");
+        Table t = Table.of("%-16s %5s %6s  %-10s %-28s %9s", "node", "rank", "local", "result", "outcome", "duration");
         for (RankResult r : last.ranks()) {
-            out.printf("%-16s %5d %6d  %-10s %-28s %9s%n", r.node(), r.rank(), r.localRank(), r.state().label(),
-                    r.outcome().map(Outcome::describe).map(RunReport::clip).orElse("-"), seconds(r.duration()));
+            t.row(r.node(), r.rank(), r.localRank(), r.state().label(), r.outcome().map(Outcome::describe).map(RunReport::clip).orElse("-"),
+                    seconds(r.duration()));
         }
+        t.print(out);
         String verdict = last.verdict();
         String attempts = run.attempts().size() == 1 ? "" : " after " + run.attempts().size() + " attempts";
         out.printf("job %s run %s %s%s in %s; logs in %s%n", run.job(), run.runId(), verdict, attempts,

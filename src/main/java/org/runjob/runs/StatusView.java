@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Optional;
 
 import org.runjob.logs.OutputRouter;
+import org.runjob.report.Table;
 
 import tools.jackson.databind.JsonNode;
 
@@ -66,11 +67,11 @@ public final class StatusView {
         if (rows.isEmpty()) {
             return out; // no rank started (queued, withdrawn, refused): no table
         }
-        out.add(String.format("%-16s %5s  %-10s  %8s  %-12s  %s", "node", "rank", "state", "pid", "last output", "last line"));
+        Table t = Table.of("%-16s %5s  %-10s  %8s  %-12s  %s", "node", "rank", "state", "pid", "last output", "last line");
         for (Row x : rows) {
-            out.add(String.format("%-16s %5d  %-10s  %8s  %-12s  %s", x.node(), x.rank(), x.state(), x.pid(),
-                    x.silentSeconds().map(StatusView::age).orElse("-") + (x.silent() ? " *" : ""), x.lastLine()).stripTrailing());
+            t.row(x.node(), x.rank(), x.state(), x.pid(), x.silentSeconds().map(StatusView::age).orElse("-") + (x.silent() ? " *" : ""), x.lastLine());
         }
+        out.addAll(t.lines());
         if (rows.stream().anyMatch(Row::silent)) {
             out.add("* silent far longer than the other ranks: runjob stacks " + runId + " shows where every rank is");
         }

@@ -6,7 +6,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -14,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.runjob.logs.Coordinator;
 import org.runjob.plan.RunId;
+import org.runjob.report.Table;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
@@ -186,20 +186,16 @@ public final class SweepRun {
     /** @param metric whether the job names a metric line (logs.metric): its column replaces the last line */
     private static int report(Io io, List<Member> members, boolean interrupted, boolean metric) {
         List<String> names = new ArrayList<>(members.get(0).values.keySet());
-        Map<String, Integer> widths = new LinkedHashMap<>();
-        for (String n : names) {
-            widths.put(n, Math.max(n.length(), members.stream().mapToInt(m -> m.values.get(n).length()).max().orElse(0)));
-        }
-        StringBuilder head = new StringBuilder(String.format("%-3s  %-22s", "#", "run"));
-        names.forEach(n -> head.append("  ").append(String.format("%-" + widths.get(n) + "s", n)));
-        head.append(String.format("  %-11s  %4s  %9s  %s", "result", "exit", "duration", metric ? "metric" : "last line"));
-        io.out().println(head.toString().stripTrailing());
+        List<String> header = new ArrayList<>(List.of("#", "run"));
+        header.addAll(names);
+        header.addAll(List.of("result", "exit", "duration", metric ? "metric" : "last line"));
+        Table t = Table.of("%-3s  %-22s" + "  %-s".repeat(names.size()) + "  %-11s  %4s  %9s  %s", header.toArray(String[]::new));
         boolean allSucceeded = true;
         for (Member m : members) {
-            StringBuilder row = new StringBuilder(String.format("%-3d  %-22s", m.point + 1, m.runId == null ? "-" : m.runId));
-            names.forEach(n -> row.append("  ").append(String.format("%-" + widths.get(n) + "s", m.values.get(n))));
+            List<Object> row = new ArrayList<>(List.of(m.point + 1, m.runId == null ? "-" : m.runId));
+            names.forEach(n -> row.add(m.values.get(n)));
             if (m.folder == null) {
-                row.append(String.format("  %-11s  %4s  %9s", "not started", "-", "-"));
+                row.addAll(List.of("not started", "-", "-", ""));
                 allSucceeded = false;
             } else {
                 RunRecords.Run r = RunRecords.read(m.folder, io.env());
@@ -208,10 +204,11 @@ public final class SweepRun {
                         .map(String::valueOf).orElse("-");
                 String last = metric ? r.summary().map(x -> x.path("metric").asString("-")).orElse("-")
                         : StatusView.lastLine(m.folder.resolve("rank-0.log"));
-                row.append(String.format("  %-11s  %4s  %9s  %s", r.state(), exit, r.duration(), last));
+                row.addAll(List.of(r.state(), exit, r.duration(), last));
             }
-            io.out().println(row.toString().stripTrailing());
+            t.row(row.toArray());
         }
+        t.print(io.out());
         io.out().flush();
         return interrupted ? ExitCode.INTERRUPTED : allSucceeded ? ExitCode.OK : ExitCode.WORKER_FAILED;
     }
