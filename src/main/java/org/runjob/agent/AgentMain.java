@@ -2,7 +2,8 @@ package org.runjob.agent;
 
 import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
+
+import org.runjob.protocol.NodeJvm;
 
 /**
  * The entry point of runjob's node side, and the main class of the agent artifact (the jar nodes
@@ -19,14 +20,6 @@ import java.util.Set;
  */
 public final class AgentMain {
 
-    public static final String AGENT = "agent";
-    public static final String PROBE = "probe";
-    public static final String HOST_START = "host-start";
-    public static final String HOST = "host";
-    /** After {@code agent --jar SHA}: what follows is a command, not an agent's options. */
-    public static final String THEN = "--then";
-    /** What {@link #run} runs. */
-    public static final Set<String> COMMANDS = Set.of(AGENT, PROBE, HOST_START, HOST);
     /** Exit code of a command line this class does not know. */
     static final int USAGE = 2;
 
@@ -34,30 +27,25 @@ public final class AgentMain {
     }
 
     public static void main(String[] args) {
-        System.exit(run(afterThen(args)));
+        System.exit(run(NodeJvm.afterThen(args)));
     }
 
-    /** {@code args} less a leading {@code agent --jar SHA --then}; {@code args} itself when it has none. */
-    public static String[] afterThen(String[] args) {
-        return args.length >= 4 && args[0].equals(AGENT) && args[3].equals(THEN) ? Arrays.copyOfRange(args, 4, args.length) : args;
-    }
-
-    /** Runs one of {@link #COMMANDS} on this process's stdin and stdout; returns its exit code. */
+    /** Runs one of {@link NodeJvm#COMMANDS} on this process's stdin and stdout; returns its exit code. */
     public static int run(String[] args) {
         List<String> rest = Arrays.asList(args).subList(Math.min(1, args.length), args.length);
         String command = args.length == 0 ? "" : args[0];
         switch (command) {
-            case AGENT:
+            case NodeJvm.AGENT:
                 return Agent.main(rest, System.in, System.out, System.getenv());
-            case PROBE:
+            case NodeJvm.PROBE:
                 return Probe.main(rest.toArray(String[]::new), System.in, System.out);
-            case HOST_START:
+            case NodeJvm.HOST_START:
                 return NodeHost.start(rest, System.in, System.out);
-            case HOST:
+            case NodeJvm.HOST:
                 return NodeHost.main(rest, System.in, System.out);
             default:
-                System.err.println("runjob's agent: unknown command '" + command + "': " + AGENT + ", " + PROBE + ", " + HOST_START
-                        + " or " + HOST);
+                System.err.println("runjob's agent: unknown command '" + command + "': " + NodeJvm.AGENT + ", " + NodeJvm.PROBE + ", "
+                        + NodeJvm.HOST_START + " or " + NodeJvm.HOST);
                 return USAGE;
         }
     }

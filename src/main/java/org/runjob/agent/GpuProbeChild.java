@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import org.runjob.protocol.NodeJvm;
+
 /**
  * The agent's answer to PROBE_GPUS: {@code runjob probe gpus} in a child JVM of the agent, so that
  * JCuda's native code never runs inside the agent, with {@code CUDA_VISIBLE_DEVICES} removed and

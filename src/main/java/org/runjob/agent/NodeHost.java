@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.runjob.protocol.HostRecords;
+import org.runjob.protocol.NodeJvm;
 import org.runjob.protocol.SecureLink;
 
 /**

@@ -4,7 +4,6 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 
 import org.runjob.json.Json;
-import org.runjob.launch.NodeStarter;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
 import org.runjob.preflight.Preflight;
@@ -14,6 +13,7 @@ import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
 import org.runjob.run.Launch;
+import org.runjob.session.NodeStarter;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
 

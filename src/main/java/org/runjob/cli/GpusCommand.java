@@ -7,8 +7,6 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 
 import org.runjob.json.Json;
-import org.runjob.launch.NodeSession;
-import org.runjob.launch.NodeStarter;
 import org.runjob.node.Cluster;
 import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
@@ -20,6 +18,8 @@ import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
 import org.runjob.run.Launch;
+import org.runjob.session.NodeSession;
+import org.runjob.session.NodeStarter;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 import org.runjob.spec.SpecLoader;

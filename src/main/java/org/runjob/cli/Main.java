@@ -18,10 +18,11 @@ import java.util.function.Supplier;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
 import org.runjob.agent.AgentMain;
-import org.runjob.launch.Interrupts;
+import org.runjob.protocol.NodeJvm;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.runs.HostedStart;
+import org.runjob.session.Interrupts;
 
 import picocli.AutoComplete;
 import picocli.CommandLine;
@@ -43,15 +44,15 @@ public final class Main {
     }
 
     public static void main(String[] args) {
-        // a runjob command started on a node the way its agent is (agent --jar SHA --then ...): launch.NodeCommand
-        args = AgentMain.afterThen(args);
+        // a runjob command started on a node the way its agent is (agent --jar SHA --then ...): session.NodeCommand
+        args = NodeJvm.afterThen(args);
         if (args.length > 0 && args[0].equals(NODE_CLI)) {
             System.exit(HostedStart.cli(Arrays.copyOfRange(args, 1, args.length), Main::run));
         }
         if (args.length > 0 && args[0].equals(COORDINATE)) {
             System.exit(HostedStart.coordinate(Arrays.asList(args).subList(1, args.length), System.in, System.out));
         }
-        if (args.length > 0 && AgentMain.COMMANDS.contains(args[0])) {
+        if (args.length > 0 && NodeJvm.COMMANDS.contains(args[0])) {
             // the node side (an agent, its GPU probe, a node host): no picocli, no Log4j start-up
             System.exit(AgentMain.run(args));
         }

@@ -12,7 +12,6 @@ import java.util.concurrent.Callable;
 
 import org.runjob.backends.Backends;
 import org.runjob.json.Json;
-import org.runjob.launch.NodeStarter;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
 import org.runjob.protocol.Outputs;
@@ -25,6 +24,7 @@ import org.runjob.run.RunIndex;
 import org.runjob.run.RunOutputs;
 import org.runjob.runs.Remote;
 import org.runjob.runs.RunRecords;
+import org.runjob.session.NodeStarter;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
 

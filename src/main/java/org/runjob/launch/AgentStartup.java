@@ -18,6 +18,9 @@ import org.runjob.plan.WorkerLaunch;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.StartRequest;
 import org.runjob.protocol.WorkerStart;
+import org.runjob.session.AgentChannel;
+import org.runjob.session.Event;
+import org.runjob.session.Interrupts;
 import org.runjob.spec.JobSpec;
 
 /**

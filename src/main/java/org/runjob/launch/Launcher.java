@@ -14,6 +14,11 @@ import org.apache.logging.log4j.Logger;
 import org.runjob.logs.OutputRouter;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
+import org.runjob.session.AgentChannel;
+import org.runjob.session.Event;
+import org.runjob.session.Interrupts;
+import org.runjob.session.NodeSession;
+import org.runjob.session.NodeStarter;
 import org.runjob.spec.NodeSpec;
 
 /**

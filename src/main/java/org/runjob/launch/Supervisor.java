@@ -25,6 +25,9 @@ import org.runjob.plan.NodePlan;
 import org.runjob.plan.WorkerLaunch;
 import org.runjob.protocol.Exit;
 import org.runjob.protocol.Frame;
+import org.runjob.session.AgentChannel;
+import org.runjob.session.Event;
+import org.runjob.session.Interrupts;
 import org.runjob.spec.JobSpec;
 
 /**

@@ -16,10 +16,10 @@ import java.util.regex.Pattern;
 
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.Sha256;
-import org.runjob.launch.NodeSession;
 import org.runjob.plan.NodePlan;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
+import org.runjob.session.NodeSession;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.EnvironmentSpec;
 import org.runjob.spec.JobSpec;

@@ -10,10 +10,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
-import org.runjob.launch.NodeSession;
 import org.runjob.protocol.Gpu;
 import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.NodeFacts;
+import org.runjob.session.NodeSession;
 import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;

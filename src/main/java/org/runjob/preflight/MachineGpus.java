@@ -5,9 +5,9 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
-import org.runjob.launch.NodeSession;
 import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.NodeFacts;
+import org.runjob.session.NodeSession;
 
 /**
  * Nodes' GPUs as their agents probe them, one probe per machine: agents that report the same

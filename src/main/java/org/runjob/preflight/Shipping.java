@@ -16,8 +16,8 @@ import java.util.function.Function;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.RelayPlan;
 import org.runjob.distribute.Shipped;
-import org.runjob.launch.NodeSession;
 import org.runjob.protocol.NodeFacts;
+import org.runjob.session.NodeSession;
 import org.runjob.spec.NodeSpec;
 import org.runjob.spec.Relay;
 

@@ -6,8 +6,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.IntSupplier;
 
-import org.runjob.launch.Interrupts;
 import org.runjob.report.PreflightText;
+import org.runjob.session.Interrupts;
 
 /**
  * What a command may touch of the outside world: its two output streams, the environment

@@ -6,12 +6,12 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 
-import org.runjob.launch.NodeStarter;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
 import org.runjob.preflight.EnvironmentCheck;
 import org.runjob.preflight.Preflight;
 import org.runjob.protocol.EnvironmentRequest;
+import org.runjob.session.NodeStarter;
 import org.runjob.spec.JobSpec;
 
 /** Preflight as a command needs it: the job's files shipped for a run, nothing for {@code check}. */

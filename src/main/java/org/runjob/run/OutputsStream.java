@@ -10,10 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 
-import org.runjob.launch.OutputReceiver;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.OutputSender;
 import org.runjob.protocol.Outputs;
+import org.runjob.session.OutputReceiver;
 
 /**
  * A run folder's {@code outputs/} as one byte stream, for {@code runjob pull} of a submitted run:

@@ -9,12 +9,12 @@ import java.util.Map;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.runjob.json.Json;
-import org.runjob.launch.NodeSession;
-import org.runjob.launch.NodeStarter;
 import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.protocol.Outputs;
+import org.runjob.session.NodeSession;
+import org.runjob.session.NodeStarter;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 

@@ -13,15 +13,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import org.runjob.agent.NodeJvm;
 import org.runjob.distribute.AgentBundle;
-import org.runjob.launch.PinnedJar;
+import org.runjob.protocol.NodeJvm;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
 import org.runjob.run.RunIds;
 import org.runjob.run.RunJob;
 import org.runjob.run.RunState;
+import org.runjob.session.PinnedJar;
 import org.runjob.spec.SpecLoader;
 
 /**

@@ -20,16 +20,16 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToIntBiFunction;
 
-import org.runjob.agent.NodeJvm;
-import org.runjob.launch.Interrupts;
+import org.runjob.protocol.NodeJvm;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.RunJob;
 import org.runjob.run.RunState;
+import org.runjob.session.Interrupts;
 
 /**
  * The master node's side of a submitted run ({@code runjob submit}), started over SSH by
- * {@code launch.NodeCommand}.
+ * {@code session.NodeCommand}.
  *
  * <ol>
  *   <li>{@link #coordinate}: reads the {@link Submission} from stdin, writes the job and its files

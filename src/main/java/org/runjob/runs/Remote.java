@@ -12,8 +12,6 @@ import java.util.Optional;
 
 import org.runjob.backends.Backends;
 import org.runjob.json.Json;
-import org.runjob.launch.LineOutput;
-import org.runjob.launch.NodeCommand;
 import org.runjob.node.Cluster;
 import org.runjob.node.NodeAccess;
 import org.runjob.node.NodeException;
@@ -23,9 +21,10 @@ import org.runjob.run.Io;
 import org.runjob.run.Jobs;
 import org.runjob.run.Launch;
 import org.runjob.run.RunIndex;
+import org.runjob.session.LineOutput;
+import org.runjob.session.NodeCommand;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
-
 
 /**
  * {@code status}, {@code logs}, {@code stop}, {@code stacks} and {@code pull} of a submitted run: the same command, run on the

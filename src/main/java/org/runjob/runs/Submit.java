@@ -14,11 +14,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 
-import org.runjob.agent.AgentMain;
 import org.runjob.backends.Backends;
 import org.runjob.distribute.FileList;
 import org.runjob.json.Json;
-import org.runjob.launch.NodeCommand;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
 import org.runjob.node.FanOut;
@@ -27,12 +25,14 @@ import org.runjob.node.NodeProcess;
 import org.runjob.plan.RunId;
 import org.runjob.protocol.HostRecords;
 import org.runjob.protocol.HostedRun;
+import org.runjob.protocol.NodeJvm;
 import org.runjob.protocol.SecureLink;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
 import org.runjob.run.Launch;
 import org.runjob.run.RunIndex;
+import org.runjob.session.NodeCommand;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 import org.runjob.spec.SpecLoader;
@@ -118,7 +118,7 @@ public final class Submit {
     private static Object startHost(Io io, NodeAccess access, NodeSpec node, String runId, byte[] secret) {
         try {
             access.reach();
-            NodeProcess p = NodeCommand.agentSide(node.name(), access, List.of(AgentMain.HOST_START, runId), OutputStream.nullOutputStream(), io.env());
+            NodeProcess p = NodeCommand.agentSide(node.name(), access, List.of(NodeJvm.HOST_START, runId), OutputStream.nullOutputStream(), io.env());
             try (p) {
                 p.stdin().write((SecureLink.hex(SecureLink.nodeKey(secret, node.name())) + "\n").getBytes(StandardCharsets.US_ASCII));
                 p.stdin().flush();

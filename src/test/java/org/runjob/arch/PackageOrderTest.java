@@ -17,6 +17,9 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
+import org.runjob.agent.AgentMain;
+import org.runjob.cli.Main;
+import org.runjob.protocol.NodeJvm;
 
 /**
  * Pins the package layers: a package may use only packages in layers below its own (imports and
@@ -36,8 +39,8 @@ class PackageOrderTest {
             Set.of("logs", "plan", "distribute", "node"));
     private static final List<Set<String>> ABOVE = List.of(
             Set.of("backends"),
-            Set.of("launch"),
-            Set.of("preflight"),
+            Set.of("session"),
+            Set.of("launch", "preflight"),
             Set.of("report"),
             Set.of("run"),
             Set.of("runs"),
@@ -149,10 +152,40 @@ class PackageOrderTest {
         assertThat(plain).isEmpty();
     }
 
+    /**
+     * The coordinator's packages reach into {@code agent} for these only: the entry point hands the
+     * node side's commands to {@code AgentMain}, and the process helpers both sides run (a process's
+     * /proc facts, a worker's process tree, how a program on this machine is ended). Everything the
+     * two sides agree on (frames, payloads, the node JVM's command line) is in {@code protocol}.
+     */
+    @Test
+    void theCoordinatorUsesOfTheAgentAreTheEntryPointAndTheProcessHelpers() throws IOException {
+        Path root = Path.of("src/main/java/org/runjob");
+        Set<String> uses = new TreeSet<>();
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java") && !p.startsWith(root.resolve("agent"))).toList()) {
+                Matcher m = Pattern.compile("(?m)^import org\\.runjob\\.agent\\.(\\w+);").matcher(Files.readString(f));
+                while (m.find()) {
+                    uses.add(root.relativize(f).getName(0) + " -> " + m.group(1));
+                }
+            }
+        }
+        assertThat(uses).containsExactly("cli -> AgentMain", "logs -> ProcInfo", "node -> Watchdog", "session -> ProcessTree",
+                "session -> Watchdog");
+    }
+
+    /** The node JVM's main classes, named as text in {@code protocol.NodeJvm}, are the real ones. */
+    @Test
+    void theMainClassesTheNodeJvmNamesExist() {
+        assertThat(NodeJvm.AGENT_MAIN).isEqualTo(AgentMain.class.getName());
+        assertThat(NodeJvm.RUNJOB_MAIN).isEqualTo(Main.class.getName());
+    }
+
     /** The rules above can fail: a sibling's use and a backend used outside the registry are both caught. */
     @Test
     void theLayersTellSiblingsAndBackendsApart() {
         assertThat(layer("plan")).isEqualTo(layer("node"));
+        assertThat(layer("preflight")).isEqualTo(layer("launch")).isGreaterThan(layer("session"));
         assertThat(layer("protocol")).isLessThan(layer("agent"));
         assertThat(layer("transport")).isEqualTo(layer("slurm")).isLessThan(layer("launch"));
         assertThat(ONLY_USED_BY.get("slurm")).doesNotContain("launch", "preflight", "report", "cli");

@@ -10,8 +10,8 @@ import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.Map;
 
-import org.runjob.launch.Interrupts;
 import org.runjob.run.Io;
+import org.runjob.session.Interrupts;
 
 /** Runs the CLI in-process with captured streams, a fixed clock and a fixed run-id salt. */
 public record Cli(int code, String out, String err) {

@@ -8,8 +8,8 @@ import java.util.Map;
 import java.util.Set;
 
 import org.junit.jupiter.api.Test;
-import org.runjob.launch.Interrupts;
 import org.runjob.run.Io;
+import org.runjob.session.Interrupts;
 
 import picocli.CommandLine;
 

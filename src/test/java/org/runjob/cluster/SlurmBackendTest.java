@@ -23,7 +23,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
-import org.runjob.launch.Interrupts;
+import org.runjob.session.Interrupts;
 import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.distribute.Sha256;
-import org.runjob.launch.PinnedJar;
+import org.runjob.session.PinnedJar;
 import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.SshTestbed;

@@ -26,6 +26,9 @@ import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.plan.Planner;
 import org.runjob.protocol.Frame;
+import org.runjob.session.AgentChannel;
+import org.runjob.session.Event;
+import org.runjob.session.Interrupts;
 import org.runjob.spec.SpecLoader;
 
 /**

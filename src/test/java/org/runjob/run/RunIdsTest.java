@@ -14,7 +14,7 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.runjob.launch.Interrupts;
+import org.runjob.session.Interrupts;
 
 /** Two runs of one job in the same second get two folders, even when their salts agree. */
 class RunIdsTest {

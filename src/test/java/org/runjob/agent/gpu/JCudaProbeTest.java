@@ -13,9 +13,9 @@ import java.util.Optional;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.runjob.agent.NodeJvm;
 import org.runjob.protocol.Gpu;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.protocol.NodeJvm;
 import org.runjob.testbed.FakeCuda;
 
 /** The real JCuda probe where there is no NVIDIA driver (CI): one clean line, no crash. */

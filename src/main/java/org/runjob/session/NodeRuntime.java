@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +25,7 @@ import org.runjob.distribute.Sha256;
  * <p>It runs only on nodes of this machine's CPU architecture and C library; {@link #forNode}
  * says none for any other.
  */
-public record NodeRuntime(Path archive, String sha256, long size) {
+record NodeRuntime(Path archive, String sha256, long size) {
 
     private static final Logger LOG = LogManager.getLogger(NodeRuntime.class);
 

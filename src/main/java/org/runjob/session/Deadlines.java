@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;

@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -7,11 +7,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 
-import org.runjob.agent.AgentMain;
-import org.runjob.agent.NodeJvm;
 import org.runjob.node.NodeAccess;
 import org.runjob.node.NodeException;
 import org.runjob.node.NodeProcess;
+import org.runjob.protocol.NodeJvm;
 
 /**
  * A command run on a node the way its agent is started: the {@link Bootstrap} (the node's java, or a
@@ -42,7 +41,7 @@ public final class NodeCommand {
 
     private static NodeProcess start(String node, NodeAccess access, PinnedJar jar, List<String> command, OutputStream stderr,
                                      Map<String, String> env) throws IOException {
-        List<String> args = new ArrayList<>(List.of(AgentMain.THEN));
+        List<String> args = new ArrayList<>(List.of(NodeJvm.THEN));
         args.addAll(command);
         NodeProcess ch;
         Gate gate = new Gate(stderr);

@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -10,9 +10,9 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.runjob.agent.NodeJvm;
 import org.runjob.distribute.AgentBundle;
 import org.runjob.distribute.Sha256;
+import org.runjob.protocol.NodeJvm;
 
 /** A jar pinned by content: a copy named by its SHA-256, never the file a rebuild replaces. */
 class PinnedJarTest {

@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import java.io.IOException;
 import java.io.OutputStream;

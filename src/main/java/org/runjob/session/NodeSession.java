@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -17,7 +17,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
-import org.runjob.agent.NodeJvm;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.Sha256;
 import org.runjob.distribute.Shipped;
@@ -30,6 +29,7 @@ import org.runjob.protocol.Frame;
 import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.Handshake;
 import org.runjob.protocol.NodeFacts;
+import org.runjob.protocol.NodeJvm;
 import org.runjob.protocol.Outputs;
 
 /**
@@ -343,7 +343,7 @@ public final class NodeSession implements AutoCloseable {
     }
 
     /** Hands the agent to the supervisor: its events go to {@code events} from now on, a HELLO first. */
-    AgentChannel attach(BlockingQueue<Event> events) {
+    public AgentChannel attach(BlockingQueue<Event> events) {
         synchronized (this) {
             attached = true;
         }

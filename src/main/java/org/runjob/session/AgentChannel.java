@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import java.io.IOException;
 
@@ -9,7 +9,7 @@ import org.runjob.protocol.Frame;
  * on the supervisor's event queue by the channel itself. Local child processes and SSH exec channels
  * implement it alike.
  */
-interface AgentChannel extends AutoCloseable {
+public interface AgentChannel extends AutoCloseable {
 
     String node();
 

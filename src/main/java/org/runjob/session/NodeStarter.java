@@ -1,13 +1,13 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import java.io.IOException;
 import java.util.Map;
 import java.util.Optional;
 
-import org.runjob.agent.NodeJvm;
 import org.runjob.node.Cluster;
 import org.runjob.node.NodeException;
 import org.runjob.protocol.AgentOptions;
+import org.runjob.protocol.NodeJvm;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 

@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import java.io.IOException;
 import java.util.List;
@@ -7,11 +7,11 @@ import java.util.concurrent.ScheduledFuture;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import org.runjob.agent.NodeJvm;
 import org.runjob.agent.ProcessTree;
 import org.runjob.node.NodeAccess;
 import org.runjob.node.NodeException;
 import org.runjob.node.NodeProcess;
+import org.runjob.protocol.NodeJvm;
 
 /**
  * A node's agent, started by the {@link Bootstrap} as one program on the node (a local child

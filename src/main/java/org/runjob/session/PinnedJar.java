@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -13,9 +13,9 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import org.runjob.agent.NodeJvm;
 import org.runjob.distribute.AgentBundle;
 import org.runjob.distribute.Sha256;
+import org.runjob.protocol.NodeJvm;
 
 /**
  * A jar runjob starts from, pinned by content on this side too: the agent artifact that nodes and

@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -1,9 +1,9 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import org.runjob.protocol.Exit;
 
 /** What agents report to the supervisor, in arrival order on one queue. */
-sealed interface Event {
+public sealed interface Event {
 
     /** The node the event is about; empty for {@link Interrupted}. */
     default String node() {

@@ -1,13 +1,16 @@
-package org.runjob.agent;
+package org.runjob.protocol;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The command line of a JVM runjob starts beside itself or on a node: a small one (serial GC, C1 only
- * unless {@link Jit#FULL}, class-data sharing) running {@link AgentMain} ({@code agent}, {@code probe
- * ...}, {@code host ...}: the agent artifact's main class) or, where a whole runjob runs there (a
- * submitted run's coordinator), runjob's own.
+ * unless {@link Jit#FULL}, class-data sharing) running the agent artifact's main class
+ * ({@link #AGENT_MAIN}: one of {@link #COMMANDS}) or, where a whole runjob runs there (a submitted
+ * run's coordinator), runjob's own. Both sides build it from here: the coordinator in the
+ * bootstrap, the node when it starts a JVM of its own.
  */
 public final class NodeJvm {
 
@@ -35,11 +38,28 @@ public final class NodeJvm {
     }
 
     /** The node side's main class, in the agent artifact and in runjob's jar alike. */
-    public static final String AGENT_MAIN = AgentMain.class.getName();
+    public static final String AGENT_MAIN = "org.runjob.agent.AgentMain";
     /** runjob's own main class, only in runjob's jar. */
     public static final String RUNJOB_MAIN = "org.runjob.cli.Main";
 
+    /** A node agent, speaking frames on stdin and stdout. */
+    public static final String AGENT = "agent";
+    /** The agent's GPU probe child. */
+    public static final String PROBE = "probe";
+    /** A submitted run's node host: its start, then the host itself. */
+    public static final String HOST_START = "host-start";
+    public static final String HOST = "host";
+    /** After {@code agent --jar SHA}: what follows is a command, not an agent's options. */
+    public static final String THEN = "--then";
+    /** The commands the node side's main class runs. */
+    public static final Set<String> COMMANDS = Set.of(AGENT, PROBE, HOST_START, HOST);
+
     private NodeJvm() {
+    }
+
+    /** {@code args} less a leading {@code agent --jar SHA --then}; {@code args} itself when it has none. */
+    public static String[] afterThen(String[] args) {
+        return args.length >= 4 && args[0].equals(AGENT) && args[3].equals(THEN) ? Arrays.copyOfRange(args, 4, args.length) : args;
     }
 
     /** {@code java FLAGS OPTIONS -cp CLASSPATH AgentMain ARGS...}, C1 only; {@code options} ({@code -Dname=value}, say) after the flags. */

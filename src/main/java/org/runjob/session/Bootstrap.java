@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -14,9 +14,8 @@ import java.util.function.BiFunction;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
-import org.runjob.agent.AgentMain;
-import org.runjob.agent.NodeJvm;
 import org.runjob.agent.Watchdog;
+import org.runjob.protocol.NodeJvm;
 
 /**
  * The one command per node (local nodes too): a constant shell script that makes sure the node has runjob's
@@ -124,7 +123,7 @@ final class Bootstrap {
             "export RUNJOB_JSA RUNJOB_JSA_DUMP",
             "printf 'RUNJOB-START\\n'",
             "exec sh -c \"$w\" sh " + String.join(" ", NodeJvm.argv("\"$java\"", "\"$jit\"", List.of("${x:+\"$x\"}", "-XX:+DisplayVMOutputToStderr", "-Xlog:disable", "-Xlog:all=warning,cds*=off:stderr"),
-                    "\"$f\"", "\"$main\"", AgentMain.AGENT, "--jar", "\"$sha\"")) + " \"$@\"");
+                    "\"$f\"", "\"$main\"", NodeJvm.AGENT, "--jar", "\"$sha\"")) + " \"$@\"");
 
     /** Why a node's agent could not be started: {@code what} is {@code java}, {@code cache} or {@code jar}. */
     static final class Failure extends IOException {

@@ -1,4 +1,4 @@
-package org.runjob.launch;
+package org.runjob.session;
 
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
