@@ -6,11 +6,12 @@ import java.util.Optional;
 
 /**
  * One attempt of a run: every rank's result, the root cause (the first failure by arrival time) when
- * it failed, and whether a Ctrl-C / SIGTERM ended it.
+ * it failed, whether a Ctrl-C / SIGTERM ended it, and why no restart follows it where that is not
+ * the restarts' count: its nodes are gone, or it repeated the attempt before it ({@link CrashLoop}).
  */
 public record AttemptResult(int attempt, Instant start, Instant end, List<RankResult> ranks,
                             Optional<RankResult> rootCause, boolean interrupted, Optional<String> interruptReason,
-                            Optional<String> nodesGone) {
+                            Optional<String> nodesGone, Optional<String> crashLoop) {
 
     public AttemptResult {
         ranks = List.copyOf(ranks);
@@ -18,12 +19,17 @@ public record AttemptResult(int attempt, Instant start, Instant end, List<RankRe
 
     public AttemptResult(int attempt, Instant start, Instant end, List<RankResult> ranks, Optional<RankResult> rootCause, boolean interrupted,
                          Optional<String> interruptReason) {
-        this(attempt, start, end, ranks, rootCause, interrupted, interruptReason, Optional.empty());
+        this(attempt, start, end, ranks, rootCause, interrupted, interruptReason, Optional.empty(), Optional.empty());
     }
 
     /** This attempt, with why its nodes are gone for good (the backend said so after it failed). */
     public AttemptResult withNodesGone(String why) {
-        return new AttemptResult(attempt, start, end, ranks, rootCause, interrupted, interruptReason, Optional.of(why));
+        return new AttemptResult(attempt, start, end, ranks, rootCause, interrupted, interruptReason, Optional.of(why), crashLoop);
+    }
+
+    /** This attempt, with why it is taken for a crash loop. */
+    public AttemptResult withCrashLoop(String why) {
+        return new AttemptResult(attempt, start, end, ranks, rootCause, interrupted, interruptReason, nodesGone, Optional.of(why));
     }
 
     public AttemptResult(int attempt, Instant start, Instant end, List<RankResult> ranks, Optional<RankResult> rootCause, boolean interrupted) {

@@ -89,9 +89,17 @@ public final class Launcher {
                     result = result.withNodesGone(gone.get());
                 }
             }
+            if (!result.succeeded() && !result.interrupted() && result.nodesGone().isEmpty() && attempt < maxRestarts && !attempts.isEmpty()) {
+                Optional<String> loop = CrashLoop.between(attempts.get(attempts.size() - 1), result, plan.spec().failure());
+                if (loop.isPresent()) {
+                    LOG.warn("attempt {} failed as attempt {} did, soon after its start: a crash loop, no restart", attempt, attempt - 1);
+                    result = result.withCrashLoop(loop.get());
+                }
+            }
             attempts.add(result);
             router.flush();
-            if (result.succeeded() || result.interrupted() || result.nodesGone().isPresent() || attempt >= maxRestarts) {
+            if (result.succeeded() || result.interrupted() || result.nodesGone().isPresent() || result.crashLoop().isPresent()
+                    || attempt >= maxRestarts) {
                 return attempts;
             }
             LOG.warn("attempt {} failed ({}); restarting the whole group, attempt {} of {}", attempt,

@@ -25,6 +25,7 @@ public final class RunReport {
         AttemptResult last = run.last();
         out.println();
         last.nodesGone().ifPresent(why -> out.println("the nodes are gone: " + why));
+        last.crashLoop().ifPresent(out::println);
         last.rootCause().ifPresent(cause -> rootCause(cause, out));
         if (last.interrupted()) {
             out.println("interrupted" + last.interruptReason().map(r -> " (" + r + ")").orElse("") + ": every worker was stopped");

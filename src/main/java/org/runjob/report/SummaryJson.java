@@ -29,6 +29,7 @@ public final class SummaryJson {
         root.put("result", run.verdict());
         run.last().interruptReason().ifPresent(r -> root.put("interrupted_by", r));
         run.last().nodesGone().ifPresent(r -> root.put("nodes_gone", r));
+        run.last().crashLoop().ifPresent(r -> root.put("crash_loop", r));
         root.put("exit_code", exitCode);
         ArrayNode cmd = root.putArray("command");
         command.forEach(cmd::add);

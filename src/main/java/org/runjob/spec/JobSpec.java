@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -246,18 +247,26 @@ public record JobSpec(
      * and the heartbeat timeout, after which a silent agent is lost and an agent that hears
      * nothing from runjob stops its workers.
      */
-    public record FailureSpec(double gracePeriodSeconds, int maxRestarts, double hangTimeoutSeconds, int heartbeatTimeoutSeconds) {
+    /**
+     * @param crashLoopSeconds a failure this soon after its attempt's start counts toward a crash
+     *                         loop (the same failure twice in a row stops the restarts); 0: never
+     * @param retryExitCodes   exit codes always worth a restart, never a crash loop
+     */
+    public record FailureSpec(double gracePeriodSeconds, int maxRestarts, double hangTimeoutSeconds, int heartbeatTimeoutSeconds,
+                              int crashLoopSeconds, Set<Integer> retryExitCodes) {
         public static final double DEFAULT_GRACE_S = 10;
         public static final int DEFAULT_HEARTBEAT_S = 15;
+        public static final int DEFAULT_CRASH_LOOP_S = 60;
 
         public FailureSpec {
-            if (gracePeriodSeconds < 0 || maxRestarts < 0 || hangTimeoutSeconds < 0 || heartbeatTimeoutSeconds <= 0) {
-                throw new IllegalArgumentException("grace period, restarts and hang timeout are >= 0, the heartbeat timeout > 0");
+            if (gracePeriodSeconds < 0 || maxRestarts < 0 || hangTimeoutSeconds < 0 || heartbeatTimeoutSeconds <= 0 || crashLoopSeconds < 0) {
+                throw new IllegalArgumentException("grace period, restarts, hang timeout and crash loop are >= 0, the heartbeat timeout > 0");
             }
+            retryExitCodes = Set.copyOf(retryExitCodes);
         }
 
         public FailureSpec(double gracePeriodSeconds, int maxRestarts) {
-            this(gracePeriodSeconds, maxRestarts, 0, DEFAULT_HEARTBEAT_S);
+            this(gracePeriodSeconds, maxRestarts, 0, DEFAULT_HEARTBEAT_S, DEFAULT_CRASH_LOOP_S, Set.of());
         }
 
         public long heartbeatTimeoutMillis() {

@@ -9,6 +9,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 import org.runjob.json.Json;
@@ -84,7 +86,9 @@ final class SpecBinder {
                 failure.has("grace_period_s") ? failure.get("grace_period_s").doubleValue() : JobSpec.FailureSpec.DEFAULT_GRACE_S,
                 integer(failure, "max_restarts").orElse(0),
                 failure.has("hang_timeout_s") ? failure.get("hang_timeout_s").doubleValue() : 0,
-                integer(failure, "heartbeat_timeout_s").orElse(JobSpec.FailureSpec.DEFAULT_HEARTBEAT_S));
+                integer(failure, "heartbeat_timeout_s").orElse(JobSpec.FailureSpec.DEFAULT_HEARTBEAT_S),
+                integer(failure, "crash_loop_s").orElse(JobSpec.FailureSpec.DEFAULT_CRASH_LOOP_S),
+                integers(failure.get("retry_exit_codes")));
         return new JobSpec(name, nodes, rendezvous, entrypoint,
                 text(root, "workdir").orElse("~/.runjob/" + name),
                 root.has("runs_share_workdir") && root.get("runs_share_workdir").booleanValue(),
@@ -200,6 +204,14 @@ final class SpecBinder {
     }
 
     /** Argv items: strings as written, numbers and booleans as their YAML text. */
+    private static Set<Integer> integers(JsonNode array) {
+        Set<Integer> out = new TreeSet<>();
+        if (array != null) {
+            array.forEach(v -> out.add(v.intValue()));
+        }
+        return out;
+    }
+
     private static List<String> strings(JsonNode array) {
         List<String> out = new ArrayList<>();
         if (array != null) {
