@@ -258,8 +258,8 @@ public final class Agent {
         put(new Frame(Frame.Type.NOTICE, -1, text.getBytes(StandardCharsets.UTF_8)));
     }
 
-    private void reply(String text) {
-        put(new Frame(Frame.Type.REPLY, -1, text.getBytes(StandardCharsets.UTF_8)));
+    private void reply(byte[] payload) {
+        put(new Frame(Frame.Type.REPLY, -1, payload));
     }
 
     private void put(Frame f) {

@@ -10,11 +10,13 @@ import java.util.Optional;
 import java.util.function.Consumer;
 
 import org.runjob.protocol.AgentOptions;
+import org.runjob.protocol.Answer;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.OutputSender;
 import org.runjob.protocol.Outputs;
+import org.runjob.protocol.PortRequest;
 import org.runjob.protocol.ProtocolException;
 
 /**
@@ -31,7 +33,7 @@ final class AgentRequests {
     private final Map<String, String> env;
     private final AgentOptions options;
     private final GpuLeases leases;
-    private final Consumer<String> reply;
+    private final Consumer<byte[]> reply;
     private final Consumer<String> setupOutput;
     private final Consumer<Frame> frames;
     private FileReceiver receiver;
@@ -45,7 +47,7 @@ final class AgentRequests {
      * @param setupOutput sends one line that a setup command printed
      * @param frames      sends one frame (an output file's data)
      */
-    AgentRequests(Map<String, String> env, AgentOptions options, GpuLeases leases, Consumer<String> reply, Consumer<String> setupOutput,
+    AgentRequests(Map<String, String> env, AgentOptions options, GpuLeases leases, Consumer<byte[]> reply, Consumer<String> setupOutput,
                   Consumer<Frame> frames) {
         this.env = env;
         this.options = options;
@@ -58,38 +60,38 @@ final class AgentRequests {
     /** Answers {@code f} when it is a request; false when it is not one. */
     boolean handle(Frame f) throws ProtocolException {
         switch (f.type()) {
-            case FILES -> reply.accept(receiver().manifest(f.payload()));
+            case FILES -> text(receiver().manifest(f.payload()));
             case FILE_DATA -> {
-                String answer = receiver().data(f.rank(), f.payload());
+                Answer answer = receiver().data(f.rank(), f.payload());
                 if (answer != null) {
-                    reply.accept(answer);
+                    reply.accept(answer.encode());
                 }
             }
-            case SERVE -> reply.accept(relay().serve(text(f.payload())));
+            case SERVE -> reply.accept(relay().serve(request(f).key()).encode());
             case FETCH -> {
-                String[] a = words(f, "HOST PORT KEY");
-                fetch(a[0], number(f, a[1]), a[2]);
+                PortRequest r = request(f);
+                fetch(r.addr(), r.port(), r.key());
             }
             case UNSERVE -> {
                 relay().closeServer();
-                reply.accept("ok");
+                reply.accept(Answer.done().encode());
             }
             case LISTEN -> {
-                String[] a = words(f, "ADDR PORT");
-                reply.accept(listen(a[0], number(f, a[1])));
+                PortRequest r = request(f);
+                reply.accept(listen(r.addr(), r.port()).encode());
             }
             case CONNECT -> {
-                String[] a = words(f, "ADDR PORT TIMEOUT_MS");
-                reply.accept(Probe.connect(a[0], number(f, a[1]), number(f, a[2])));
+                PortRequest r = request(f);
+                reply.accept(Probe.connect(r.addr(), r.port(), r.timeoutMs()).encode());
             }
             case UNLISTEN -> {
                 closeListener();
-                reply.accept("ok");
+                reply.accept(Answer.done().encode());
             }
-            case PROBE_GPUS -> reply.accept(GpuProbeChild.run(env, base().resolve(".runjob")));
-            case LEASE -> reply.accept(leases.handle(text(f.payload())));
+            case PROBE_GPUS -> text(GpuProbeChild.run(env, base().resolve(".runjob")));
+            case LEASE -> text(leases.handle(new String(f.payload(), StandardCharsets.UTF_8)));
             case ENVIRONMENT -> environment(EnvironmentRequest.decode(f.payload()));
-            case OUTPUTS -> reply.accept(OutputSender.send(Outputs.paths(f.payload()), workdir(), frames).encode());
+            case OUTPUTS -> text(OutputSender.send(Outputs.paths(f.payload()), workdir(), frames).encode());
             default -> {
                 return false;
             }
@@ -133,24 +135,16 @@ final class AgentRequests {
         }
     }
 
-    private static String text(byte[] payload) {
-        return new String(payload, StandardCharsets.UTF_8);
+    /** A REPLY of text: the requests whose answers are not yet {@link Answer}s. */
+    private void text(String answer) {
+        reply.accept(answer.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** The payload's words, as many as {@code grammar} names. */
-    private static String[] words(Frame f, String grammar) throws ProtocolException {
-        String[] a = text(f.payload()).split(" ");
-        if (a.length != grammar.split(" ").length) {
-            throw new ProtocolException("a " + f.type() + " payload is " + grammar + ", not '" + text(f.payload()) + "'");
-        }
-        return a;
-    }
-
-    private static int number(Frame f, String word) throws ProtocolException {
+    private static PortRequest request(Frame f) throws ProtocolException {
         try {
-            return Integer.parseInt(word);
-        } catch (NumberFormatException e) {
-            throw new ProtocolException("a " + f.type() + " payload has '" + word + "' where a number goes");
+            return PortRequest.decode(f.payload());
+        } catch (IllegalArgumentException e) {
+            throw new ProtocolException("a " + f.type() + " payload that is no request: " + e.getMessage());
         }
     }
 
@@ -195,7 +189,7 @@ final class AgentRequests {
                 Map<String, String> facts = Map.of(EnvironmentReply.ACTIVATION_ERROR, "the environment check failed: " + e);
                 answer = new EnvironmentReply(facts, Map.of(), List.of()).encode();
             }
-            reply.accept(answer);
+            text(answer);
         }, "environment");
         environment.setDaemon(true);
         environment.start();
@@ -205,26 +199,26 @@ final class AgentRequests {
     private void fetch(String host, int port, String key) {
         FileRelay r = relay();
         fetching = new Thread(() -> {
-            String answer;
+            Answer answer;
             try {
                 answer = r.fetch(host, port, key);
             } catch (RuntimeException e) {
-                answer = "error relay failed: " + e;
+                answer = Answer.failed("relay failed: " + e);
             }
-            reply.accept(answer);
+            reply.accept(answer.encode());
         }, "relay-fetch");
         fetching.setDaemon(true);
         fetching.start();
     }
 
-    /** LISTEN: binds as rank 0's store will and accepts until UNLISTEN; "listening PORT IFACE" or "failed ...". */
-    private String listen(String addr, int port) {
+    /** LISTEN: binds as rank 0's store will and accepts until UNLISTEN; the port and the interface holding {@code addr}. */
+    private Answer listen(String addr, int port) {
         closeListener();
         try {
             listener = Probe.listen(port);
-            return "listening " + listener.getLocalPort() + " " + Probe.interfaceHolding(addr);
+            return Answer.done(listener.getLocalPort(), Probe.interfaceHolding(addr));
         } catch (IOException e) {
-            return "failed port " + port + " cannot be bound: " + e.getMessage();
+            return Answer.failed("port " + port + " cannot be bound: " + e.getMessage());
         }
     }
 

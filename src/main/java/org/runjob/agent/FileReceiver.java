@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
+import org.runjob.protocol.Answer;
 import org.runjob.protocol.FileManifest;
 
 /**
@@ -126,16 +127,19 @@ final class FileReceiver {
         return answer.toString();
     }
 
-    /** A chunk of file {@code index}; an empty chunk ends that file, index -1 ends the transfer. Returns the answer at the end, else null. */
-    String data(int index, byte[] chunk) {
+    /**
+     * A chunk of file {@code index}; an empty chunk ends that file, index -1 ends the transfer.
+     * Returns the answer at the end (the bytes written, or why the transfer failed), else null.
+     */
+    Answer data(int index, byte[] chunk) {
         return data(index, chunk, chunk.length);
     }
 
     /** The same for the first {@code length} bytes of {@code buf} (a reused buffer: nothing is kept). */
-    synchronized String data(int index, byte[] buf, int length) {
+    synchronized Answer data(int index, byte[] buf, int length) {
         if (index < 0) {
             closeCurrent();
-            String answer = error != null ? "error " + error : "ok " + written;
+            Answer answer = error != null ? Answer.failed(error) : Answer.done(written, "-");
             if (error == null) {
                 held = entries;
             }

@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
+import org.runjob.protocol.Answer;
 import org.runjob.protocol.FileManifest;
 
 /**
@@ -101,11 +102,11 @@ final class FileRelay implements AutoCloseable {
         this.handshakeMs = handshakeMs;
     }
 
-    /** SERVE "KEY": "serving PORT", or "failed REASON". */
-    synchronized String serve(String keyHex) {
+    /** SERVE KEY: the port it serves on, or why it cannot. */
+    synchronized Answer serve(String keyHex) {
         closeServer();
         if (receiver.held().isEmpty()) {
-            return "failed no files to serve";
+            return Answer.failed("no files to serve");
         }
         try {
             byte[] key = HexFormat.of().parseHex(keyHex);
@@ -115,9 +116,9 @@ final class FileRelay implements AutoCloseable {
             acceptor = new Thread(() -> accept(s, key, receiver.held()), "relay-serve");
             acceptor.setDaemon(true);
             acceptor.start();
-            return "serving " + s.getLocalPort();
+            return Answer.done(s.getLocalPort(), "-");
         } catch (IOException | IllegalArgumentException e) {
-            return "failed cannot serve: " + e.getMessage();
+            return Answer.failed("cannot serve: " + e.getMessage());
         }
     }
 
@@ -243,10 +244,10 @@ final class FileRelay implements AutoCloseable {
     }
 
     /**
-     * FETCH "HOST PORT KEY", after a FILES manifest: the needed files from the peer serving at
-     * HOST:PORT. Answers as the end of a transfer does: "ok N" or "error REASON".
+     * FETCH HOST PORT KEY, after a FILES manifest: the needed files from the peer serving at
+     * HOST:PORT. Answers as the end of a transfer does: the bytes written, or why not.
      */
-    String fetch(String host, int port, String keyHex) {
+    Answer fetch(String host, int port, String keyHex) {
         List<Integer> needed = receiver.needed();
         String from = "relay from " + host + ":" + port;
         try (Socket s = new Socket()) {

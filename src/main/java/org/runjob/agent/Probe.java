@@ -10,6 +10,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 
 import org.runjob.agent.gpu.JCudaProbe;
+import org.runjob.protocol.Answer;
 
 /**
  * The node-side checks: {@code probe gpus} (a child JVM of the agent: the node's
@@ -58,14 +59,14 @@ public final class Probe {
         return server;
     }
 
-    /** "connected IFACE" or "failed REASON". */
-    public static String connect(String addr, int port, int timeoutMs) {
+    /** Connected, with the interface it went out of, or why not. */
+    public static Answer connect(String addr, int port, int timeoutMs) {
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress(addr, port), timeoutMs);
             NetworkInterface nic = NetworkInterface.getByInetAddress(s.getLocalAddress());
-            return "connected " + (nic == null ? "-" : nic.getName());
+            return Answer.done(0, nic == null ? "-" : nic.getName());
         } catch (IOException e) {
-            return "failed " + e.getMessage();
+            return Answer.failed(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
         }
     }
 

@@ -20,6 +20,7 @@ import org.runjob.distribute.Shipped;
 import org.runjob.node.Backend;
 import org.runjob.node.FanOut;
 import org.runjob.node.NodeException;
+import org.runjob.protocol.Answer;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.GpuInventory;
@@ -242,39 +243,38 @@ public final class Preflight {
         String addr = masterAddr();
         int wanted = spec.rendezvous().port() instanceof JobSpec.MasterPort.Fixed f ? f.port() : 0;
         int timeoutMs = Math.min(5000, spec.ssh().connectTimeoutSeconds() * 1000);
-        String[] listening;
+        Answer listening;
         try {
-            String answer = listener.listen(addr, wanted);
-            if (!answer.startsWith("listening ")) {
-                cells.get(master.name()).put(Check.RENDEZVOUS, Cell.fail(answer.replaceFirst("^failed ", "") + " (on the master)"));
+            listening = listener.listen(addr, wanted);
+            if (!listening.ok()) {
+                cells.get(master.name()).put(Check.RENDEZVOUS, Cell.fail(listening.failure().get() + " (on the master)"));
                 return OptionalInt.empty();
             }
-            listening = answer.split(" ");
         } catch (IOException e) {
             cells.get(master.name()).put(Check.RENDEZVOUS, Cell.fail("the rendezvous check did not run on the master: " + e.getMessage()));
             return OptionalInt.empty();
         }
-        int port = Integer.parseInt(listening[1]);
-        String masterIface = listening.length > 2 ? listening[2] : "-";
+        int port = (int) listening.number();
+        String masterIface = listening.iface();
         try {
             fanOut.onEach(spec.nodes(), node -> {
-                String answer;
+                Answer answer;
                 try {
                     // the master holds MASTER_ADDR itself: its listener already named the interface
-                    answer = node == master && !masterIface.equals("-") ? "connected " + masterIface
+                    answer = node == master && !masterIface.equals("-") ? Answer.done(0, masterIface)
                             : sessions.get(node.name()).connect(addr, port, timeoutMs);
                 } catch (IOException e) {
-                    answer = "failed " + e.getMessage();
+                    answer = Answer.failed(e.getMessage());
                 }
                 Map<Check, Cell> row = cells.get(node.name());
-                if (answer.startsWith("connected ")) {
-                    String iface = answer.substring("connected ".length()).trim();
+                if (answer.ok()) {
+                    String iface = answer.iface();
                     if (!iface.equals("-")) {
                         ifaces.put(node.name(), iface);
                     }
                     row.put(Check.RENDEZVOUS, Cell.ok(node == master ? "listens :" + port + " via " + iface : "via " + iface));
                 } else {
-                    row.put(Check.RENDEZVOUS, Cell.fail("cannot reach " + addr + ":" + port + ": " + answer.replaceFirst("^failed ", "")));
+                    row.put(Check.RENDEZVOUS, Cell.fail("cannot reach " + addr + ":" + port + ": " + answer.failure().get()));
                 }
                 return null;
             });

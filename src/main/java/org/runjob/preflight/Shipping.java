@@ -16,6 +16,7 @@ import java.util.function.Function;
 import org.runjob.distribute.FileList;
 import org.runjob.distribute.RelayPlan;
 import org.runjob.distribute.Shipped;
+import org.runjob.protocol.Answer;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.session.NodeSession;
 import org.runjob.spec.NodeSpec;
@@ -156,11 +157,11 @@ final class Shipping {
     /** The node holds the files now: it serves them to its peers (a node that cannot is simply not a source). */
     private void serve(NodeSpec node, NodeSession session, String address) {
         try {
-            String answer = session.serve(key);
-            if (answer.startsWith("serving ")) {
+            Answer answer = session.serve(key);
+            if (answer.ok()) {
                 servers.put(node.name(), session);
                 synchronized (plan) {
-                    plan.serving(new RelayPlan.Peer(node.name(), address, Integer.parseInt(answer.substring("serving ".length()).trim())));
+                    plan.serving(new RelayPlan.Peer(node.name(), address, (int) answer.number()));
                     plan.notifyAll();
                 }
             }

@@ -1,5 +1,7 @@
 package org.runjob.session;
 
+import java.nio.charset.StandardCharsets;
+
 import org.runjob.protocol.Exit;
 
 /** What agents report to the supervisor, in arrival order on one queue. */
@@ -15,7 +17,11 @@ public sealed interface Event {
     }
 
     /** The answer to a preflight request (text). */
-    record Reply(String node, String text) implements Event {
+    record Reply(String node, byte[] payload) implements Event {
+        /** The payload of a reply that is text. */
+        String text() {
+            return new String(payload, StandardCharsets.UTF_8);
+        }
     }
 
     /** The agent says why it acts on its own (it stopped its workers: no heartbeat). */

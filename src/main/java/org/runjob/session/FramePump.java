@@ -116,7 +116,7 @@ final class FramePump {
                         facts = NodeFacts.decode(f.payload());
                         deliver(new Event.Hello(node));
                     }
-                    case REPLY -> deliver(new Event.Reply(node, new String(f.payload(), StandardCharsets.UTF_8)));
+                    case REPLY -> deliver(new Event.Reply(node, f.payload()));
                     case ERROR_FILE -> deliver(new Event.ErrorFile(node, f.rank(), new String(f.payload(), StandardCharsets.UTF_8)));
                     case NOTICE -> deliver(new Event.Notice(node, new String(f.payload(), StandardCharsets.UTF_8)));
                     case STARTED -> {

@@ -22,6 +22,7 @@ import org.runjob.distribute.Sha256;
 import org.runjob.distribute.Shipped;
 import org.runjob.node.NodeAccess;
 import org.runjob.protocol.AgentOptions;
+import org.runjob.protocol.Answer;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.FileManifest;
@@ -31,6 +32,7 @@ import org.runjob.protocol.Handshake;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.protocol.NodeJvm;
 import org.runjob.protocol.Outputs;
+import org.runjob.protocol.PortRequest;
 
 /**
  * One node's agent over its one channel, from its start through preflight to supervision: the
@@ -105,10 +107,23 @@ public final class NodeSession implements AutoCloseable {
         return facts;
     }
 
-    /** Sends one request and waits for its REPLY. */
+    /** Sends one request and waits for its REPLY, which is text. */
     public synchronized String request(Frame.Type type, byte[] payload, long timeoutMs) throws IOException {
+        return exchange(type, payload, timeoutMs).text();
+    }
+
+    /** Sends one request and waits for its REPLY, an {@link Answer}. */
+    private synchronized Answer answer(Frame.Type type, byte[] payload, long timeoutMs) throws IOException {
+        try {
+            return Answer.decode(exchange(type, payload, timeoutMs).payload());
+        } catch (IllegalArgumentException e) {
+            throw new IOException("the agent answered " + type + " with no answer: " + e.getMessage());
+        }
+    }
+
+    private Event.Reply exchange(Frame.Type type, byte[] payload, long timeoutMs) throws IOException {
         channel.send(new Frame(type, -1, payload));
-        return ((Event.Reply) await(Event.Reply.class, timeoutMs, "answer " + type)).text();
+        return (Event.Reply) await(Event.Reply.class, timeoutMs, "answer " + type);
     }
 
     /**
@@ -165,18 +180,21 @@ public final class NodeSession implements AutoCloseable {
         }
     }
 
-    /** "listening PORT IFACE" or "failed REASON": binds as rank 0's store will, until {@link #unlisten}. */
-    public String listen(String addr, int port) throws IOException {
-        return request(Frame.Type.LISTEN, text(addr + " " + port), 30_000);
+    /**
+     * Binds {@code port} as rank 0's store will, until {@link #unlisten}: the port bound and the
+     * interface that holds {@code addr}, or why not.
+     */
+    public Answer listen(String addr, int port) throws IOException {
+        return answer(Frame.Type.LISTEN, PortRequest.listen(addr, port).encode(), 30_000);
     }
 
     public void unlisten() throws IOException {
-        request(Frame.Type.UNLISTEN, new byte[0], 30_000);
+        answer(Frame.Type.UNLISTEN, new byte[0], 30_000);
     }
 
-    /** "connected IFACE" or "failed REASON". */
-    public String connect(String addr, int port, int timeoutMs) throws IOException {
-        return request(Frame.Type.CONNECT, text(addr + " " + port + " " + timeoutMs), timeoutMs + 30_000L);
+    /** Connects to {@code addr}:{@code port}: the interface it went out of, or why not. */
+    public Answer connect(String addr, int port, int timeoutMs) throws IOException {
+        return answer(Frame.Type.CONNECT, PortRequest.connect(addr, port, timeoutMs).encode(), timeoutMs + 30_000L);
     }
 
     /**
@@ -255,7 +273,7 @@ public final class NodeSession implements AutoCloseable {
                 send(i, offer.files().get(i).source(), offer.entries().get(i), progress);
             }
         }
-        end(request(Frame.Type.FILE_DATA, new byte[0], 120_000));
+        end(answer(Frame.Type.FILE_DATA, new byte[0], 120_000));
         return offer.shipped(Optional.empty());
     }
 
@@ -269,9 +287,9 @@ public final class NodeSession implements AutoCloseable {
      */
     public synchronized Shipped fetch(Offer offer, String peer, String host, int port, String key) throws IOException {
         // the agent ends a stalled relay after FileRelay.READ_TIMEOUT_MS without data: this deadline only covers a hung agent
-        String answer = request(Frame.Type.FETCH, text(host + " " + port + " " + key), 6 * 3_600_000L);
-        if (!answer.startsWith("ok")) {
-            throw new RelayFailed(reason(answer));
+        Answer answer = answer(Frame.Type.FETCH, PortRequest.fetch(host, port, key).encode(), 6 * 3_600_000L);
+        if (!answer.ok()) {
+            throw new RelayFailed(answer.failure().get());
         }
         return offer.shipped(Optional.of(peer));
     }
@@ -283,25 +301,20 @@ public final class NodeSession implements AutoCloseable {
         }
     }
 
-    /** Has the agent serve the files it holds to peers that know {@code key}: "serving PORT" or "failed REASON". */
-    public String serve(String key) throws IOException {
-        return request(Frame.Type.SERVE, text(key), 30_000);
+    /** Has the agent serve the files it holds to peers that know {@code key}: the port it serves on, or why not. */
+    public Answer serve(String key) throws IOException {
+        return answer(Frame.Type.SERVE, PortRequest.serve(key).encode(), 30_000);
     }
 
     /** Stops serving files to peers. */
     public void unserve() throws IOException {
-        request(Frame.Type.UNSERVE, new byte[0], 30_000);
+        answer(Frame.Type.UNSERVE, new byte[0], 30_000);
     }
 
-    private static void end(String answer) throws IOException {
-        if (!answer.startsWith("ok")) {
-            throw new IOException(reason(answer));
+    private static void end(Answer answer) throws IOException {
+        if (!answer.ok()) {
+            throw new IOException(answer.failure().get());
         }
-    }
-
-    /** An agent's answer that is not "ok ...": the reason of its "error REASON", else the answer itself. */
-    private static String reason(String answer) {
-        return answer.startsWith("error ") ? answer.substring("error ".length()) : answer;
     }
 
     private void send(int index, Path source, FileManifest.Entry e, Consumer<String> progress) throws IOException {

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.distribute.Sha256;
+import org.runjob.protocol.Answer;
 import org.runjob.protocol.FileManifest;
 import org.runjob.testbed.Poll;
 
@@ -54,11 +55,12 @@ class FileRelayTest {
         a.data(0, new byte[0]);
         a.data(1, Files.readAllBytes(src.resolve("train.py")));
         a.data(1, new byte[0]);
-        assertThat(a.data(-1, new byte[0])).isEqualTo("ok " + ((3 << 20) + 12));
+        assertThat(said(a.data(-1, new byte[0]))).isEqualTo("ok " + ((3 << 20) + 12));
         server = new FileRelay(a, HANDSHAKE_MS);
-        String serving = server.serve(KEY);
-        assertThat(serving).matches("serving \\d+");
-        port = Integer.parseInt(serving.substring("serving ".length()));
+        Answer serving = server.serve(KEY);
+        assertThat(serving.ok()).isTrue();
+        port = (int) serving.number();
+        assertThat(port).isPositive();
     }
 
     @AfterEach
@@ -82,7 +84,12 @@ class FileRelayTest {
             b = new FileReceiver(to);
         }
         b.manifest(manifest.encode());
-        return new FileRelay(b).fetch("127.0.0.1", port, key);
+        return said(new FileRelay(b).fetch("127.0.0.1", port, key));
+    }
+
+    /** An answer as a line: "ok BYTES" or "error REASON". */
+    private static String said(Answer a) {
+        return a.ok() ? "ok " + a.number() : "error " + a.failure().get();
     }
 
     List<String> leftIn(Path dir) throws Exception {
@@ -200,8 +207,7 @@ class FileRelayTest {
         // a socket closed while its acceptor blocks in accept stays listening until that thread leaves
         // accept; closeServer waits for it, so a peer that connects right after is never served
         for (int i = 0; i < 100; i++) {
-            String serving = server.serve(KEY);
-            int p = Integer.parseInt(serving.substring("serving ".length()));
+            int p = (int) server.serve(KEY).number();
             server.closeServer();
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress("127.0.0.1", p), 1000);
