@@ -133,7 +133,8 @@ class SubmitTest {
 
     @Test
     void aSubmittedRunOutlivesItsLauncherAndIsFollowedFromIt() throws Exception {
-        Path job = job("outlive", "progress.py", Map.of("STEPS", Integer.toString(STEPS)));
+        // the workers hold after their last step until the test lets them end: runs and status see a running run
+        Path job = job("outlive", "progress.py", Map.of("STEPS", Integer.toString(STEPS), "HOLD", "release"));
         Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
         assertThat(submitted.code()).as(submitted.err()).isZero();
         String runId = submitted.out().trim();
@@ -157,6 +158,7 @@ class SubmitTest {
         Result status = runjob(elsewhere, Duration.ofSeconds(60), "status", runId);
         assertThat(status.code()).as(status.err()).isZero();
         assertThat(status.out()).contains("run " + runId + " of job outlive");
+        Files.writeString(jobs.pids.resolve("release"), "");
 
         Result logs = runjob(elsewhere, Duration.ofSeconds(90), "logs", "-f", runId);
         assertThat(logs.code()).as(logs.err()).isZero();
