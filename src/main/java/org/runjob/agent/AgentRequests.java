@@ -91,7 +91,7 @@ final class AgentRequests {
             case PROBE_GPUS -> text(GpuProbeChild.run(env, base().resolve(".runjob")));
             case LEASE -> text(leases.handle(new String(f.payload(), StandardCharsets.UTF_8)));
             case ENVIRONMENT -> environment(EnvironmentRequest.decode(f.payload()));
-            case OUTPUTS -> text(OutputSender.send(Outputs.paths(f.payload()), workdir(), frames).encode());
+            case OUTPUTS -> reply.accept(OutputSender.send(Outputs.paths(f.payload()), workdir(), frames).encode());
             default -> {
                 return false;
             }
@@ -176,20 +176,20 @@ final class AgentRequests {
 
     /**
      * ENVIRONMENT: on its own thread (setup may take minutes, and the channel's end must still be
-     * seen); one REPLY, the {@link EnvironmentReply} in Base64, when done.
+     * seen); one REPLY, the {@link EnvironmentReply}, when done.
      */
     private void environment(EnvironmentRequest request) {
         Path meta = base().resolve(".runjob");
         Path scratch = Registry.dir(env).orElse(meta).resolve("env");
         environment = new Thread(() -> {
-            String answer;
+            byte[] answer;
             try {
                 answer = NodeEnvironment.answer(request, env, workdir(), meta, scratch, setupOutput).encode();
             } catch (RuntimeException e) {
                 Map<String, String> facts = Map.of(EnvironmentReply.ACTIVATION_ERROR, "the environment check failed: " + e);
                 answer = new EnvironmentReply(facts, Map.of(), List.of()).encode();
             }
-            text(answer);
+            reply.accept(answer);
         }, "environment");
         environment.setDaemon(true);
         environment.start();

@@ -3,7 +3,6 @@ package org.runjob.protocol;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -13,7 +12,7 @@ import java.util.Optional;
  * {@code *_error} key only when that step failed, with the message for the user), and what the
  * activation changed in the environment it was given: the variables it {@code set} (new or
  * changed) and those it {@code unset}. The workers get exactly these changes. Sent as one REPLY,
- * its bytes in Base64.
+ * its bytes as they are.
  */
 public record EnvironmentReply(Map<String, String> facts, Map<String, String> set, List<String> unset) {
 
@@ -49,18 +48,22 @@ public record EnvironmentReply(Map<String, String> facts, Map<String, String> se
         return Optional.ofNullable(facts.get(key));
     }
 
-    public String encode() {
-        return Base64.getEncoder().encodeToString(Wire.bytes(out -> {
+    public byte[] encode() {
+        return Wire.bytes(out -> {
             Wire.map(out, facts);
             Wire.map(out, set);
             Wire.list(out, unset);
-        }));
+        });
     }
 
-    /** @throws IllegalArgumentException for text that is not a reply */
-    public static EnvironmentReply decode(String text) {
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(Base64.getDecoder().decode(text.strip())))) {
-            return new EnvironmentReply(Wire.map(in), Wire.map(in), Wire.list(in));
+    /** @throws IllegalArgumentException for bytes that are not a reply */
+    public static EnvironmentReply decode(byte[] bytes) {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            EnvironmentReply reply = new EnvironmentReply(Wire.map(in), Wire.map(in), Wire.list(in));
+            if (in.available() > 0) {
+                throw new IllegalArgumentException("bytes after the ENVIRONMENT reply: " + in.available());
+            }
+            return reply;
         } catch (IOException e) {
             throw new IllegalArgumentException("truncated ENVIRONMENT reply", e);
         }

@@ -7,7 +7,6 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Objects;
 
@@ -15,7 +14,7 @@ import java.util.Objects;
  * The OUTPUTS request and its answer: the coordinator names paths relative to the run's directory
  * (a Wire list); the agent sends each regular file under them as OUTPUT_DATA frames (the file's
  * index in {@code rank}, chunks of at most 1 MiB, an empty chunk ending it), then one REPLY: this
- * {@link Manifest} in Base64, each file's path, size and SHA-256 in index order, and the paths it
+ * {@link Manifest}, each file's path, size and SHA-256 in index order, and the paths it
  * did not send, with why.
  */
 public final class Outputs {
@@ -57,7 +56,7 @@ public final class Outputs {
             skipped = List.copyOf(skipped);
         }
 
-        public String encode() {
+        public byte[] encode() {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
             try (DataOutputStream out = new DataOutputStream(bytes)) {
                 out.writeInt(files.size());
@@ -70,12 +69,12 @@ public final class Outputs {
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-            return Base64.getEncoder().encodeToString(bytes.toByteArray());
+            return bytes.toByteArray();
         }
 
-        /** @throws IllegalArgumentException for text that is no manifest */
-        public static Manifest decode(String text) {
-            try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(Base64.getDecoder().decode(text.strip())))) {
+        /** @throws IllegalArgumentException for bytes that are no manifest */
+        public static Manifest decode(byte[] bytes) {
+            try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
                 int n = in.readInt();
                 if (n < 0 || n > in.available() / 16) {
                     throw new IOException("count of " + n);

@@ -24,7 +24,7 @@ import org.runjob.session.OutputReceiver;
  */
 public final class OutputsStream {
 
-    static final String HEADER = "runjob outputs 1";
+    static final String HEADER = "runjob outputs 2";
     /** How much may come before the header. */
     private static final int BEFORE_HEADER = 1 << 16;
 
@@ -48,7 +48,7 @@ public final class OutputsStream {
         if (failed[0] != null) {
             throw failed[0];
         }
-        new Frame(Frame.Type.REPLY, -1, m.encode().getBytes(StandardCharsets.US_ASCII)).writeTo(data);
+        new Frame(Frame.Type.REPLY, -1, m.encode()).writeTo(data);
         data.flush();
         return m;
     }
@@ -72,7 +72,7 @@ public final class OutputsStream {
                 } else if (f.type() == Frame.Type.REPLY) {
                     Outputs.Manifest m;
                     try {
-                        m = Outputs.Manifest.decode(new String(f.payload(), StandardCharsets.US_ASCII));
+                        m = Outputs.Manifest.decode(f.payload());
                     } catch (IllegalArgumentException e) {
                         throw new IOException("the stream of outputs ended with something that is no manifest");
                     }

@@ -135,7 +135,7 @@ public final class NodeSession implements AutoCloseable {
                                                      BooleanSupplier stop) throws IOException {
         channel.send(new Frame(Frame.Type.ENVIRONMENT, -1, request.encode()));
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        String answer = null;
+        byte[] answer = null;
         while (answer == null) {
             if (stop.getAsBoolean()) {
                 throw new IOException("interrupted: the setup under way is stopped with the agent");
@@ -143,7 +143,7 @@ public final class NodeSession implements AutoCloseable {
             long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
             try {
                 answer = ((Event.Reply) await(Event.Reply.class, Math.min(STOP_POLL_MS, Math.max(1, left)), "answer " + Frame.Type.ENVIRONMENT,
-                        setupLines)).text();
+                        setupLines)).payload();
             } catch (StillWaiting e) {
                 if (left <= STOP_POLL_MS) {
                     throw new IOException("the agent did not answer " + Frame.Type.ENVIRONMENT + " within " + (timeoutMs + 999) / 1000 + " s");
@@ -153,7 +153,7 @@ public final class NodeSession implements AutoCloseable {
         try {
             return EnvironmentReply.decode(answer);
         } catch (IllegalArgumentException e) {
-            throw new IOException("the agent answered ENVIRONMENT with " + answer.length() + " characters that are no reply");
+            throw new IOException("the agent answered ENVIRONMENT with " + answer.length + " bytes that are no reply: " + e.getMessage());
         }
     }
 
@@ -165,11 +165,11 @@ public final class NodeSession implements AutoCloseable {
     public synchronized Outputs.Manifest outputs(List<String> paths, Path into, long timeoutMs) throws IOException {
         try (OutputReceiver receiver = new OutputReceiver(into)) {
             channel.send(new Frame(Frame.Type.OUTPUTS, -1, Outputs.request(paths)));
-            String answer = ((Event.Reply) awaitWithData(Event.Reply.class, timeoutMs, "answer " + Frame.Type.OUTPUTS, e -> {
+            byte[] answer = ((Event.Reply) awaitWithData(Event.Reply.class, timeoutMs, "answer " + Frame.Type.OUTPUTS, e -> {
                 if (e instanceof Event.OutputData d) {
                     receiver.chunk(d.index(), d.bytes());
                 }
-            })).text();
+            })).payload();
             Outputs.Manifest manifest;
             try {
                 manifest = Outputs.Manifest.decode(answer);
