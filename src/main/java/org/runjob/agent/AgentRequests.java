@@ -14,6 +14,7 @@ import org.runjob.protocol.Answer;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.Frame;
+import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.OutputSender;
 import org.runjob.protocol.Outputs;
 import org.runjob.protocol.PortRequest;
@@ -88,7 +89,7 @@ final class AgentRequests {
                 closeListener();
                 reply.accept(Answer.done().encode());
             }
-            case PROBE_GPUS -> text(GpuProbeChild.run(env, base().resolve(".runjob")));
+            case PROBE_GPUS -> reply.accept(GpuInventory.fromProbe(GpuProbeChild.run(env, base().resolve(".runjob"))).encode());
             case LEASE -> text(leases.handle(new String(f.payload(), StandardCharsets.UTF_8)));
             case ENVIRONMENT -> environment(EnvironmentRequest.decode(f.payload()));
             case OUTPUTS -> reply.accept(OutputSender.send(Outputs.paths(f.payload()), workdir(), frames).encode());

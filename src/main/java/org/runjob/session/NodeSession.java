@@ -206,11 +206,17 @@ public final class NodeSession implements AutoCloseable {
     }
 
     /** The node's GPUs, probed by a child JVM of its agent. */
-    public GpuInventory gpus() {
+    public synchronized GpuInventory gpus() {
+        byte[] answer;
         try {
-            return GpuInventory.fromProbe(request(Frame.Type.PROBE_GPUS, new byte[0], 90_000));
+            answer = exchange(Frame.Type.PROBE_GPUS, new byte[0], 90_000).payload();
         } catch (IOException e) {
             return GpuInventory.none("cannot probe: " + e.getMessage());
+        }
+        try {
+            return GpuInventory.decode(answer);
+        } catch (IOException e) {
+            return GpuInventory.none("the agent answered PROBE_GPUS with no inventory: " + e.getMessage());
         }
     }
 
