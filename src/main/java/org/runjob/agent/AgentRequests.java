@@ -61,7 +61,7 @@ final class AgentRequests {
     /** Answers {@code f} when it is a request; false when it is not one. */
     boolean handle(Frame f) throws ProtocolException {
         switch (f.type()) {
-            case FILES -> text(receiver().manifest(f.payload()));
+            case FILES -> reply.accept(receiver().manifest(f.payload()).encode());
             case FILE_DATA -> {
                 Answer answer = receiver().data(f.rank(), f.payload());
                 if (answer != null) {

@@ -30,6 +30,7 @@ import java.util.Set;
 
 import org.runjob.protocol.Answer;
 import org.runjob.protocol.FileManifest;
+import org.runjob.protocol.FileNeeds;
 
 /**
  * Receives a job's files into the workdir over the agent's channel, never through a symlink.
@@ -39,9 +40,9 @@ import org.runjob.protocol.FileManifest;
  *
  * <ol>
  *   <li>FILES brings the manifest: per file its destination (relative, no {@code ..}), size,
- *       modification time, mode and SHA-256. The answer says, per file, {@code same} (kept: equal
- *       size and SHA-256, never size and time alone) or {@code need};
- *       or one {@code error ...} line, e.g. when the needed bytes do not fit on the disk.</li>
+ *       modification time, mode and SHA-256. The answer ({@link FileNeeds}) says, per file, whether
+ *       it is needed (not when kept: equal size and SHA-256, never size and time alone), or why
+ *       none is taken, e.g. when the needed bytes do not fit on the disk.</li>
  *   <li>Directories are walked from the workdir with a {@link SecureDirectoryStream} (openat with
  *       O_NOFOLLOW): a directory on the way that is a symlink is refused by name, never entered.</li>
  *   <li>Each needed file arrives as FILE_DATA chunks and is written to a new temporary name of this
@@ -94,7 +95,7 @@ final class FileReceiver {
     }
 
     /** Reads a manifest and answers which files are needed. */
-    synchronized String manifest(byte[] payload) {
+    synchronized FileNeeds manifest(byte[] payload) {
         error = null;
         written = 0;
         try {
@@ -104,13 +105,11 @@ final class FileReceiver {
         }
         List<Boolean> need = new ArrayList<>();
         long bytes = 0;
-        StringBuilder answer = new StringBuilder();
         for (FileManifest.Entry e : entries) {
             try {
                 boolean n = !same(e) && !linked(e);
                 need.add(n);
                 bytes += n ? e.size() : 0;
-                answer.append(n ? "need" : "same").append('\n');
             } catch (IOException ex) {
                 return fail(ex.getMessage());
             }
@@ -124,7 +123,7 @@ final class FileReceiver {
         } catch (IOException e) {
             // unknown free space: writing will tell
         }
-        return answer.toString();
+        return FileNeeds.of(need);
     }
 
     /**
@@ -369,9 +368,9 @@ final class FileReceiver {
         return dest.substring(dest.lastIndexOf('/') + 1);
     }
 
-    private String fail(String message) {
+    private FileNeeds fail(String message) {
         error = message;
-        return "error " + message;
+        return FileNeeds.failed(message);
     }
 
     static Set<PosixFilePermission> permissions(int mode) {

@@ -26,6 +26,7 @@ import org.runjob.protocol.Answer;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.FileManifest;
+import org.runjob.protocol.FileNeeds;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.Handshake;
@@ -257,15 +258,19 @@ public final class NodeSession implements AutoCloseable {
             entries.add(new FileManifest.Entry(f.destination(), Files.size(f.source()),
                     Files.getLastModifiedTime(f.source()).to(TimeUnit.SECONDS), mode(f.source()), Sha256.ofSource(f.source())));
         }
-        String answer = request(Frame.Type.FILES, new FileManifest(entries).encode(), 600_000);
-        if (answer.startsWith("error ")) {
-            throw new IOException(answer.substring("error ".length()));
+        FileNeeds answer;
+        try {
+            answer = FileNeeds.decode(exchange(Frame.Type.FILES, new FileManifest(entries).encode(), 600_000).payload());
+        } catch (IllegalArgumentException e) {
+            throw new IOException("the agent answered FILES with no answer: " + e.getMessage());
         }
-        List<String> needs = answer.lines().toList();
-        if (needs.size() != entries.size()) {
-            throw new IOException("the agent answered the file list with " + needs.size() + " lines for " + entries.size() + " files");
+        if (answer.failure().isPresent()) {
+            throw new IOException(answer.failure().get());
         }
-        return new Offer(files, entries, needs.stream().map("need"::equals).toList());
+        if (answer.needed().size() != entries.size()) {
+            throw new IOException("the agent answered the file list for " + answer.needed().size() + " of " + entries.size() + " files");
+        }
+        return new Offer(files, entries, answer.needed());
     }
 
     /**

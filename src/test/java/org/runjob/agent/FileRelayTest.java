@@ -22,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.runjob.distribute.Sha256;
 import org.runjob.protocol.Answer;
 import org.runjob.protocol.FileManifest;
+import org.runjob.protocol.FileNeeds;
 import org.runjob.testbed.Poll;
 
 /** One workdir serves the run's files to another over a real socket; what the receiver keeps, and what it refuses. */
@@ -50,7 +51,7 @@ class FileRelayTest {
                 new FileManifest.Entry("data/data.bin", 3 << 20, 1_700_000_000L, 0640, Sha256.of(src.resolve("data.bin"))),
                 new FileManifest.Entry("train.py", 12, 1_700_000_100L, 0750, Sha256.of(src.resolve("train.py")))));
         FileReceiver a = new FileReceiver(from);
-        assertThat(a.manifest(manifest.encode())).isEqualTo("need\nneed\n");
+        assertThat(a.manifest(manifest.encode())).isEqualTo(FileNeeds.of(List.of(true, true)));
         a.data(0, Files.readAllBytes(src.resolve("data.bin")));
         a.data(0, new byte[0]);
         a.data(1, Files.readAllBytes(src.resolve("train.py")));
