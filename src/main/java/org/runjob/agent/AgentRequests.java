@@ -2,7 +2,6 @@ package org.runjob.agent;
 
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +14,7 @@ import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.protocol.Lease;
 import org.runjob.protocol.OutputSender;
 import org.runjob.protocol.Outputs;
 import org.runjob.protocol.PortRequest;
@@ -90,7 +90,7 @@ final class AgentRequests {
                 reply.accept(Answer.done().encode());
             }
             case PROBE_GPUS -> reply.accept(GpuInventory.fromProbe(GpuProbeChild.run(env, base().resolve(".runjob"))).encode());
-            case LEASE -> text(leases.handle(new String(f.payload(), StandardCharsets.UTF_8)));
+            case LEASE -> reply.accept(leases.handle(leaseRequest(f)).encode());
             case ENVIRONMENT -> environment(EnvironmentRequest.decode(f.payload()));
             case OUTPUTS -> reply.accept(OutputSender.send(Outputs.paths(f.payload()), workdir(), frames).encode());
             default -> {
@@ -136,9 +136,12 @@ final class AgentRequests {
         }
     }
 
-    /** A REPLY of text: the requests whose answers are not yet {@link Answer}s. */
-    private void text(String answer) {
-        reply.accept(answer.getBytes(StandardCharsets.UTF_8));
+    private static Lease.Request leaseRequest(Frame f) throws ProtocolException {
+        try {
+            return Lease.Request.decode(f.payload());
+        } catch (IllegalArgumentException e) {
+            throw new ProtocolException("a LEASE payload that is no request: " + e.getMessage());
+        }
     }
 
     private static PortRequest request(Frame f) throws ProtocolException {

@@ -22,6 +22,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import org.runjob.protocol.Lease;
+
 /**
  * GPU leases on this machine: one file per GPU (by PCI bus id) in a directory every user shares
  * ({@value #DEFAULT_DIR}, mode 1777 like /tmp), and an advisory lock ({@code fcntl}) on it held by
@@ -31,11 +33,10 @@ import java.util.Optional;
  * which process holds it ({@link LockHolder}); the file's text ("run R of job J (user U, since
  * T)"), which anyone can write, is shown only for a holder this machine cannot see.
  *
- * <p>Requests (text, one per line): the first line {@code pick N JOB RUN}, {@code hold JOB RUN} or
- * {@code query}, then one line per GPU, {@code INDEX BUS-ID}, in the order to try. {@code pick}
- * leases the first N it can and answers {@code leased INDEX} for each (or, when fewer than N were
- * free, releases them again); {@code hold} tries every one; {@code query} leases nothing. A GPU
- * another run holds is answered {@code held INDEX WHO}; a free one under query {@code free INDEX}.
+ * <p>Requests ({@link Lease.Request}): {@code PICK} leases the first N of the GPUs it can, in the
+ * order given, and answers each as leased (or, when fewer than N were free, releases them again);
+ * {@code HOLD} tries every one; {@code QUERY} leases nothing. A GPU another run holds is answered
+ * with its holder; a free one under a query as free.
  */
 public final class GpuLeases {
 
@@ -51,46 +52,51 @@ public final class GpuLeases {
         this.dir = Path.of(env.getOrDefault(VARIABLE, DEFAULT_DIR));
     }
 
-    /** Answers one request (see the class comment); "error WHY" when leases cannot be taken safely here. */
-    synchronized String handle(String request) {
-        List<String> lines = request.lines().toList();
-        String[] head = lines.get(0).split(" ");
+    /** Answers one request (see the class comment); an error when leases cannot be taken safely here. */
+    synchronized Lease.Answer handle(Lease.Request request) {
         try {
             checkDir();
         } catch (IOException e) {
-            return "error " + e.getMessage();
+            return Lease.Answer.failed(e.getMessage());
         }
-        StringBuilder out = new StringBuilder();
+        List<Integer> leased = new ArrayList<>();
+        Map<Integer, String> heldBy = new LinkedHashMap<>();
+        List<Integer> free = new ArrayList<>();
         List<String> leasedNow = new ArrayList<>();
-        int wanted = head[0].equals("pick") ? Integer.parseInt(head[1]) : Integer.MAX_VALUE;
-        String who = head[0].equals("query") ? "" : "run " + head[head.length - 1] + " of job " + head[head.length - 2] + " (user "
-                + System.getProperty("user.name") + ", since " + Instant.now().truncatedTo(ChronoUnit.SECONDS) + ")";
-        for (String line : lines.subList(1, lines.size())) {
+        boolean query = request.kind() == Lease.Kind.QUERY;
+        boolean pick = request.kind() == Lease.Kind.PICK;
+        int wanted = pick ? request.count() : Integer.MAX_VALUE;
+        String who = query ? "" : "run " + request.run() + " of job " + request.job() + " (user " + System.getProperty("user.name")
+                + ", since " + Instant.now().truncatedTo(ChronoUnit.SECONDS) + ")";
+        for (Lease.Slot gpu : request.gpus()) {
             if (leasedNow.size() >= wanted) {
                 break;
             }
-            String[] gpu = line.split(" ");
             try {
-                if (head[0].equals("query")) {
-                    Optional<String> holder = holderOf(gpu[1]);
-                    out.append(holder.map(h -> "held " + gpu[0] + " " + h).orElse("free " + gpu[0])).append('\n');
-                } else if (lease(gpu[1], who)) {
-                    leasedNow.add(gpu[1]);
-                    out.append("leased ").append(gpu[0]).append('\n');
+                if (query) {
+                    Optional<String> holder = holderOf(gpu.bus());
+                    if (holder.isPresent()) {
+                        heldBy.put(gpu.index(), holder.get());
+                    } else {
+                        free.add(gpu.index());
+                    }
+                } else if (lease(gpu.bus(), who)) {
+                    leasedNow.add(gpu.bus());
+                    leased.add(gpu.index());
                 } else {
-                    out.append("held ").append(gpu[0]).append(' ').append(readHolder(gpu[1])).append('\n');
+                    heldBy.put(gpu.index(), readHolder(gpu.bus()));
                 }
             } catch (IOException | IllegalArgumentException e) {
-                if (head[0].equals("pick")) {
+                if (pick) {
                     leasedNow.forEach(this::release);
                 }
-                return "error lease of GPU " + gpu[0] + " (" + gpu[1] + "): " + e.getMessage();
+                return Lease.Answer.failed("lease of GPU " + gpu.index() + " (" + gpu.bus() + "): " + e.getMessage());
             }
         }
-        if (head[0].equals("pick") && leasedNow.size() < wanted) {
+        if (pick && leasedNow.size() < wanted) {
             leasedNow.forEach(this::release);
         }
-        return out.toString();
+        return new Lease.Answer(leased, heldBy, free, Optional.empty());
     }
 
     /** Leases {@code bus} for this process; false when another process holds it. */

@@ -13,6 +13,7 @@ import org.runjob.node.NodeException;
 import org.runjob.preflight.GpuPick;
 import org.runjob.preflight.MachineGpus;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.protocol.Lease;
 import org.runjob.report.GpuTable;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
@@ -95,8 +96,7 @@ final class GpusCommand implements Callable<Integer> {
             this(gpus, Map.of(), Optional.empty());
         }
 
-        static Probed of(GpuInventory gpus, String answer) {
-            GpuPick.Answer a = GpuPick.parse(answer);
+        static Probed of(GpuInventory gpus, Lease.Answer a) {
             return new Probed(gpus, a.error().isPresent() ? Map.of() : a.held(), a.error());
         }
     }
@@ -106,7 +106,7 @@ final class GpusCommand implements Callable<Integer> {
             starter.reach(node);
             try (NodeSession session = starter.start(node)) {
                 GpuInventory inv = machineGpus.of(session, session.hello(60_000));
-                return inv.gpus().isEmpty() ? new Probed(inv) : Probed.of(inv, session.lease(GpuPick.request("query", inv.gpus())));
+                return inv.gpus().isEmpty() ? new Probed(inv) : Probed.of(inv, session.lease(Lease.Request.query(GpuPick.slots(inv.gpus()))));
             }
         } catch (NodeException | IOException e) {
             return new Probed(GpuInventory.none("unreachable: " + e.getMessage()));

@@ -8,12 +8,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.runjob.logs.OutputRouter;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
+import org.runjob.protocol.Lease;
 import org.runjob.session.AgentChannel;
 import org.runjob.session.Event;
 import org.runjob.session.Interrupts;
@@ -36,7 +38,7 @@ public final class Launcher {
     private final Map<String, NodeSession> started;
     private final NodeStarter starter;
     private final StatusSink status;
-    private Map<String, String> leases = Map.of();
+    private Map<String, Lease.Request> leases = Map.of();
     private int firstAttempt;
 
     /**
@@ -60,7 +62,7 @@ public final class Launcher {
      * GPU lease requests by node ({@link NodeSession#lease}): the agents a restart starts take
      * the leases of the GPUs the run uses again (the first attempt's agents hold them from preflight).
      */
-    public Launcher withLeases(Map<String, String> requests) {
+    public Launcher withLeases(Map<String, Lease.Request> requests) {
         this.leases = Map.copyOf(requests);
         return this;
     }
@@ -116,11 +118,13 @@ public final class Launcher {
             session = starter.start(spec);
             try {
                 session.hello(Supervisor.HELLO_TIMEOUT_MS);
-                String request = leases.get(node.name());
+                Lease.Request request = leases.get(node.name());
                 if (request != null) {
-                    String answer = session.lease(request);
-                    if (answer.contains("held ") || answer.startsWith("error ")) {
-                        LOG.warn("node {}: the restarted agent could not take every GPU lease back: {}", node.name(), answer.strip());
+                    Lease.Answer answer = session.lease(request);
+                    if (!answer.held().isEmpty() || answer.error().isPresent()) {
+                        LOG.warn("node {}: the restarted agent could not take every GPU lease back: {}", node.name(),
+                                answer.error().orElseGet(() -> answer.held().entrySet().stream()
+                                        .map(e -> "GPU " + e.getKey() + " is held by " + e.getValue()).collect(Collectors.joining("; "))));
                     }
                 }
             } catch (IOException e) {

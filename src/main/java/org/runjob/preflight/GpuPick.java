@@ -5,11 +5,11 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
 
 import org.runjob.protocol.Gpu;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.protocol.Lease;
 
 /**
  * Picking free GPUs ({@code gpus: {count: N}}) and reading the agent's lease answers. Pure: the
@@ -23,10 +23,6 @@ public final class GpuPick {
 
     /** The GPUs to try, in order, and why each of the others is not free ("9000 MiB in use"). */
     record Candidates(List<Gpu> order, Map<Integer, String> notFree) {
-    }
-
-    /** What the agent answered: the GPUs it leased, those another run holds (index to holder), those free (a query), or why it could not. */
-    public record Answer(List<Integer> leased, Map<Integer, String> held, List<Integer> free, Optional<String> error) {
     }
 
     private GpuPick() {
@@ -51,42 +47,17 @@ public final class GpuPick {
     }
 
     /** The request that leases {@code gpus} for run {@code runId} of job {@code job}, each that no other run holds. */
-    public static String hold(String job, String runId, List<Gpu> gpus) {
-        return request("hold " + job + " " + runId, gpus);
+    public static Lease.Request hold(String job, String runId, List<Gpu> gpus) {
+        return Lease.Request.hold(job, runId, slots(gpus));
     }
 
-    /** The request for the agent: {@code pick N JOB RUN}, {@code hold JOB RUN} or {@code query}, then "INDEX BUS" per GPU. */
-    public static String request(String head, List<Gpu> gpus) {
-        StringBuilder b = new StringBuilder(head).append('\n');
-        gpus.forEach(g -> b.append(g.index()).append(' ').append(g.pciBusId()).append('\n'));
-        return b.toString();
-    }
-
-    public static Answer parse(String reply) {
-        if (reply.startsWith("error ")) {
-            return new Answer(List.of(), Map.of(), List.of(), Optional.of(reply.substring("error ".length()).strip()));
-        }
-        List<Integer> leased = new ArrayList<>();
-        Map<Integer, String> held = new LinkedHashMap<>();
-        List<Integer> free = new ArrayList<>();
-        for (String line : reply.split("\n")) {
-            String[] f = line.split(" ", 3);
-            if (f.length < 2) {
-                continue;
-            }
-            int index = Integer.parseInt(f[1]);
-            switch (f[0]) {
-                case "leased" -> leased.add(index);
-                case "held" -> held.put(index, f.length > 2 ? f[2] : "another runjob run");
-                case "free" -> free.add(index);
-                default -> { }
-            }
-        }
-        return new Answer(leased, held, free, Optional.empty());
+    /** The GPUs as the agent's lease files know them: index and PCI bus id, in the order given. */
+    public static List<Lease.Slot> slots(List<Gpu> gpus) {
+        return gpus.stream().map(g -> new Lease.Slot(g.index(), g.pciBusId())).toList();
     }
 
     /** Why the node has fewer than {@code count} free GPUs: each GPU and its reason, in index order. */
-    static String shortage(int count, GpuInventory inventory, Candidates candidates, Answer answer) {
+    static String shortage(int count, GpuInventory inventory, Candidates candidates, Lease.Answer answer) {
         Map<Integer, String> why = new TreeMap<>(candidates.notFree());
         answer.held().forEach((i, h) -> why.put(i, "held by " + h));
         int free = inventory.gpus().size() - why.size();

@@ -12,6 +12,7 @@ import java.util.stream.Collectors;
 
 import org.runjob.protocol.Gpu;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.protocol.Lease;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.session.NodeSession;
 import org.runjob.spec.GpuAuthority;
@@ -91,10 +92,11 @@ final class GpuSurvey {
                 return Optional.empty();
             }
             GpuPick.Candidates candidates = GpuPick.candidates(inventory, count.maxUsedMib());
-            String head = runId.map(r -> "pick " + count.count() + " " + spec.name() + " " + r).orElse("query");
-            GpuPick.Answer answer;
+            List<Lease.Slot> slots = GpuPick.slots(candidates.order());
+            Lease.Request request = runId.map(r -> Lease.Request.pick(count.count(), spec.name(), r, slots)).orElse(Lease.Request.query(slots));
+            Lease.Answer answer;
             try {
-                answer = GpuPick.parse(session.lease(GpuPick.request(head, candidates.order())));
+                answer = session.lease(request);
             } catch (IOException e) {
                 row.put(Check.GPUS, Cell.fail("cannot lease GPUs: " + e.getMessage()));
                 return Optional.empty();
@@ -146,7 +148,7 @@ final class GpuSurvey {
         List<Integer> wanted = node.gpus() instanceof NodeSpec.GpuRequest.Listed l ? l.indices() : inventory.indices();
         List<Gpu> gpus = inventory.gpus().stream().filter(g -> wanted.contains(g.index())).toList();
         try {
-            GpuPick.Answer answer = GpuPick.parse(session.lease(GpuPick.hold(spec.name(), runId.orElseThrow(), gpus)));
+            Lease.Answer answer = session.lease(GpuPick.hold(spec.name(), runId.orElseThrow(), gpus));
             if (answer.error().isPresent()) {
                 leaseNotes.put(node.name(), "GPU leases not taken: " + answer.error().get());
             } else if (!answer.held().isEmpty()) {

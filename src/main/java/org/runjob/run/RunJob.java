@@ -36,6 +36,7 @@ import org.runjob.preflight.GpuPick;
 import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.protocol.EnvironmentRequest;
+import org.runjob.protocol.Lease;
 import org.runjob.report.EnvironmentJson;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
@@ -217,8 +218,8 @@ public final class RunJob {
     }
 
     /** For each node with GPUs: the lease request of the GPUs its workers use. */
-    private static Map<String, String> leaseRequests(LaunchPlan plan, PreflightReport report) {
-        Map<String, String> requests = new LinkedHashMap<>();
+    private static Map<String, Lease.Request> leaseRequests(LaunchPlan plan, PreflightReport report) {
+        Map<String, Lease.Request> requests = new LinkedHashMap<>();
         for (var node : plan.nodes()) {
             var inv = report.gpus().get(node.name());
             if (inv == null || node.visibleDevices().isEmpty()) {

@@ -1,7 +1,5 @@
 package org.runjob.session;
 
-import java.nio.charset.StandardCharsets;
-
 import org.runjob.protocol.Exit;
 
 /** What agents report to the supervisor, in arrival order on one queue. */
@@ -16,12 +14,8 @@ public sealed interface Event {
     record Hello(String node) implements Event {
     }
 
-    /** The answer to a preflight request (text). */
+    /** The answer to a preflight request: its record's bytes. */
     record Reply(String node, byte[] payload) implements Event {
-        /** The payload of a reply that is text. */
-        String text() {
-            return new String(payload, StandardCharsets.UTF_8);
-        }
     }
 
     /** The agent says why it acts on its own (it stopped its workers: no heartbeat). */

@@ -30,6 +30,7 @@ import org.runjob.protocol.FileNeeds;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.Handshake;
+import org.runjob.protocol.Lease;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.protocol.NodeJvm;
 import org.runjob.protocol.Outputs;
@@ -106,11 +107,6 @@ public final class NodeSession implements AutoCloseable {
             throw new IOException(mismatch.get());
         }
         return facts;
-    }
-
-    /** Sends one request and waits for its REPLY, which is text. */
-    public synchronized String request(Frame.Type type, byte[] payload, long timeoutMs) throws IOException {
-        return exchange(type, payload, timeoutMs).text();
     }
 
     /** Sends one request and waits for its REPLY, an {@link Answer}. */
@@ -202,8 +198,12 @@ public final class NodeSession implements AutoCloseable {
      * A GPU lease request to the agent (see {@link org.runjob.agent.GpuLeases}): the leases it
      * takes are held as long as the agent lives.
      */
-    public String lease(String request) throws IOException {
-        return request(Frame.Type.LEASE, text(request), 30_000);
+    public synchronized Lease.Answer lease(Lease.Request request) throws IOException {
+        try {
+            return Lease.Answer.decode(exchange(Frame.Type.LEASE, request.encode(), 30_000).payload());
+        } catch (IllegalArgumentException e) {
+            throw new IOException("the agent answered LEASE with no answer: " + e.getMessage());
+        }
     }
 
     /** The node's GPUs, probed by a child JVM of its agent. */
@@ -443,10 +443,6 @@ public final class NodeSession implements AutoCloseable {
         StillWaiting(String message) {
             super(message);
         }
-    }
-
-    private static byte[] text(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 
     private static int mode(Path file) throws IOException {

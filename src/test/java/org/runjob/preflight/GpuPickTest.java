@@ -2,6 +2,7 @@ package org.runjob.preflight;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -9,6 +10,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.runjob.protocol.Gpu;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.protocol.Lease;
 
 /** Which GPUs are free and in which order they are tried; what a shortage says. */
 class GpuPickTest {
@@ -26,7 +28,8 @@ class GpuPickTest {
         GpuPick.Candidates c = GpuPick.candidates(FOUR, 500);
         assertThat(c.order()).extracting(Gpu::index).containsExactly(0, 3, 2);
         assertThat(c.notFree()).containsExactly(Map.entry(1, "9000 MiB in use"));
-        assertThat(GpuPick.request("pick 2 job run", c.order())).isEqualTo("pick 2 job run\n0 0000:01:00\n3 0000:04:00\n2 0000:03:00\n");
+        assertThat(GpuPick.slots(c.order())).containsExactly(new Lease.Slot(0, "0000:01:00"), new Lease.Slot(3, "0000:04:00"),
+                new Lease.Slot(2, "0000:03:00"));
         Gpu refused = new Gpu(4, "V100", 16384 * MIB, -1, 7, 0, "0000:05:00", Optional.of("the GPU takes no new context"));
         assertThat(GpuPick.candidates(new GpuInventory(List.of(refused), 1, Optional.empty()), 500).notFree())
                 .containsExactly(Map.entry(4, "the GPU takes no new context"));
@@ -35,11 +38,13 @@ class GpuPickTest {
     @Test
     void aShortageNamesEveryGpuThatIsNotFree() {
         GpuPick.Candidates c = GpuPick.candidates(FOUR, 500);
-        GpuPick.Answer a = GpuPick.parse("leased 0\nheld 3 run r1 of job j (user ann, since 2026-12-01T09:30:02Z)\nheld 2 another runjob run\n");
+        Map<Integer, String> held = new LinkedHashMap<>();
+        held.put(3, "run r1 of job j (user ann, since 2026-12-01T09:30:02Z)");
+        held.put(2, "another runjob run");
+        Lease.Answer a = new Lease.Answer(List.of(0), held, List.of(), Optional.empty());
         assertThat(a.leased()).containsExactly(0);
         assertThat(GpuPick.shortage(2, FOUR, c, a)).isEqualTo("needs 2 free GPUs, 1 of 4 is; GPU 1: 9000 MiB in use;"
                 + " GPU 2: held by another runjob run; GPU 3: held by run r1 of job j (user ann, since 2026-12-01T09:30:02Z)");
-        assertThat(GpuPick.parse("error the GPU lease directory /x is not a directory").error()).contains("the GPU lease directory /x is not a directory");
         assertThat(GpuPick.only(FOUR, List.of(3, 0)).indices()).containsExactly(0, 3);
     }
 }
