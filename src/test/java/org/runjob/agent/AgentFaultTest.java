@@ -122,10 +122,13 @@ class AgentFaultTest {
     void aRequestWhosePayloadIsNotItsGrammarIsRefusedNamingBoth() throws Exception {
         Ended e = feed(frame(Frame.Type.CONNECT.code(), -1, 1, "x".getBytes(StandardCharsets.UTF_8)));
         assertThat(e.exit()).isEqualTo(Agent.EXIT_FAULT);
-        assertThat(e.notice()).isEqualTo("agent: bad frame from runjob: a CONNECT payload is ADDR PORT TIMEOUT_MS, not 'x'"
-                + " (a runjob of another version?): stopping every worker");
-        Ended port = feed(frame(Frame.Type.LISTEN.code(), -1, 11, "10.0.0.1 ab".getBytes(StandardCharsets.UTF_8)));
-        assertThat(port.notice()).startsWith("agent: bad frame from runjob: a LISTEN payload has 'ab' where a number goes");
+        assertThat(e.notice()).isEqualTo("agent: bad frame from runjob: a CONNECT payload that is no request: request format 120,"
+                + " expected 1 (a runjob of another version?): stopping every worker");
+        // a request of protocol 3 (text) where protocol 4 sends a record
+        Ended lease = feed(frame(Frame.Type.LEASE.code(), -1, 6, "query\n".getBytes(StandardCharsets.UTF_8)));
+        assertThat(lease.exit()).isEqualTo(Agent.EXIT_FAULT);
+        assertThat(lease.notice()).startsWith("agent: bad frame from runjob: a LEASE payload that is no request: LEASE request format 113,"
+                + " expected 1");
     }
 
     @Test
