@@ -1,31 +1,39 @@
 package org.runjob.backends;
 
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
-import java.util.stream.Collectors;
+import java.util.ServiceLoader;
 
 import org.runjob.hosted.RelayCluster;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
 import org.runjob.protocol.HostedRun;
-import org.runjob.slurm.SlurmBackend;
+import org.runjob.spec.BackendSpecs;
 import org.runjob.spec.JobSpec;
-import org.runjob.transport.SshBackend;
 
 /**
- * The one registry of backends, by the job file's {@code backend:} name; the only code that
- * imports a backend's package. A new backend is one line here.
+ * The one registry of backends, by the job file's {@code backend:} name. Backends register
+ * themselves, one line each in {@code META-INF/services/org.runjob.node.Backend} (runjob's own:
+ * ssh, then slurm); the registry finds every one on the class path, in class-path order.
  */
 public final class Backends {
 
-    private static final Map<String, Backend> BY_NAME = List.<Backend>of(
-            new SshBackend(),
-            new SlurmBackend()
-    ).stream().collect(Collectors.toUnmodifiableMap(Backend::name, Function.identity()));
+    private static final List<Backend> ALL = ServiceLoader.load(Backend.class, Backends.class.getClassLoader()).stream()
+            .map(ServiceLoader.Provider::get).toList();
+
+    private static final BackendSpecs SPECS = new BackendSpecs(ALL.stream().map(Backend::jobFile).toList());
 
     private Backends() {
+    }
+
+    /** Every registered backend, in registration order. */
+    public static List<Backend> all() {
+        return ALL;
+    }
+
+    /** Their parts of the job file, for loading a job ({@code spec.SpecLoader}). */
+    public static BackendSpecs specs() {
+        return SPECS;
     }
 
     /** How a submitted run's coordinator reaches its nodes: through the node hosts {@code runjob submit} left there. */
@@ -35,15 +43,11 @@ public final class Backends {
 
     /** The backend of that name, if there is one. */
     public static Optional<Backend> named(String name) {
-        return Optional.ofNullable(BY_NAME.get(name));
+        return ALL.stream().filter(b -> b.name().equals(name)).findFirst();
     }
 
     /** The backend {@code spec} names (validation has checked the name). */
     public static Backend of(JobSpec spec) {
-        Backend b = BY_NAME.get(spec.backend());
-        if (b == null) {
-            throw new IllegalArgumentException("no backend named " + spec.backend());
-        }
-        return b;
+        return named(spec.backend().name()).orElseThrow(() -> new IllegalArgumentException("no backend named " + spec.backend().name()));
     }
 }

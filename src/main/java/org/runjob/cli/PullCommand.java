@@ -95,9 +95,9 @@ final class PullCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         JobSpec spec = loaded.spec();
-        if (spec.slurm().isPresent()) {
-            io.err().println("runjob: run " + r.runId() + " ran on Slurm: its nodes were its allocation's; a run's outputs come into its"
-                    + " folder when it ends");
+        if (!Backends.of(spec).nodesOutlastRun()) {
+            io.err().println("runjob: run " + r.runId() + " ran on backend " + spec.backend().name() + ", whose nodes were held only while"
+                    + " it ran; a run's outputs come into its folder when it ends");
             return ExitCode.INVALID;
         }
         List<String> wanted = paths.isEmpty() ? spec.outputs() : paths;

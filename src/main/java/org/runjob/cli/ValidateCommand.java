@@ -10,7 +10,6 @@ import org.runjob.run.Io;
 import org.runjob.run.Jobs;
 import org.runjob.spec.InvalidSpecException;
 import org.runjob.spec.Problem;
-import org.runjob.spec.SchemaCheck;
 import org.runjob.spec.SpecLoader;
 
 import picocli.CommandLine.Command;
@@ -38,7 +37,7 @@ final class ValidateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        SpecLoader loader = new SpecLoader(io.env(), new SchemaCheck());
+        SpecLoader loader = Jobs.loader(io);
         ArrayNode json = Json.array();
         boolean allValid = true;
         for (String file : files) {

@@ -8,14 +8,16 @@ import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
+import org.runjob.spec.BackendSpec;
 import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
 
 /**
  * One way of running a job's agents (SSH logins, a Slurm allocation), chosen by the job file's
  * {@code backend:} through the one registry ({@code backends.Backends}). Code outside a backend asks
- * it; it never asks which backend it is. A new backend is one package with one of these, one line
- * in the registry and its block in the job schema.
+ * it; it never asks which backend it is. A new backend is one package with one of these and its
+ * {@link BackendSpec} (its part of the job file), registered by one line in
+ * {@code META-INF/services/org.runjob.node.Backend}.
  *
  * <ol>
  *   <li>{@link #resolve}: the job's nodes named, where the backend picks them.</li>
@@ -28,8 +30,21 @@ import org.runjob.spec.JobSpec;
  */
 public interface Backend {
 
-    /** The job file's {@code backend:} value: "ssh", "slurm". */
-    String name();
+    /** The job file's {@code backend:} value: "ssh", "slurm" (its {@link #jobFile}'s name). */
+    default String name() {
+        return jobFile().name();
+    }
+
+    /** Its part of the job file: its block, its node addresses, its rules. */
+    BackendSpec jobFile();
+
+    /**
+     * True when a run's nodes are still there after it ends, so {@code runjob pull} can fetch its
+     * outputs later; false for nodes that were held only while the run ran (an allocation).
+     */
+    default boolean nodesOutlastRun() {
+        return true;
+    }
 
     /**
      * The job's nodes, reached the way this backend does.

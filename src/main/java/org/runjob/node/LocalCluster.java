@@ -14,11 +14,11 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.runjob.agent.Watchdog;
-import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 
 /**
- * A job's local nodes ({@code local: true}): each program runs as a child process of runjob, in a
+ * Nodes on this machine ({@code local: true}, or a backend's nodes that are processes here): every
+ * node it is asked for is reached here, whatever its address. Each program runs as a child process of runjob, in a
  * session of its own (so a Ctrl-C on the terminal reaches only runjob, which decides what stops),
  * with the job's environment and two additions:
  * <ol>
@@ -52,9 +52,6 @@ public final class LocalCluster implements Cluster {
 
     @Override
     public NodeAccess node(NodeSpec node) {
-        if (!(node.address() instanceof NodeAddress.Local)) {
-            throw new IllegalArgumentException("node " + node.name() + " is not a local node");
-        }
         return new LocalNode();
     }
 

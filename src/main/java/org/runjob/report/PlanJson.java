@@ -49,15 +49,13 @@ public final class PlanJson {
             } else {
                 node.putNull("host");
             }
-            if (n.address() instanceof NodeAddress.Ssh ssh && ssh.port().isPresent()) {
-                node.put("port", ssh.port().getAsInt());
+            if (n.address().port().isPresent()) {
+                node.put("port", n.address().port().getAsInt());
             } else {
                 node.putNull("port");
             }
             node.put("local", n.address() instanceof NodeAddress.Local);
-            if (n.address() instanceof NodeAddress.Slurm slurm) {
-                node.put("slurm_node", slurm.node());
-            }
+            n.address().planFields().forEach(node::put);
             node.put("node_rank", n.nodeRank());
             ArrayNode ranks = node.putArray("ranks");
             n.ranks().forEach(ranks::add);

@@ -29,6 +29,11 @@ public final class Jobs {
         return load(io, file, sets, List.of());
     }
 
+    /** A loader of job files with the registered backends and {@code io}'s environment. */
+    public static SpecLoader loader(Io io) {
+        return new SpecLoader(io.env(), Backends.specs());
+    }
+
     /** The same, with {@code args} appended to the entrypoint's arguments ({@code runjob FILE -- ARGS}). */
     public static SpecLoader.Loaded load(Io io, String file, List<String> sets, List<String> args) {
         return load(io, file, sets, args, 0);
@@ -37,7 +42,7 @@ public final class Jobs {
     /** The same, as point {@code point} of the job's sweep (a point the sweep lacks is said, and null returned). */
     public static SpecLoader.Loaded load(Io io, String file, List<String> sets, List<String> args, int point) {
         try {
-            return new SpecLoader(io.env()).load(Path.of(file), file, sets, point).withEntrypointArgs(args);
+            return loader(io).load(Path.of(file), file, sets, point).withEntrypointArgs(args);
         } catch (IllegalArgumentException e) {
             io.err().println("runjob: " + file + ": " + e.getMessage());
             return null;

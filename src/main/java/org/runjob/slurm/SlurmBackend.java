@@ -14,6 +14,7 @@ import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
 import org.runjob.node.NodeException;
 import org.runjob.plan.ShellWords;
+import org.runjob.spec.BackendSpec;
 import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
@@ -24,9 +25,17 @@ import org.runjob.spec.NodeSpec;
  */
 public final class SlurmBackend implements Backend {
 
+    private final SlurmJobFile jobFile = new SlurmJobFile();
+
     @Override
-    public String name() {
-        return "slurm";
+    public BackendSpec jobFile() {
+        return jobFile;
+    }
+
+    /** The allocation ends with the run. */
+    @Override
+    public boolean nodesOutlastRun() {
+        return false;
     }
 
     @Override
@@ -55,7 +64,7 @@ public final class SlurmBackend implements Backend {
             throw new NodeException("runjob runs inside Slurm job " + job.get() + ", which holds " + held.size() + " node"
                     + (held.size() == 1 ? "" : "s") + " (" + list.get() + "); the job asks for " + n);
         }
-        return spec.withNodeNames(held.subList(0, n));
+        return spec.withNodes(held.subList(0, n), SlurmAddress::new);
     }
 
     @Override

@@ -25,7 +25,6 @@ import org.runjob.node.NodeException;
 import org.runjob.node.NodeProcess;
 import org.runjob.node.RunHandle;
 import org.runjob.spec.JobSpec;
-import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 
 /**
@@ -82,7 +81,7 @@ public final class SlurmCluster implements Cluster {
 
     @Override
     public NodeAccess node(NodeSpec node) {
-        if (!(node.address() instanceof NodeAddress.Slurm slurm)) {
+        if (!(node.address() instanceof SlurmAddress slurm)) {
             throw new IllegalArgumentException("node " + node.name() + " is not a Slurm node");
         }
         return new SlurmNode(slurm.node());
@@ -177,7 +176,7 @@ public final class SlurmCluster implements Cluster {
     private void watchTimeLimit() {
         Consumer<String> stop = ending;
         if (stop != null) {
-            TimeLimitWatch.start(allocation.jobId(), env, spec.slurm().orElseThrow().stopBeforeLimitSeconds(), stop, this::isClosed);
+            TimeLimitWatch.start(allocation.jobId(), env, spec.settings(SlurmSettings.class).stopBeforeLimitSeconds(), stop, this::isClosed);
         }
     }
 

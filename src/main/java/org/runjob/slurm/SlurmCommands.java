@@ -50,14 +50,14 @@ public final class SlurmCommands {
     }
 
     private final JobSpec spec;
-    private final JobSpec.SlurmSpec slurm;
+    private final SlurmSettings slurm;
     private final Map<String, Shape> shapes;
     private final List<List<String>> components = new ArrayList<>();
 
     /** @param shapes every node's shape, in node order */
     public SlurmCommands(JobSpec spec, Map<String, Shape> shapes) {
         this.spec = spec;
-        this.slurm = spec.slurm().orElseThrow(() -> new IllegalArgumentException("not a Slurm job"));
+        this.slurm = spec.settings(SlurmSettings.class);
         this.shapes = new LinkedHashMap<>(shapes);
         Map<Integer, List<String>> byGpus = new LinkedHashMap<>();
         for (NodeSpec node : spec.nodes()) {

@@ -9,13 +9,14 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
  * A job as the user asked for it (the blueprint): valid, composed, interpolated and overridden,
  * with defaults filled in. Ranks are not assigned here; that is the planner's job.
  *
- * @param slurm  present when the job runs under Slurm ({@code backend: slurm}); its nodes are then Slurm nodes
+ * @param backend the backend that runs it ({@code backend:}) and that backend's settings
  * @param strictGpuLeases {@code gpu_leases: strict}: a listed GPU that another run holds fails preflight (else a warning)
  * @param runsShareWorkdir every run works in the workdir itself, one at a time ({@code runs_share_workdir}); else each
  *                 run works in a directory of its own under it
@@ -36,7 +37,7 @@ public record JobSpec(
         FailureSpec failure,
         String logsDir,
         Optional<Pattern> metric,
-        Optional<SlurmSpec> slurm,
+        BackendUse backend,
         boolean strictGpuLeases,
         Relay relay,
         Path source,
@@ -44,15 +45,15 @@ public record JobSpec(
 
     public JobSpec(String name, List<NodeSpec> nodes, RendezvousSpec rendezvous, EntrypointSpec entrypoint, String workdir,
                    boolean runsShareWorkdir, List<ShippedFile> files, Map<String, String> env, SshSpec ssh, FailureSpec failure,
-                   String logsDir, Optional<Pattern> metric, Optional<SlurmSpec> slurm, boolean strictGpuLeases, Relay relay, Path source) {
-        this(name, nodes, rendezvous, entrypoint, workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric, slurm, strictGpuLeases,
+                   String logsDir, Optional<Pattern> metric, BackendUse backend, boolean strictGpuLeases, Relay relay, Path source) {
+        this(name, nodes, rendezvous, entrypoint, workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric, backend, strictGpuLeases,
                 relay, source, List.of());
     }
 
     /** The same job with {@code more} arguments after the entrypoint's own. */
     public JobSpec withEntrypointArgs(List<String> more) {
         return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric,
-                slurm, strictGpuLeases, relay, source, outputs);
+                backend, strictGpuLeases, relay, source, outputs);
     }
 
     /** The directory under a workdir that holds each run's own directory. */
@@ -92,15 +93,38 @@ public record JobSpec(
         Objects.requireNonNull(ssh, "ssh");
         Objects.requireNonNull(failure, "failure");
         Objects.requireNonNull(logsDir, "logsDir");
-        Objects.requireNonNull(slurm, "slurm");
+        Objects.requireNonNull(backend, "backend");
         if (nodes.stream().noneMatch(n -> n.name().equals(rendezvous.master()))) {
             throw new IllegalArgumentException("rendezvous master '" + rendezvous.master() + "' is not a node");
         }
     }
 
-    /** The job file's {@code backend:}: "slurm" when it has Slurm settings, else "ssh". */
-    public String backend() {
-        return slurm.isPresent() ? "slurm" : "ssh";
+    /**
+     * The backend a job names and its settings, which only that backend reads.
+     *
+     * @param nodesUnnamed the nodes were given as a count: the backend names them when the run starts ({@link #withNodes})
+     */
+    public record BackendUse(String name, BackendSettings settings, boolean nodesUnnamed) {
+        /** The backend a job file that names none runs on. */
+        public static final String DEFAULT = "ssh";
+
+        public BackendUse {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(settings, "settings");
+        }
+
+        /** The default backend, without settings. */
+        public static BackendUse ssh() {
+            return new BackendUse(DEFAULT, BackendSettings.NONE, false);
+        }
+    }
+
+    /** The settings of the job's backend, as the type that backend binds them to. */
+    public <T extends BackendSettings> T settings(Class<T> type) {
+        if (!type.isInstance(backend.settings())) {
+            throw new IllegalArgumentException("job " + name + " runs on backend " + backend.name() + ", which has no " + type.getSimpleName());
+        }
+        return type.cast(backend.settings());
     }
 
     /** The node that hosts the rendezvous (rank 0's side of MASTER_ADDR). */
@@ -149,68 +173,35 @@ public record JobSpec(
     }
 
     /**
-     * {@code backend: slurm}'s settings: what the allocation asks for. Empty values are the
-     * cluster's defaults.
-     *
-     * @param allocArgs more arguments for {@code salloc} (e.g. {@code --mem=0}, {@code --constraint=a100})
-     * @param srunArgs  more arguments for each node's {@code srun} step
-     */
-    /**
-     * @param stopBeforeLimitSeconds a submitted run stops gracefully this long before its time limit
-     * @param cpusPerWorker          CPUs the allocation holds per worker (Slurm's default: one)
-     */
-    public record SlurmSpec(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
-                            List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker,
-                            boolean countedNodes) {
-        public static final int DEFAULT_STOP_BEFORE_LIMIT_S = 90;
-
-        public SlurmSpec {
-            allocArgs = List.copyOf(allocArgs);
-            srunArgs = List.copyOf(srunArgs);
-        }
-
-        public SlurmSpec(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
-                         List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker) {
-            this(partition, account, time, qos, allocArgs, srunArgs, stopBeforeLimitSeconds, cpusPerWorker, false);
-        }
-
-        public SlurmSpec(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
-                         List<String> allocArgs, List<String> srunArgs) {
-            this(partition, account, time, qos, allocArgs, srunArgs, DEFAULT_STOP_BEFORE_LIMIT_S, Optional.empty());
-        }
-    }
-
-    /**
      * The name the {@code i}th of nodes given as a count ({@code nodes: [{count: N}]}) goes by until
-     * the allocation names it ({@link #withNodeNames}): what a dry run shows.
+     * the backend names it ({@link #withNodes}): what a dry run shows.
      */
     public static String countedNodeName(int i) {
         return "NODE" + i;
     }
 
-    /** True while the nodes were given as a count and have no names yet: the allocation gives them ({@link #withNodeNames}). */
+    /** True while the nodes were given as a count and have no names yet: the backend gives them ({@link #withNodes}). */
     public boolean nodesUnnamed() {
-        return slurm.map(SlurmSpec::countedNodes).orElse(false);
+        return backend.nodesUnnamed();
     }
 
     /**
-     * The job with the nodes given as a count named {@code names} (a Slurm allocation's, in its
-     * order): node {@code i} is {@code names[i]}, the master the first.
+     * The job with the nodes given as a count named {@code names} (in the order the backend picked
+     * them), each reached at {@code address.apply(name)}: node {@code i} is {@code names[i]}, the
+     * master the first.
      */
-    public JobSpec withNodeNames(List<String> names) {
+    public JobSpec withNodes(List<String> names, Function<String, NodeAddress> address) {
         if (!nodesUnnamed() || names.size() != nodes.size()) {
             throw new IllegalArgumentException("naming " + names.size() + " of " + nodes.size() + " nodes given as a count");
         }
         List<NodeSpec> named = new ArrayList<>();
         for (int i = 0; i < nodes.size(); i++) {
             NodeSpec n = nodes.get(i);
-            named.add(new NodeSpec(names.get(i), new NodeAddress.Slurm(names.get(i)), n.gpus(), n.workers(), n.workdir(), n.env(), n.environment()));
+            named.add(new NodeSpec(names.get(i), address.apply(names.get(i)), n.gpus(), n.workers(), n.workdir(), n.env(), n.environment()));
         }
-        SlurmSpec s = slurm.get();
         return new JobSpec(name, named, new RendezvousSpec(names.get(0), rendezvous.addr(), rendezvous.port()), entrypoint, workdir,
-                runsShareWorkdir, files, env, ssh, failure, logsDir, metric, Optional.of(new SlurmSpec(s.partition(), s.account(), s.time(),
-                s.qos(), s.allocArgs(), s.srunArgs(), s.stopBeforeLimitSeconds(), s.cpusPerWorker(), false)), strictGpuLeases, relay, source,
-                outputs);
+                runsShareWorkdir, files, env, ssh, failure, logsDir, metric, new BackendUse(backend.name(), backend.settings(), false),
+                strictGpuLeases, relay, source, outputs);
     }
 
     /** How runjob logs in to nodes. */

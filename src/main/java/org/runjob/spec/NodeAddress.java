@@ -1,20 +1,48 @@
 package org.runjob.spec;
 
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
- * How a node is reached: this machine, an SSH host, or a node of a Slurm cluster. Each backend
- * reaches its own kind; elsewhere runjob asks which kind a node is only to show it (plans, JSON)
- * and for where MASTER_ADDR defaults to.
+ * How a node is reached. Each backend reaches its own kinds ({@link BackendSpec#address}); this
+ * machine ({@link Local}) and SSH logins ({@link Ssh}) are here because more than one backend
+ * reaches them. Elsewhere runjob asks an address only what a plan shows and where MASTER_ADDR
+ * defaults to.
  */
-public sealed interface NodeAddress {
+public interface NodeAddress {
+
+    /** The address other nodes use for this one when the job names none: its host, if it has one. */
+    Optional<String> reachableAs();
+
+    /** How the node is reached, for plans and tables: "local", "ssh root@h:30430", "slurm node n1". */
+    String describe();
+
+    /** The port it is reached at, when it has one of its own (the plan's {@code port}). */
+    default OptionalInt port() {
+        return OptionalInt.empty();
+    }
+
+    /** What else a plan shows of it, by JSON key (Slurm's {@code slurm_node}); none by default. */
+    default Map<String, String> planFields() {
+        return Map.of();
+    }
 
     /** This machine, as a child process. {@code host}, when given, is how other nodes reach it. */
     record Local(Optional<String> host) implements NodeAddress {
         public Local {
             Objects.requireNonNull(host, "host");
+        }
+
+        @Override
+        public Optional<String> reachableAs() {
+            return host;
+        }
+
+        @Override
+        public String describe() {
+            return "local";
         }
     }
 
@@ -29,28 +57,15 @@ public sealed interface NodeAddress {
             Objects.requireNonNull(port, "port");
             Objects.requireNonNull(user, "user");
         }
-    }
 
-    /** A node of the Slurm cluster runjob is submitted to, by its Slurm node name. */
-    record Slurm(String node) implements NodeAddress {
-        public Slurm {
-            Objects.requireNonNull(node, "node");
+        @Override
+        public Optional<String> reachableAs() {
+            return Optional.of(host);
         }
-    }
 
-    /** The address other nodes use for this one when the job names none: the host, if any. */
-    default Optional<String> reachableAs() {
-        if (this instanceof Local l) {
-            return l.host();
+        @Override
+        public String describe() {
+            return "ssh " + user.map(u -> u + "@").orElse("") + host + (port.isPresent() ? ":" + port.getAsInt() : "");
         }
-        return this instanceof Ssh s ? Optional.of(s.host()) : Optional.empty();
-    }
-
-    /** How the node is reached, for plans and tables: "local", "ssh root@h:30430", "slurm node n1". */
-    default String describe() {
-        if (this instanceof Ssh s) {
-            return "ssh " + s.user().map(u -> u + "@").orElse("") + s.host() + (s.port().isPresent() ? ":" + s.port().getAsInt() : "");
-        }
-        return this instanceof Slurm s ? "slurm node " + s.node() : "local";
     }
 }

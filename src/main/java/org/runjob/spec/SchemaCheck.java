@@ -19,14 +19,21 @@ import com.networknt.schema.path.NodePath;
 import org.runjob.json.Json;
 
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Validates a composed job against {@code schemas/job.schema.json} (bundled in the jar) and turns
+ * Validates a composed job against the job schema and turns
  * each schema error into a {@link Problem} at the place the offending value, or key, was written.
  *
  * <p>Unknown keys are reported at the key, with the closest allowed key as "did you mean"; a missing
  * required key is reported at the map that lacks it. Messages written in the schema's
  * {@code errorMessage} keyword are used as they are.
+ *
+ * <p>The job schema is {@code schemas/job.schema.json} (bundled in the jar) composed with the
+ * registered backends ({@link #compose}): {@code backend:} takes their names, and each backend's
+ * block is its own schema. The file itself is that composition for the backends runjob ships,
+ * so editors see what runjob checks.
  */
 public final class SchemaCheck {
 
@@ -39,17 +46,47 @@ public final class SchemaCheck {
     private final JsonNode schemaJson;
     private final Schema schema;
 
-    public SchemaCheck() {
-        try (InputStream in = SchemaCheck.class.getResourceAsStream(RESOURCE)) {
-            if (in == null) {
-                throw new IllegalStateException("schema " + RESOURCE + " is not on the classpath");
+    public SchemaCheck(BackendSpecs backends) {
+        this.schemaJson = compose(Json.read(resource(RESOURCE)), backends);
+        SchemaRegistryConfig config = SchemaRegistryConfig.builder().errorMessageKeyword("errorMessage").build();
+        SchemaRegistry registry = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12,
+                b -> b.schemaRegistryConfig(config));
+        this.schema = registry.getSchema(Json.compact(schemaJson), InputFormat.JSON);
+    }
+
+    /**
+     * {@code base} with {@code backend:} naming {@code backends} (its description made of their
+     * summaries) and each backend's block described by its own schema; blocks already there are
+     * replaced, so composing a composed schema changes nothing.
+     */
+    public static JsonNode compose(JsonNode base, BackendSpecs backends) {
+        ObjectNode schema = (ObjectNode) base.deepCopy();
+        ObjectNode properties = (ObjectNode) schema.get("properties");
+        ObjectNode backend = properties.putObject("backend");
+        List<String> described = new ArrayList<>();
+        ArrayNode names = Json.array();
+        for (BackendSpec b : backends.all()) {
+            described.add("\"" + b.name() + "\" (" + b.summary() + ")");
+            names.add(b.name());
+        }
+        String last = described.remove(described.size() - 1);
+        backend.put("description", "How nodes are reached: " + (described.isEmpty() ? "" : String.join(", ", described) + " or ") + last + ".");
+        backend.set("enum", names);
+        for (BackendSpec b : backends.all()) {
+            if (b.block().isPresent()) {
+                String where = b.blockSchema().orElseThrow(() -> new IllegalStateException("backend " + b.name() + " has a block without a schema"));
+                properties.set(b.block().get(), Json.read(resource(where)));
             }
-            String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            this.schemaJson = Json.read(text);
-            SchemaRegistryConfig config = SchemaRegistryConfig.builder().errorMessageKeyword("errorMessage").build();
-            SchemaRegistry registry = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12,
-                    b -> b.schemaRegistryConfig(config));
-            this.schema = registry.getSchema(text, InputFormat.JSON);
+        }
+        return schema;
+    }
+
+    private static String resource(String name) {
+        try (InputStream in = SchemaCheck.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException("schema " + name + " is not on the classpath");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

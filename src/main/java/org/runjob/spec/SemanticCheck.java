@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
@@ -20,10 +21,9 @@ import tools.jackson.databind.JsonNode;
  * in one go.
  *
  * <p>Rules: unique node names; a GPU index at most once per node; a node without GPUs says
- * {@code workers}; a node has a {@code host} unless it is {@code local} or a Slurm node, and a Slurm
- * job has no local node; {@code rendezvous.master}
- * names a node, and a local master without a host needs {@code rendezvous.addr} when other nodes are
- * remote; the entrypoint is either {@code command} or {@code jar} with {@code main}; shipped files and
+ * {@code workers}; nodes are given as a count only to a backend that picks them, and then without
+ * a {@code rendezvous.master}; {@code rendezvous.master} names a node; the backend's own rules
+ * ({@link BackendSpec#checkNode}, {@link BackendSpec#checkJob}); the entrypoint is either {@code command} or {@code jar} with {@code main}; shipped files and
  * the jar exist (relative to the file that names them) and land under distinct names; job and node
  * env do not set runjob's reserved variables, and no variable is longer than exec allows; no
  * workdir is {@code /}, a home directory itself, or a system directory; {@code logs.metric} is a
@@ -32,32 +32,34 @@ import tools.jackson.databind.JsonNode;
 final class SemanticCheck {
 
     private final LocatedJson doc;
-    private final List<Problem> problems = new ArrayList<>();
-    /** backend: slurm: nodes are Slurm node names, not hosts. */
-    private boolean slurm;
+    private final Problems problems;
+    private final BackendSpecs backends;
+    /** The backend the job names; empty for a name no backend has (the schema reports it). */
+    private final Optional<BackendSpec> backend;
 
-    private SemanticCheck(LocatedJson doc) {
+    private SemanticCheck(LocatedJson doc, BackendSpecs backends) {
         this.doc = doc;
+        this.problems = new Problems(doc);
+        this.backends = backends;
+        this.backend = backends.of(doc.json());
     }
 
-    static List<Problem> check(LocatedJson doc) {
-        SemanticCheck c = new SemanticCheck(doc);
+    static List<Problem> check(LocatedJson doc, BackendSpecs backends) {
+        SemanticCheck c = new SemanticCheck(doc, backends);
         c.run();
-        return c.problems;
+        return c.problems.list();
     }
 
     private void problem(String pointer, String message) {
-        problems.add(new Problem(doc.valueAt(pointer), pointer, message));
+        problems.at(pointer, message);
     }
 
     private void keyProblem(String pointer, String message) {
-        problems.add(new Problem(doc.keyAt(pointer), pointer, message));
+        problems.atKey(pointer, message);
     }
 
     private void run() {
         JsonNode root = doc.json();
-        JsonNode backend = root.get("backend");
-        slurm = backend != null && backend.isString() && backend.stringValue().equals("slurm");
         List<String> nodeNames = nodes(root.get("nodes"));
         rendezvous(root, nodeNames);
         entrypoint(root.get("entrypoint"));
@@ -112,13 +114,10 @@ final class SemanticCheck {
                     problem(p + "/name", "duplicate node name '" + name.stringValue() + "' (first at line " + earlier + ")");
                 }
             }
-            counted(node, p, label, nodes.size());
-            boolean local = isLocal(node);
-            if (slurm && local) {
-                problem(p + "/local", label + " is local, but backend: slurm runs every node as a Slurm node (its name is the Slurm node name)");
-            } else if (!node.has("host") && !local && !slurm) {
-                problem(p, label + " needs a host (an address or ssh-config alias), or local: true");
-            }
+            counted(node, p);
+            String entryLabel = label;
+            int entries = nodes.size();
+            backend.ifPresent(b -> b.checkNode(node, p, entryLabel, entries, problems));
             JsonNode gpus = node.get("gpus");
             if (gpus != null && gpus.isArray()) {
                 Map<Integer, Integer> seen = new HashMap<>();
@@ -140,31 +139,14 @@ final class SemanticCheck {
         return names;
     }
 
-    /**
-     * A node entry given as a {@code count}: Slurm picks and names those nodes, so it is a Slurm
-     * job's only node entry, without a name, host or a GPU list to be found on each node ({@code all}).
-     */
-    private void counted(JsonNode node, String p, String label, int entries) {
-        if (!node.has("count")) {
+    /** A node entry given as a {@code count}: only a backend that picks nodes takes one. */
+    private void counted(JsonNode node, String p) {
+        if (!node.has("count") || backend.isEmpty() || backend.get().picksNodes()) {
             return;
         }
-        if (!slurm) {
-            keyProblem(p + "/count", "nodes given as a count are chosen by Slurm: set backend: slurm, or name each node");
-            return;
-        }
-        if (node.has("name")) {
-            keyProblem(p + "/name", "nodes given as a count have no names: Slurm names them when it allocates them");
-        }
-        if (entries > 1) {
-            keyProblem(p + "/count", "nodes given as a count are the job's only node entry: give every node as one count, or name each");
-        }
-        if (node.has("host")) {
-            keyProblem(p + "/host", label + " is given as a count: Slurm picks its nodes, so it has no host");
-        }
-        JsonNode gpus = node.get("gpus");
-        if (gpus != null && gpus.isString()) {
-            problem(p + "/gpus", "nodes given as a count need their GPUs as a number, e.g. gpus: {count: 8}: Slurm allocates that many on each");
-        }
+        List<String> picking = backends.pickingNodes();
+        keyProblem(p + "/count", "nodes given as a count are picked by the backend when the run starts: set backend: "
+                + String.join(" or backend: ", picking) + ", or name each node");
     }
 
     private void rendezvous(JsonNode root, List<String> nodeNames) {
@@ -172,7 +154,7 @@ final class SemanticCheck {
         JsonNode master = rdzv == null ? null : rdzv.get("master");
         JsonNode listed = root.get("nodes");
         if (master != null && listed != null && listed.isArray() && listed.size() == 1 && listed.get(0).has("count")) {
-            keyProblem("/rendezvous/master", "nodes given as a count have no names: the first node of the allocation is the master");
+            keyProblem("/rendezvous/master", "nodes given as a count have no names: the first node the backend picks is the master");
             return;
         }
         JsonNode nodes = root.get("nodes");
@@ -190,13 +172,8 @@ final class SemanticCheck {
         } else if (nodes != null && nodes.isArray() && !nodes.isEmpty()) {
             masterNode = nodes.get(0);
         }
-        boolean addrGiven = rdzv != null && rdzv.has("addr");
-        if (!slurm && masterNode != null && masterNode.isObject() && isLocal(masterNode) && !masterNode.has("host")
-                && !addrGiven && hasRemote(nodes)) {
-            String where = master != null ? "/rendezvous/master" : "/nodes/0";
-            problem(where, "the master is a local node without a host, which remote nodes cannot reach:"
-                    + " set its host or rendezvous.addr");
-        }
+        Optional<JsonNode> found = Optional.ofNullable(masterNode).filter(JsonNode::isObject);
+        backend.ifPresent(b -> b.checkJob(root, found, problems));
     }
 
     private static JsonNode findNode(JsonNode nodes, String name) {
@@ -206,20 +183,6 @@ final class SemanticCheck {
             }
         }
         return null;
-    }
-
-    private static boolean isLocal(JsonNode node) {
-        JsonNode local = node.get("local");
-        return local != null && local.isBoolean() && local.booleanValue();
-    }
-
-    private static boolean hasRemote(JsonNode nodes) {
-        for (JsonNode n : nodes) {
-            if (n.isObject() && !isLocal(n)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private void entrypoint(JsonNode ep) {

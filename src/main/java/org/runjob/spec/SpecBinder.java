@@ -25,30 +25,31 @@ import tools.jackson.databind.node.ObjectNode;
 final class SpecBinder {
 
     private final LocatedJson doc;
+    private final BackendSpec backend;
 
-    private SpecBinder(LocatedJson doc) {
+    private SpecBinder(LocatedJson doc, BackendSpec backend) {
         this.doc = doc;
+        this.backend = backend;
     }
 
-    static JobSpec bind(LocatedJson doc, Path source) {
-        return new SpecBinder(doc).job(source);
+    static JobSpec bind(LocatedJson doc, BackendSpec backend, Path source) {
+        return new SpecBinder(doc, backend).job(source);
     }
 
     private JobSpec job(Path source) {
         JsonNode root = doc.json();
         String name = root.get("name").stringValue();
-        boolean slurm = text(root, "backend").orElse("ssh").equals("slurm");
         List<NodeSpec> nodes = new ArrayList<>();
         boolean counted = false;
         for (JsonNode n : root.get("nodes")) {
             if (n.has("count")) {
-                // Slurm picks these: each a copy of the entry, named from the allocation at start
+                // the backend picks these: each a copy of the entry, named when the run starts
                 counted = true;
                 for (int i = 0; i < n.get("count").intValue(); i++) {
-                    nodes.add(node(n, JobSpec.countedNodeName(i), slurm));
+                    nodes.add(node(n, JobSpec.countedNodeName(i)));
                 }
             } else {
-                nodes.add(node(n, n.get("name").stringValue(), slurm));
+                nodes.add(node(n, n.get("name").stringValue()));
             }
         }
         JsonNode r = object(root, "rendezvous");
@@ -94,19 +95,12 @@ final class SpecBinder {
                 root.has("runs_share_workdir") && root.get("runs_share_workdir").booleanValue(),
                 files, env(root.get("env")), sshSpec, failureSpec,
                 text(object(root, "logs"), "dir").orElse("runs"), text(object(root, "logs"), "metric").map(Pattern::compile),
-                slurm ? Optional.of(slurm(object(root, "slurm"), counted)) : Optional.empty(),
+                new JobSpec.BackendUse(backend.name(), backend.settings(backend.block().map(b -> object(root, b)).orElse(Json.object())), counted),
                 text(root, "gpu_leases").orElse("warn").equals("strict"),
                 Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source, strings(root.get("outputs")));
     }
 
-    private static JobSpec.SlurmSpec slurm(JsonNode s, boolean countedNodes) {
-        return new JobSpec.SlurmSpec(text(s, "partition"), text(s, "account"), text(s, "time"), text(s, "qos"),
-                strings(s.get("alloc_args")), strings(s.get("srun_args")),
-                integer(s, "stop_before_limit_s").orElse(JobSpec.SlurmSpec.DEFAULT_STOP_BEFORE_LIMIT_S), integer(s, "cpus_per_worker"),
-                countedNodes);
-    }
-
-    private NodeSpec node(JsonNode n, String name, boolean slurm) {
+    private NodeSpec node(JsonNode n, String name) {
         JsonNode gpus = n.get("gpus");
         NodeSpec.GpuRequest request;
         if (gpus == null) {
@@ -121,20 +115,10 @@ final class SpecBinder {
             gpus.forEach(g -> indices.add(g.intValue()));
             request = new NodeSpec.GpuRequest.Listed(indices);
         }
-        Optional<Integer> port = integer(n, "port");
         Optional<Integer> workers = integer(n, "workers");
-        NodeAddress address;
-        if (slurm) {
-            address = new NodeAddress.Slurm(name);
-        } else if (n.has("local") && n.get("local").booleanValue()) {
-            address = new NodeAddress.Local(text(n, "host"));
-        } else {
-            address = new NodeAddress.Ssh(text(n, "host").orElseThrow(), port.map(OptionalInt::of).orElse(OptionalInt.empty()),
-                    text(n, "user"));
-        }
         return new NodeSpec(
                 name,
-                address,
+                backend.address(n, name),
                 request,
                 workers.map(OptionalInt::of).orElse(OptionalInt.empty()),
                 text(n, "workdir"),

@@ -27,15 +27,21 @@ public final class SpecLoader {
 
     private final YamlReader reader = new YamlReader();
     private final SchemaCheck schema;
+    private final BackendSpecs backends;
     private final Map<String, String> env;
 
-    /** @param env the environment {@code ${env:NAME}} reads */
-    public SpecLoader(Map<String, String> env) {
-        this(env, new SchemaCheck());
+    /**
+     * @param env      the environment {@code ${env:NAME}} reads
+     * @param backends the backends a job may name
+     */
+    public SpecLoader(Map<String, String> env, BackendSpecs backends) {
+        this(env, backends, new SchemaCheck(backends));
     }
 
-    public SpecLoader(Map<String, String> env, SchemaCheck schema) {
+    /** The same, with a schema already composed for {@code backends}. */
+    public SpecLoader(Map<String, String> env, BackendSpecs backends, SchemaCheck schema) {
         this.env = Map.copyOf(env);
+        this.backends = backends;
         this.schema = schema;
     }
 
@@ -100,12 +106,12 @@ public final class SpecLoader {
         }
         LocatedJson doc = LocatedJson.of(tree);
         problems.addAll(schema.check(doc));
-        problems.addAll(SemanticCheck.check(doc));
+        problems.addAll(SemanticCheck.check(doc, backends));
         if (problems.isEmpty()) {
             problems.addAll(swept.problems());
         }
         fail(problems);
-        return new Loaded(SpecBinder.bind(doc, file), doc, sweep, values);
+        return new Loaded(SpecBinder.bind(doc, backends.of(doc.json()).orElseThrow(), file), doc, sweep, values);
     }
 
     private static void fail(List<Problem> problems) throws InvalidSpecException {

@@ -11,6 +11,7 @@ import org.runjob.node.Cluster;
 import org.runjob.node.LocalCluster;
 import org.runjob.node.MixedCluster;
 import org.runjob.node.NodeException;
+import org.runjob.spec.BackendSpec;
 import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
@@ -21,9 +22,11 @@ import org.runjob.spec.NodeAddress;
  */
 public final class SshBackend implements Backend {
 
+    private final SshJobFile jobFile = new SshJobFile();
+
     @Override
-    public String name() {
-        return "ssh";
+    public BackendSpec jobFile() {
+        return jobFile;
     }
 
     @Override

@@ -24,8 +24,9 @@ import org.runjob.protocol.NodeJvm;
 /**
  * Pins the package layers: a package may use only packages in layers below its own (imports and
  * fully qualified names alike), never a sibling in its own layer. The backends ({@link #BACKENDS}:
- * the packages the registry, {@code backends.Backends}, imports that are in no other layer, so a new
- * backend needs no line here) are siblings that only the registry may use, and only a run, the runs
+ * the packages of the backends registered in {@code META-INF/services}, and those the registry
+ * imports, that are in no other layer, so a new backend needs no line here) are siblings that
+ * only the registry may use (it finds most by their service line), and only a run, the runs
  * beyond one process ({@code runs}) and the CLI use the registry: launch, preflight and report know
  * the seam ({@code node}), never a backend.
  */
@@ -64,8 +65,9 @@ class PackageOrderTest {
     private static Set<String> backends() {
         try {
             Set<String> found = new TreeSet<>();
-            Matcher m = Pattern.compile("(?m)^import org\\.runjob\\.([a-z]+)\\.").matcher(
-                    Files.readString(Path.of("src/main/java/org/runjob/backends/Backends.java")));
+            Matcher m = Pattern.compile("(?m)^(?:import )?org\\.runjob\\.([a-z]+)\\.").matcher(
+                    Files.readString(Path.of("src/main/resources/META-INF/services/org.runjob.node.Backend"))
+                    + Files.readString(Path.of("src/main/java/org/runjob/backends/Backends.java")));
             while (m.find()) {
                 found.add(m.group(1));
             }

@@ -7,37 +7,77 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
+import org.runjob.backends.Backends;
+import org.runjob.json.Json;
+import org.runjob.node.Backend;
+import org.runjob.spec.BackendSpecs;
 import org.runjob.spec.SchemaCheck;
+import org.runjob.testbackend.ProcsBackend;
 
 import tools.jackson.databind.JsonNode;
 
-/** docs/job-file.md's reference and the schema list the same fields, in the same order. */
+/** docs/job-file.md's reference, each backend's page and the schema list the same fields, in the same order. */
 class JobFileReferenceTest {
 
     private static final Pattern ROW = Pattern.compile("^\\| `([^`]+)` \\|");
 
     @Test
-    void theReferenceListsExactlyTheSchemaFields() throws IOException {
+    void theReferenceListsExactlyTheSchemaFieldsAndEachBackendPageItsBlock() throws IOException {
+        JsonNode schema = new SchemaCheck(Backends.specs()).schemaJson();
+        List<String> fields = new ArrayList<>();
+        collect(schema, schema, "", fields);
+        List<String> blocks = Backends.all().stream().flatMap(b -> b.jobFile().block().stream()).toList();
+        List<String> common = fields.stream().filter(f -> blocks.stream().noneMatch(b -> within(f, b))).toList();
+        assertThat(documented(Path.of("docs/job-file.md"), f -> true)).containsExactlyElementsOf(common);
+        for (Backend b : Backends.all()) {
+            Path page = Path.of(b.jobFile().docsPage());
+            assertThat(page).as("backend " + b.name() + "'s page").isRegularFile();
+            assertThat(Files.readString(page)).as(page.toString()).contains(b.name());
+            for (String block : b.jobFile().block().stream().toList()) {
+                assertThat(documented(page, f -> within(f, block))).as(page.toString())
+                        .containsExactlyElementsOf(fields.stream().filter(f -> within(f, block)).toList());
+            }
+        }
+    }
+
+    /**
+     * The schema file editors read is the job schema composed for the backends runjob ships
+     * (every registered one but the tests' own): a backend's block changes it only through
+     * its own schema.
+     */
+    @Test
+    void theSchemaFileIsTheCompositionForTheShippedBackends() throws IOException {
+        JsonNode file = Json.read(Path.of("schemas/job.schema.json"));
+        BackendSpecs shipped = new BackendSpecs(Backends.all().stream().filter(b -> !(b instanceof ProcsBackend)).map(Backend::jobFile).toList());
+        assertThat(SchemaCheck.compose(file, shipped)).isEqualTo(file);
+        assertThat(file.at("/properties/backend/enum").toString()).isEqualTo("[\"ssh\",\"slurm\"]");
+        assertThat(file.at("/properties/slurm")).isEqualTo(Json.read(Path.of("schemas/backends/slurm.schema.json")));
+    }
+
+    private static boolean within(String field, String block) {
+        return field.equals(block) || field.startsWith(block + ".");
+    }
+
+    /** The fields a page's reference tables list, in order: rows of {@code | `FIELD` |} under a "reference" or block heading. */
+    private static List<String> documented(Path page, Predicate<String> wanted) throws IOException {
         List<String> documented = new ArrayList<>();
         boolean inSection = false;
-        for (String line : Files.readAllLines(Path.of("docs/job-file.md"))) {
+        for (String line : Files.readAllLines(page)) {
             if (line.startsWith("#")) {
-                inSection = line.equals("## Job file reference");
+                inSection = line.equals("## Job file reference") || line.matches("## The `[a-z_]+:` block");
                 continue;
             }
             Matcher m = ROW.matcher(line);
-            if (inSection && m.find()) {
+            if (inSection && m.find() && wanted.test(m.group(1))) {
                 documented.add(m.group(1));
             }
         }
-        JsonNode schema = new SchemaCheck().schemaJson();
-        List<String> fields = new ArrayList<>();
-        collect(schema, schema, "", fields);
-        assertThat(documented).containsExactlyElementsOf(fields);
+        return documented;
     }
 
     @Test

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.backends.Backends;
 import org.runjob.logs.Console;
 import org.runjob.logs.OutputRouter;
 import org.runjob.plan.Inventory;
@@ -76,7 +77,7 @@ class AgentStartTest {
         Path job = Files.writeString(tmp.resolve("three.yaml"), "name: three\nnodes:\n"
                 + "  - {name: a, host: a.example.org, workers: 2}\n  - {name: b, host: b.example.org, workers: 1}\n"
                 + "  - {name: c, host: c.example.org, workers: 1}\nentrypoint: {command: [python3, t.py]}\n");
-        return Planner.plan(new SpecLoader(Map.of()).load(job, "three.yaml", List.of()).spec(), Inventory.unprobed(), "r1",
+        return Planner.plan(new SpecLoader(Map.of(), Backends.specs()).load(job, "three.yaml", List.of()).spec(), Inventory.unprobed(), "r1",
                 OptionalInt.of(29500));
     }
 

@@ -42,7 +42,7 @@ class PlannerTest {
         return new JobSpec("job", nodes, new JobSpec.RendezvousSpec(nodes.get(0).name(), Optional.empty(), port),
                 entrypoint, "~/.runjob/job", false, List.of(), env,
                 new JobSpec.SshSpec(Optional.empty(), "~/.ssh/known_hosts", JobSpec.HostKeyPolicy.STRICT, 10, Optional.empty()),
-                new JobSpec.FailureSpec(10, 0), "runs", Optional.empty(), Optional.empty(), false, Relay.AUTO, Path.of("job.yaml"));
+                new JobSpec.FailureSpec(10, 0), "runs", Optional.empty(), JobSpec.BackendUse.ssh(), false, Relay.AUTO, Path.of("job.yaml"));
     }
 
     static final EntrypointSpec PY = new EntrypointSpec.Command(List.of("python3", "train.py"), false);
@@ -177,10 +177,10 @@ class PlannerTest {
         List<NodeSpec> nodes = List.of(node("a", "h1", List.of(0), null), node("b", "h2", List.of(0), null));
         JobSpec base = job(nodes, PY, new JobSpec.MasterPort.Fixed(29500), Map.of());
         JobSpec onB = new JobSpec(base.name(), nodes, new JobSpec.RendezvousSpec("b", Optional.empty(), base.rendezvous().port()),
-                PY, base.workdir(), false, List.of(), Map.of(), base.ssh(), base.failure(), "runs", Optional.empty(), Optional.empty(), false, base.relay(), base.source());
+                PY, base.workdir(), false, List.of(), Map.of(), base.ssh(), base.failure(), "runs", Optional.empty(), JobSpec.BackendUse.ssh(), false, base.relay(), base.source());
         assertThat(Planner.plan(onB, Inventory.unprobed(), RUN, OptionalInt.empty()).masterAddr()).isEqualTo("h2");
         JobSpec viaAddr = new JobSpec(base.name(), nodes, new JobSpec.RendezvousSpec("b", Optional.of("10.9.9.9"),
-                base.rendezvous().port()), PY, base.workdir(), false, List.of(), Map.of(), base.ssh(), base.failure(), "runs", Optional.empty(), Optional.empty(), false, base.relay(), base.source());
+                base.rendezvous().port()), PY, base.workdir(), false, List.of(), Map.of(), base.ssh(), base.failure(), "runs", Optional.empty(), JobSpec.BackendUse.ssh(), false, base.relay(), base.source());
         LaunchPlan plan = Planner.plan(viaAddr, Inventory.unprobed(), RUN, OptionalInt.empty());
         assertThat(plan.masterAddr()).isEqualTo("10.9.9.9");
         assertThat(plan.masterNode()).isEqualTo("b");

@@ -13,6 +13,7 @@ import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.backends.Backends;
 import org.runjob.distribute.FileList;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
@@ -33,7 +34,7 @@ class EnvironmentCheckTest {
         Files.writeString(tmp.resolve("other.txt"), "x");
         Files.writeString(file, "name: j\nnodes:\n  - {name: h1, host: a, workers: 1}\n  - {name: h2, host: b, workers: 1}\n"
                 + "  - {name: h3, host: c, workers: 1}\nentrypoint: {command: [python3, t.py]}\nfiles: [pkg.txt, other.txt]\n" + environment);
-        return new SpecLoader(Map.of()).load(file, "job.yaml", List.of()).spec();
+        return new SpecLoader(Map.of(), Backends.specs()).load(file, "job.yaml", List.of()).spec();
     }
 
     private static EnvironmentReply reply(String torch, String cuda) {

@@ -9,6 +9,7 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.backends.Backends;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
 
@@ -27,7 +28,7 @@ class BatchScriptTest {
         Files.writeString(tmp.resolve("env.sh"), "export A=1\n");
         Files.writeString(file, "name: j\nbackend: slurm\nnodes:\n  - {name: h1, workers: 1}\n"
                 + "  - {name: h2, workers: 1" + h2 + "}\nentrypoint: {command: [python3, t.py]}\nfiles: [env.sh]\n" + extra);
-        return new SpecLoader(Map.of()).load(file, "job.yaml", List.of()).spec();
+        return new SpecLoader(Map.of(), Backends.specs()).load(file, "job.yaml", List.of()).spec();
     }
 
     @Test

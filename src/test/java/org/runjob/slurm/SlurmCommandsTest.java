@@ -14,7 +14,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
-import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 import org.runjob.spec.Relay;
 
@@ -25,18 +24,22 @@ class SlurmCommandsTest {
     Path tmp;
 
     static NodeSpec node(String name, int workers, List<Integer> gpus) {
-        return new NodeSpec(name, new NodeAddress.Slurm(name), new NodeSpec.GpuRequest.Listed(gpus), OptionalInt.of(workers),
+        return new NodeSpec(name, new SlurmAddress(name), new NodeSpec.GpuRequest.Listed(gpus), OptionalInt.of(workers),
                 Optional.empty(), Map.of());
     }
 
-    static JobSpec job(JobSpec.SlurmSpec slurm, NodeSpec... nodes) {
+    static JobSpec job(SlurmSettings slurm, NodeSpec... nodes) {
+        return job(slurm, false, nodes);
+    }
+
+    static JobSpec job(SlurmSettings slurm, boolean counted, NodeSpec... nodes) {
         return new JobSpec("j", List.of(nodes), new JobSpec.RendezvousSpec(nodes[0].name(), Optional.empty(), new JobSpec.MasterPort.Auto()),
                 new EntrypointSpec.Command(List.of("true"), false), "w", false, List.of(), Map.of(),
                 new JobSpec.SshSpec(Optional.empty(), JobSpec.SshSpec.DEFAULT_KNOWN_HOSTS, JobSpec.HostKeyPolicy.STRICT, 10, Optional.empty()),
-                new JobSpec.FailureSpec(10, 0), "runs", Optional.empty(), Optional.of(slurm), false, Relay.AUTO, Path.of("j.yaml"));
+                new JobSpec.FailureSpec(10, 0), "runs", Optional.empty(), new JobSpec.BackendUse("slurm", slurm, counted), false, Relay.AUTO, Path.of("j.yaml"));
     }
 
-    static final JobSpec.SlurmSpec PLAIN = new JobSpec.SlurmSpec(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
+    static final SlurmSettings PLAIN = new SlurmSettings(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
             List.of(), List.of());
 
     static SlurmCommands commands(JobSpec spec) {
@@ -45,7 +48,7 @@ class SlurmCommandsTest {
 
     @Test
     void equalNodesAreOneComponentWithTasksPerNode() {
-        SlurmCommands c = commands(job(new JobSpec.SlurmSpec(Optional.of("gpu"), Optional.of("lab"), Optional.of("2:00:00"),
+        SlurmCommands c = commands(job(new SlurmSettings(Optional.of("gpu"), Optional.of("lab"), Optional.of("2:00:00"),
                 Optional.of("high"), List.of("--mem=0"), List.of("--mpi=none")), node("a", 2, List.of(0, 1)), node("b", 2, List.of(2, 3))));
         assertThat(c.salloc("runjob-j")).containsExactly("salloc", "--job-name=runjob-j", "--partition=gpu", "--account=lab",
                 "--qos=high", "--time=2:00:00", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2", "--gpus-per-node=2", "--mem=0",
@@ -57,7 +60,7 @@ class SlurmCommandsTest {
 
     @Test
     void cpusPerWorkerAreAskedForAndTheTimeLimitWarningIsSubmitted() {
-        JobSpec.SlurmSpec slurm = new JobSpec.SlurmSpec(Optional.empty(), Optional.empty(), Optional.of("10"), Optional.empty(), List.of(), List.of(),
+        SlurmSettings slurm = new SlurmSettings(Optional.empty(), Optional.empty(), Optional.of("10"), Optional.empty(), List.of(), List.of(),
                 45, Optional.of(6));
         SlurmCommands c = commands(job(slurm, node("a", 2, List.of()), node("b", 2, List.of())));
         assertThat(c.salloc("r")).containsExactly("salloc", "--job-name=r", "--time=10", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2",
@@ -70,24 +73,24 @@ class SlurmCommandsTest {
 
     @Test
     void nodesGivenAsACountAreAskedForByNumberAndNamedFromTheAllocation() {
-        JobSpec.SlurmSpec counted = new JobSpec.SlurmSpec(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), List.of(),
-                List.of(), 90, Optional.empty(), true);
-        NodeSpec each = new NodeSpec(JobSpec.countedNodeName(0), new NodeAddress.Slurm(JobSpec.countedNodeName(0)),
+        SlurmSettings counted = new SlurmSettings(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), List.of(),
+                List.of(), 90, Optional.empty());
+        NodeSpec each = new NodeSpec(JobSpec.countedNodeName(0), new SlurmAddress(JobSpec.countedNodeName(0)),
                 new NodeSpec.GpuRequest.Count(4, 500), OptionalInt.empty(), Optional.empty(), Map.of("A", "1"));
-        NodeSpec second = new NodeSpec(JobSpec.countedNodeName(1), new NodeAddress.Slurm(JobSpec.countedNodeName(1)), each.gpus(),
+        NodeSpec second = new NodeSpec(JobSpec.countedNodeName(1), new SlurmAddress(JobSpec.countedNodeName(1)), each.gpus(),
                 OptionalInt.empty(), Optional.empty(), Map.of("A", "1"));
-        JobSpec spec = job(counted, each, second);
+        JobSpec spec = job(counted, true, each, second);
         assertThat(spec.nodesUnnamed()).isTrue();
         assertThat(commands(spec).sbatch("runjob-j", Path.of("/r"), Path.of("/r/submit.sh"), List.of("java")))
                 .containsExactly("sbatch", "--parsable", "--job-name=runjob-j", "--output=/r/slurm-%j.out", "--open-mode=append",
                         "--signal=B:USR1@90", "--nodes=2", "--ntasks-per-node=4", "--gpus-per-node=4", "/r/submit.sh", "java");
         assertThat(SlurmCommands.notes(spec)).containsExactly("the 2 nodes are given as a count: Slurm picks them, and runjob names them"
                 + " from the allocation at start (NODE0, ... stand for them until then)");
-        JobSpec named = spec.withNodeNames(List.of("gpu07", "gpu03"));
+        JobSpec named = spec.withNodes(List.of("gpu07", "gpu03"), SlurmAddress::new);
         assertThat(SlurmCommands.notes(named)).isEmpty();
         assertThat(named.nodesUnnamed()).isFalse();
         assertThat(named.nodes()).extracting(NodeSpec::name).containsExactly("gpu07", "gpu03");
-        assertThat(named.nodes()).extracting(NodeSpec::address).containsExactly(new NodeAddress.Slurm("gpu07"), new NodeAddress.Slurm("gpu03"));
+        assertThat(named.nodes()).extracting(NodeSpec::address).containsExactly(new SlurmAddress("gpu07"), new SlurmAddress("gpu03"));
         assertThat(named.nodes().get(1).env()).isEqualTo(Map.of("A", "1"));
         assertThat(named.rendezvous().master()).isEqualTo("gpu07");
         assertThat(commands(named).salloc("r")).contains("--nodelist=gpu07,gpu03");
@@ -95,7 +98,7 @@ class SlurmCommandsTest {
 
     @Test
     void submitRefusesGpusAllForSlurmNeedsTheCountFirst() {
-        NodeSpec all = new NodeSpec("a", new NodeAddress.Slurm("a"), new NodeSpec.GpuRequest.All(), OptionalInt.empty(), Optional.empty(), Map.of());
+        NodeSpec all = new NodeSpec("a", new SlurmAddress("a"), new NodeSpec.GpuRequest.All(), OptionalInt.empty(), Optional.empty(), Map.of());
         assertThatThrownBy(() -> commands(job(PLAIN, all)).sbatch("r", Path.of("/r"), Path.of("/r/s.sh"), List.of("java")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gpus: all is known only once runjob reaches a node");
     }

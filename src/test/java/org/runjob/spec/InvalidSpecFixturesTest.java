@@ -13,6 +13,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
+import org.runjob.backends.Backends;
 
 /**
  * Every {@code specs/invalid/NAME.yaml} fails to load with exactly the problems in {@code NAME.expected}
@@ -22,7 +23,7 @@ class InvalidSpecFixturesTest {
 
     static final Path DIR = Path.of("src/test/resources/specs/invalid").toAbsolutePath();
     static final Map<String, String> ENV = Map.of("RUNJOB_TEST_PORT", "2222", "RUNJOB_TEST_WORD", "soon");
-    private static final SchemaCheck SCHEMA = new SchemaCheck();
+    private static final SchemaCheck SCHEMA = new SchemaCheck(Backends.specs());
 
     static List<Path> fixtures() throws IOException {
         try (Stream<Path> files = Files.list(DIR)) {
@@ -44,7 +45,7 @@ class InvalidSpecFixturesTest {
         return fixtures().stream().map(f -> DynamicTest.dynamicTest(f.getFileName().toString(), () -> {
             List<String> expected = Files.readAllLines(expectedOf(f));
             InvalidSpecException e = catchThrowableOfType(InvalidSpecException.class,
-                    () -> new SpecLoader(ENV, SCHEMA).load(f, f.getFileName().toString(), List.of()));
+                    () -> new SpecLoader(ENV, Backends.specs(), SCHEMA).load(f, f.getFileName().toString(), List.of()));
             assertThat(e).as("%s must be rejected", f.getFileName()).isNotNull();
             List<String> actual = e.problems().stream().map(p -> p.toString().replace(DIR.toString(), "FIXTURES")).toList();
             assertThat(actual).containsExactlyElementsOf(expected);

@@ -14,11 +14,12 @@ import java.util.OptionalInt;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.backends.Backends;
 
 /** Loading valid files: defaults, composition, interpolation, overrides and YAML features, at value level. */
 class SpecLoaderTest {
 
-    private static final SchemaCheck SCHEMA = new SchemaCheck();
+    private static final SchemaCheck SCHEMA = new SchemaCheck(Backends.specs());
 
     @TempDir
     Path dir;
@@ -31,7 +32,7 @@ class SpecLoaderTest {
     }
 
     private JobSpec load(Path file, Map<String, String> env, String... sets) throws InvalidSpecException {
-        return new SpecLoader(env, SCHEMA).load(file, file.getFileName().toString(), List.of(sets)).spec();
+        return new SpecLoader(env, Backends.specs(), SCHEMA).load(file, file.getFileName().toString(), List.of(sets)).spec();
     }
 
     private List<String> problems(Path file, Map<String, String> env, String... sets) {
@@ -69,7 +70,7 @@ class SpecLoaderTest {
         Path f = write("sw.yaml", "name: sw\nnodes: [{name: a, host: h, workers: 1}]\nsweep: {lr: [0.1, 1.0e-4], seed: [1, 2, 3]}\n"
                 + "entrypoint: {command: [python3, t.py, --lr, '${sweep.lr}', --seed, \"${sweep.seed}\"]}\n"
                 + "env:\n  SEED: ${sweep.seed}\n  TAG: lr-${sweep.lr}\n");
-        SpecLoader loader = new SpecLoader(Map.of());
+        SpecLoader loader = new SpecLoader(Map.of(), Backends.specs());
         SpecLoader.Loaded first = loader.load(f, "sw.yaml", List.of());
         assertThat(first.sweep().orElseThrow().size()).isEqualTo(6);
         assertThat(first.sweep().get().values()).containsExactly(Map.entry("lr", List.of("0.1", "0.0001")), Map.entry("seed", List.of("1", "2", "3")));

@@ -1,0 +1,32 @@
+package org.runjob.slurm;
+
+import java.util.List;
+import java.util.Optional;
+
+import org.runjob.spec.BackendSettings;
+
+/**
+ * The job file's {@code slurm:} block: what the allocation asks for. Empty values are the
+ * cluster's defaults.
+ *
+ * @param allocArgs              more arguments for {@code salloc} (e.g. {@code --mem=0}, {@code --constraint=a100})
+ * @param srunArgs               more arguments for each node's {@code srun} step
+ * @param stopBeforeLimitSeconds a run stops gracefully this long before its time limit
+ * @param cpusPerWorker          CPUs the allocation holds per worker (Slurm's default: one)
+ */
+public record SlurmSettings(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
+                            List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker)
+        implements BackendSettings {
+
+    public static final int DEFAULT_STOP_BEFORE_LIMIT_S = 90;
+
+    public SlurmSettings {
+        allocArgs = List.copyOf(allocArgs);
+        srunArgs = List.copyOf(srunArgs);
+    }
+
+    public SlurmSettings(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
+                         List<String> allocArgs, List<String> srunArgs) {
+        this(partition, account, time, qos, allocArgs, srunArgs, DEFAULT_STOP_BEFORE_LIMIT_S, Optional.empty());
+    }
+}

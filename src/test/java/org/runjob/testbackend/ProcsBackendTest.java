@@ -1,0 +1,89 @@
+package org.runjob.testbackend;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.backends.Backends;
+import org.runjob.cli.Cli;
+import org.runjob.json.Json;
+
+import tools.jackson.databind.JsonNode;
+
+/**
+ * A backend that lives only in the test sources ({@link ProcsBackend}, one line in the tests'
+ * {@code META-INF/services}) goes through every stage: its block is validated by its own schema,
+ * its rules run, its node addresses reach the plan, its commands the dry run, and a run of two
+ * nodes starts an agent per node and every rank.
+ */
+class ProcsBackendTest {
+
+    @TempDir
+    Path tmp;
+
+    private Path job(String backendLines, String nodes) throws Exception {
+        return Files.writeString(tmp.resolve("procs.yaml"), "name: procs\n" + backendLines + "nodes:\n" + nodes
+                + "workdir: " + tmp.resolve("work") + "\nlogs: {dir: " + tmp.resolve("runs") + "}\n"
+                + "entrypoint: {command: [sh, -c, 'echo rank $RANK of $WORLD_SIZE node $NODE_RANK local $LOCAL_RANK']}\n");
+    }
+
+    private static final String TWO = "  - {name: a, workers: 2}\n  - {name: b, workers: 1}\n";
+
+    private Map<String, String> env() throws Exception {
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
+        return env;
+    }
+
+    @Test
+    void theRegistryFindsItByItsServiceLine() {
+        assertThat(Backends.all()).extracting(b -> b.name()).containsExactlyInAnyOrder("ssh", "slurm", "procs");
+        assertThat(Backends.specs().named("procs")).isPresent();
+    }
+
+    @Test
+    void itsBlockAndItsRulesAreChecked() throws Exception {
+        Path bad = job("backend: procs\nprocs: {label: 7, colour: red}\n", "  - {name: a, host: h1, workers: 1}\n");
+        var r = Cli.run(env(), "validate", bad.toString());
+        assertThat(r.code()).isEqualTo(2);
+        String f = bad.toString();
+        assertThat(r.err().lines().toList()).containsExactly(
+                f + ":3:16: /procs/label: integer found, string expected",
+                f + ":3:19: /procs/colour: unknown key 'colour'; allowed here: label",
+                f + ":5:15: /nodes/0/host: node 'a' is a process of backend: procs: it has no host and is not local",
+                f + ": 3 problems");
+    }
+
+    @Test
+    void itPlansDryRunsAndRunsThroughEveryStage() throws Exception {
+        Path ok = job("backend: procs\nprocs: {label: demo}\n", TWO);
+        assertThat(Cli.run(env(), "validate", ok.toString()).code()).isZero();
+
+        var plan = Cli.run(env(), "--dry-run", "--output", "json", ok.toString());
+        assertThat(plan.code()).as(plan.err()).isZero();
+        JsonNode json = Json.read(plan.out());
+        assertThat(json.get("nodes")).hasSize(2);
+        JsonNode a = json.get("nodes").get(0);
+        assertThat(a.get("procs_node").stringValue()).isEqualTo("a");
+        assertThat(a.get("host").stringValue()).isEqualTo("127.0.0.1");
+        assertThat(a.get("local").booleanValue()).isFalse();
+        assertThat(json.get("nodes").get(1).get("ranks").toString()).isEqualTo("[2]");
+
+        var text = Cli.run(env(), "--dry-run", ok.toString());
+        assertThat(text.code()).as(text.err()).isZero();
+        assertThat(text.out()).contains("agent for a\n").contains("agent for b\n").contains("process a")
+                .contains("  note: procs demo: every node is a process on this machine\n");
+
+        var run = Cli.run(env(), ok.toString());
+        assertThat(run.code()).as(run.err()).isZero();
+        assertThat(run.err()).contains("runjob: note: procs demo: every node is a process on this machine\n");
+        assertThat(run.out().lines().sorted().toList()).containsExactly(
+                "[a/0] rank 0 of 3 node 0 local 0", "[a/1] rank 1 of 3 node 0 local 1", "[b/2] rank 2 of 3 node 1 local 0");
+        assertThat(tmp.resolve("work")).isDirectory();
+    }
+}
