@@ -3,6 +3,7 @@ package org.runjob.distribute;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -87,6 +88,21 @@ class AgentBundleTest {
                 "com/networknt/", "picocli/", "org/apache/logging/",
                 "org/slf4j/", "org/runjob/cli/", "org/runjob/launch/", "org/runjob/spec/", "org/runjob/transport/", "org/runjob/slurm/")) {
             assertThat(names).as("the agent jar's entries").noneMatch(n -> n.startsWith(coordinatorOnly));
+        }
+    }
+
+    /** runjob's jar merged from class directories registers every backend of each (main's and the tests'), as the class path does. */
+    @Test
+    void aMergedRunjobJarKeepsTheServiceLinesOfEveryClassDirectory() throws IOException {
+        Path made = AgentBundle.runjobJar();
+        assertThat(AgentBundle.isTemporary(made)).as("merged from class directories").isTrue();
+        try (JarFile jar = new JarFile(made.toFile())) {
+            String lines = new String(jar.getInputStream(jar.getJarEntry("META-INF/services/org.runjob.node.Backend")).readAllBytes(),
+                    StandardCharsets.UTF_8);
+            assertThat(lines.lines().filter(l -> !l.isBlank()).sorted()).containsExactly("org.runjob.slurm.SlurmBackend",
+                    "org.runjob.testbackend.ProcsBackend", "org.runjob.transport.SshBackend");
+        } finally {
+            Files.delete(made);
         }
     }
 }
