@@ -65,9 +65,13 @@ final class WorkdirGuard {
         f.put(NodeFacts.USER, System.getProperty("user.name"));
         f.put(NodeFacts.HOST, ProcInfo.hostname());
         machine().ifPresent(m -> f.put(NodeFacts.MACHINE, m));
-        if (env.containsKey("SLURM_STEP_ID")) {
-            f.put(NodeFacts.SLURM_VISIBLE_DEVICES, env.getOrDefault("CUDA_VISIBLE_DEVICES", ""));
-            f.put(NodeFacts.SLURM_STEP_GPUS, env.getOrDefault("SLURM_STEP_GPUS", ""));
+        if (!options.report().isEmpty()) {
+            f.put(NodeFacts.VISIBLE_DEVICES, env.getOrDefault("CUDA_VISIBLE_DEVICES", ""));
+            for (String name : options.report()) {
+                if (env.containsKey(name)) {
+                    f.put(NodeFacts.variable(name), env.get(name));
+                }
+            }
         }
         if (options.workdir().isEmpty()) {
             return new NodeFacts(f);

@@ -71,8 +71,15 @@ public interface Backend {
     /** The commands a run of {@code spec} would run; empty for a backend that reaches its nodes directly. */
     DryRun dryRun(JobSpec spec);
 
-    /** Who decides which GPUs a node's workers use. */
-    GpuAuthority gpus();
+    /** Who decides which GPUs a node's workers use: the scheduler when {@link #schedulerGpus} says how, else runjob. */
+    default GpuAuthority gpus() {
+        return schedulerGpus().isPresent() ? GpuAuthority.SCHEDULER_ASSIGNED : GpuAuthority.PROBED_AND_LEASED;
+    }
+
+    /** For a backend whose scheduler gives each node its GPUs: how its agents report them; empty: runjob probes and leases. */
+    default Optional<SchedulerGpus> schedulerGpus() {
+        return Optional.empty();
+    }
 
     /** True for a backend with a queue of its own: {@code runjob submit} queues the run ({@link #queue}). */
     default boolean queues() {

@@ -1,5 +1,6 @@
 package org.runjob.node;
 
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
 
@@ -43,6 +44,14 @@ public interface Cluster extends AutoCloseable {
      * has nothing to tell.
      */
     default void onEnding(Consumer<String> stop) {
+    }
+
+    /**
+     * The variables of its environment each node's agent reports in HELLO, beside its
+     * CUDA_VISIBLE_DEVICES (a scheduler's GPUs: {@link SchedulerGpus#variables}); none by default.
+     */
+    default List<String> agentVariables() {
+        return List.of();
     }
 
     @Override

@@ -1,6 +1,5 @@
 package org.runjob.preflight;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -9,7 +8,6 @@ import java.util.stream.Collectors;
 
 import org.runjob.protocol.Gpu;
 import org.runjob.protocol.GpuInventory;
-import org.runjob.protocol.NodeFacts;
 import org.runjob.spec.NodeSpec;
 
 /**
@@ -77,31 +75,6 @@ final class GpuCheck {
 
     static boolean wantsGpus(NodeSpec node) {
         return !(node.gpus() instanceof NodeSpec.GpuRequest.Listed l) || !l.indices().isEmpty();
-    }
-
-    /**
-     * The GPUs Slurm gave a node's step, as an inventory by CUDA_VISIBLE_DEVICES index (what its
-     * workers are given); the model and memory are not probed: Slurm owns them.
-     */
-    public static GpuInventory givenBySlurm(NodeFacts facts) {
-        String visible = facts.get(NodeFacts.SLURM_VISIBLE_DEVICES).orElse("");
-        String[] physical = facts.get(NodeFacts.SLURM_STEP_GPUS).orElse("").split(",");
-        List<Gpu> gpus = new ArrayList<>();
-        String[] indices = visible.isBlank() ? new String[0] : visible.split(",");
-        for (int i = 0; i < indices.length; i++) {
-            if (!indices[i].trim().matches("\\d+")) {
-                return GpuInventory.none("Slurm set CUDA_VISIBLE_DEVICES=" + visible + ", not indices");
-            }
-            String phys = i < physical.length && !physical[i].isBlank() ? physical[i].trim() : "?";
-            gpus.add(new Gpu(Integer.parseInt(indices[i].trim()), "GPU given by Slurm (physical " + phys + ")", -1, -1, 0, 0, "slurm:" + phys));
-        }
-        return new GpuInventory(gpus, 0, Optional.empty());
-    }
-
-    /** "CUDA_VISIBLE_DEVICES=0,1 (SLURM_STEP_GPUS=2,3)". */
-    public static String describeSlurm(NodeFacts facts) {
-        return "CUDA_VISIBLE_DEVICES=" + facts.get(NodeFacts.SLURM_VISIBLE_DEVICES).orElse("") + " (SLURM_STEP_GPUS="
-                + facts.get(NodeFacts.SLURM_STEP_GPUS).orElse("") + ")";
     }
 
     private static String gib(long bytes) {

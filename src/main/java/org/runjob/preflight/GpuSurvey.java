@@ -10,12 +10,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
+import org.runjob.node.SchedulerGpus;
 import org.runjob.protocol.Gpu;
 import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.Lease;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.session.NodeSession;
-import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 
@@ -31,7 +31,7 @@ final class GpuSurvey {
     static final long REPROBE_MS = 2000;
 
     private final JobSpec spec;
-    private final GpuAuthority authority;
+    private final Optional<SchedulerGpus> given;
     private final Optional<String> runId;
     private final Optional<Duration> waitForGpus;
     /** Nodes on one machine share one probe. */
@@ -43,9 +43,10 @@ final class GpuSurvey {
      * @param runId       the run's id: its agents lease the GPUs it uses; empty for commands that start nothing
      * @param waitForGpus how long a node may wait for its {@code gpus: {count: N}} to be free; empty: not at all
      */
-    GpuSurvey(JobSpec spec, GpuAuthority authority, Optional<String> runId, Optional<Duration> waitForGpus) {
+    /** @param given how the scheduler's GPUs are read, for a backend whose scheduler gives them; empty: probed and leased */
+    GpuSurvey(JobSpec spec, Optional<SchedulerGpus> given, Optional<String> runId, Optional<Duration> waitForGpus) {
         this.spec = spec;
-        this.authority = authority;
+        this.given = given;
         this.runId = runId;
         this.waitForGpus = waitForGpus;
     }
@@ -56,11 +57,11 @@ final class GpuSurvey {
      */
     Optional<GpuInventory> survey(NodeSpec node, NodeSession session, NodeFacts facts, Map<Check, Cell> row,
                                           Consumer<String> progress) {
-        if (authority == GpuAuthority.SCHEDULER_ASSIGNED && (GpuCheck.wantsGpus(node) || node.workers().isEmpty())) {
-            GpuInventory given = GpuCheck.givenBySlurm(facts);
-            row.put(Check.GPUS, given.gpus().isEmpty() ? Cell.fail("Slurm gave the step no GPUs")
-                    : Cell.ok("given by Slurm: " + GpuCheck.describeSlurm(facts)));
-            return Optional.of(given);
+        if (given.isPresent() && (GpuCheck.wantsGpus(node) || node.workers().isEmpty())) {
+            GpuInventory inventory = given.get().inventory(facts);
+            row.put(Check.GPUS, inventory.gpus().isEmpty() ? Cell.fail(inventory.unavailable().orElse(given.get().noneGiven()))
+                    : Cell.ok(given.get().describe(facts)));
+            return Optional.of(inventory);
         }
         if (!GpuCheck.wantsGpus(node)) {
             row.put(Check.GPUS, Cell.ok("not used"));
@@ -172,7 +173,7 @@ final class GpuSurvey {
             if (inv == null) {
                 continue;
             }
-            if (node.gpus() instanceof NodeSpec.GpuRequest.Count || authority == GpuAuthority.SCHEDULER_ASSIGNED) {
+            if (node.gpus() instanceof NodeSpec.GpuRequest.Count || given.isPresent()) {
                 continue;
             }
             Cell cell = GpuCheck.judge(node, inv, reference, referenceNode);

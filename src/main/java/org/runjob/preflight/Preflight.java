@@ -102,7 +102,7 @@ public final class Preflight {
         this.spec = spec;
         this.backend = backend.name();
         this.starter = starter;
-        this.gpuSurvey = new GpuSurvey(spec, backend.gpus(), runId, waitForGpus);
+        this.gpuSurvey = new GpuSurvey(spec, backend.schedulerGpus(), runId, waitForGpus);
         this.runId = runId;
         this.setup = setup;
         this.setupOutput = setupOutput;

@@ -10,7 +10,7 @@ import java.util.Optional;
 public final class Handshake {
 
     /** This build's protocol. Raise it with any change to a frame id or payload. */
-    public static final int VERSION = 4;
+    public static final int VERSION = 5;
 
     private Handshake() {
     }

@@ -35,10 +35,16 @@ public record NodeFacts(Map<String, String> values) {
     /** A random id stored in the workdir: nodes that report the same one share the workdir. */
     public static final String TOKEN = "token";
     public static final String LOCK_ERROR = "lock_error";
-    /** In a Slurm step: the CUDA_VISIBLE_DEVICES Slurm gave the step (empty: none). */
-    public static final String SLURM_VISIBLE_DEVICES = "slurm_visible_devices";
-    /** In a Slurm step: SLURM_STEP_GPUS, the physical indices of those GPUs. */
-    public static final String SLURM_STEP_GPUS = "slurm_step_gpus";
+    /**
+     * For an agent asked to report variables ({@link AgentOptions#report}): the CUDA_VISIBLE_DEVICES
+     * it was started with, the GPUs a scheduler gave it (empty: none).
+     */
+    public static final String VISIBLE_DEVICES = "visible_devices";
+
+    /** The key of variable {@code name} of the agent's environment, present when it was asked for and is set. */
+    public static String variable(String name) {
+        return "env." + name;
+    }
 
     public NodeFacts {
         values = Map.copyOf(values);
@@ -46,6 +52,11 @@ public record NodeFacts(Map<String, String> values) {
 
     public Optional<String> get(String key) {
         return Optional.ofNullable(values.get(key));
+    }
+
+    /** The agent's value of variable {@code name}, when it was asked for and is set ({@link #variable}). */
+    public Optional<String> variableValue(String name) {
+        return get(variable(name));
     }
 
     public byte[] encode() {

@@ -58,7 +58,7 @@ public final class NodeStarter {
     /** The same, with {@code jit}'s compilers: {@link NodeJvm.Jit#FULL} for an agent that will receive much. */
     public NodeSession start(NodeSpec node, NodeJvm.Jit jit) throws IOException {
         AgentOptions options = new AgentOptions(Optional.of(spec.workdirOf(node)), runId,
-                runId.map(r -> spec.name()), Optional.empty(), spec.ownRunDirOf(node, runId));
+                runId.map(r -> spec.name()), Optional.empty(), spec.ownRunDirOf(node, runId), cluster.agentVariables());
         return NodeSession.start(node.name(), cluster.node(node), PinnedJar.agent(), jit, options, REMOTE_START_MS, env);
     }
 }

@@ -13,9 +13,9 @@ import java.util.function.Consumer;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
 import org.runjob.node.NodeException;
+import org.runjob.node.SchedulerGpus;
 import org.runjob.plan.ShellWords;
 import org.runjob.spec.BackendSpec;
-import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 
@@ -135,7 +135,7 @@ public final class SlurmBackend implements Backend {
     }
 
     @Override
-    public GpuAuthority gpus() {
-        return GpuAuthority.SCHEDULER_ASSIGNED;
+    public Optional<SchedulerGpus> schedulerGpus() {
+        return Optional.of(SlurmGpus.INSTANCE);
     }
 }

@@ -12,7 +12,6 @@ import org.runjob.node.LocalCluster;
 import org.runjob.node.MixedCluster;
 import org.runjob.node.NodeException;
 import org.runjob.spec.BackendSpec;
-import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
 
@@ -56,8 +55,4 @@ public final class SshBackend implements Backend {
         return DryRun.none();
     }
 
-    @Override
-    public GpuAuthority gpus() {
-        return GpuAuthority.PROBED_AND_LEASED;
-    }
 }

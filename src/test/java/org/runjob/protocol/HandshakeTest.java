@@ -12,16 +12,16 @@ class HandshakeTest {
 
     @Test
     void anAgentOfThisProtocolAndJarIsAccepted() {
-        assertThat(Handshake.mismatch(new NodeFacts(Map.of(NodeFacts.PROTOCOL, "4", NodeFacts.JAR, SHA)), SHA)).isEmpty();
+        assertThat(Handshake.mismatch(new NodeFacts(Map.of(NodeFacts.PROTOCOL, "5", NodeFacts.JAR, SHA)), SHA)).isEmpty();
     }
 
     @Test
     void anotherJarOrProtocolIsRefusedByName() {
         assertThat(Handshake.mismatch(new NodeFacts(Map.of(NodeFacts.PROTOCOL, "2", NodeFacts.JAR, "b".repeat(64))), SHA)).contains(
-                "its agent speaks protocol 2 from jar bbbbbbbbbbbb, but this runjob speaks protocol 4 and sent jar aaaaaaaaaaaa:"
+                "its agent speaks protocol 2 from jar bbbbbbbbbbbb, but this runjob speaks protocol 5 and sent jar aaaaaaaaaaaa:"
                         + " runjob and its agent are different builds");
         assertThat(Handshake.mismatch(new NodeFacts(Map.of(NodeFacts.PROTOCOL, "0", NodeFacts.JAR, SHA)), SHA)).get().asString()
-                .startsWith("its agent speaks protocol 0 from jar aaaaaaaaaaaa, but this runjob speaks protocol 4");
+                .startsWith("its agent speaks protocol 0 from jar aaaaaaaaaaaa, but this runjob speaks protocol 5");
         assertThat(Handshake.mismatch(new NodeFacts(Map.of()), SHA)).get().asString()
                 .startsWith("its agent speaks protocol none from jar none");
     }
