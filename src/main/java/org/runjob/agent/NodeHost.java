@@ -218,13 +218,13 @@ public final class NodeHost {
             counted = true;
             served = true;
             lastBusy = System.nanoTime();
-            if (first.type() == HostRecords.STOP) {
+            if (first.is(HostRecords.Type.STOP)) {
                 stopped = true;
-                link.send(HostRecords.EXIT, "0");
+                link.send(HostRecords.Type.EXIT, "0");
                 return;
             }
-            if (first.type() != HostRecords.EXEC) {
-                link.send(HostRecords.FAILED, "expected a program to start");
+            if (!first.is(HostRecords.Type.EXEC)) {
+                link.send(HostRecords.Type.FAILED, "expected a program to start");
                 return;
             }
             run(link, HostRecords.argv(first.payload()));
@@ -250,18 +250,18 @@ public final class NodeHost {
         try {
             p = pb.start();
         } catch (IOException e) {
-            link.send(HostRecords.FAILED, "cannot start " + argv.get(0) + ": " + e.getMessage());
+            link.send(HostRecords.Type.FAILED, "cannot start " + argv.get(0) + ": " + e.getMessage());
             return;
         }
-        link.send(HostRecords.STARTED, Long.toString(p.pid()));
-        Thread out = pump(p.getInputStream(), link, HostRecords.STDOUT);
-        Thread err = pump(p.getErrorStream(), link, HostRecords.STDERR);
+        link.send(HostRecords.Type.STARTED, Long.toString(p.pid()));
+        Thread out = pump(p.getInputStream(), link, HostRecords.Type.STDOUT);
+        Thread err = pump(p.getErrorStream(), link, HostRecords.Type.STDERR);
         Thread exit = new Thread(() -> {
             try {
                 int code = p.waitFor();
                 out.join();
                 err.join();
-                link.send(HostRecords.EXIT, Integer.toString(code));
+                link.send(HostRecords.Type.EXIT, Integer.toString(code));
             } catch (InterruptedException | IOException e) {
                 // the client went away
             } finally {
@@ -276,13 +276,14 @@ public final class NodeHost {
         try {
             SecureLink.Record r;
             while ((r = link.receive()) != null) {
-                switch (r.type()) {
-                    case HostRecords.STDIN -> {
+                byte type = r.type();
+                switch (r.kind().orElseThrow(() -> new IOException("unexpected record " + type))) {
+                    case STDIN -> {
                         stdin.write(r.payload());
                         stdin.flush();
                     }
-                    case HostRecords.STDIN_EOF -> stdin.close();
-                    case HostRecords.KILL -> Watchdog.end(p.toHandle());
+                    case STDIN_EOF -> stdin.close();
+                    case KILL -> Watchdog.end(p.toHandle());
                     default -> throw new IOException("unexpected record " + r.type());
                 }
             }
@@ -302,7 +303,7 @@ public final class NodeHost {
         }
     }
 
-    private static Thread pump(InputStream from, SecureLink link, byte type) {
+    private static Thread pump(InputStream from, SecureLink link, HostRecords.Type type) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[1 << 16];
             boolean carried = true;

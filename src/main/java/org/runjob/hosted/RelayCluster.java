@@ -48,7 +48,7 @@ public final class RelayCluster implements Cluster {
     public void close() {
         for (var e : run.hosts().entrySet()) {
             try (SecureLink link = connect(e.getKey(), e.getValue(), STOP_TIMEOUT_MS)) {
-                link.send(HostRecords.STOP, new byte[0]);
+                link.send(HostRecords.Type.STOP, new byte[0]);
                 link.receive();
             } catch (IOException ex) {
                 // that host is gone already
@@ -94,12 +94,12 @@ public final class RelayCluster implements Cluster {
             SecureLink link;
             try {
                 link = connect(node, endpoint, timeoutMs);
-                link.send(HostRecords.EXEC, HostRecords.argv(argv));
+                link.send(HostRecords.Type.EXEC, HostRecords.argv(argv));
                 SecureLink.Record r = link.receive();
-                if (r == null || r.type() != HostRecords.STARTED) {
+                if (r == null || !r.is(HostRecords.Type.STARTED)) {
                     link.close();
                     throw new NodeException("the node host at " + endpoint + " did not start " + argv.get(0)
-                            + (r != null && r.type() == HostRecords.FAILED ? ": " + r.text() : ""));
+                            + (r != null && r.is(HostRecords.Type.FAILED) ? ": " + r.text() : ""));
                 }
             } catch (IOException e) {
                 throw new NodeException("cannot start " + argv.get(0) + " through the node host at " + endpoint + ": " + e.getMessage(), e);
@@ -108,7 +108,7 @@ public final class RelayCluster implements Cluster {
             OutputStream stdin = new BufferedOutputStream(new RecordOutput(link), CHUNK);
             return NodeProcess.of(stdout, stdin, link::close, () -> {
                 try {
-                    link.send(HostRecords.KILL, new byte[0]);
+                    link.send(HostRecords.Type.KILL, new byte[0]);
                 } catch (IOException e) {
                     // gone already
                 }
@@ -138,12 +138,12 @@ public final class RelayCluster implements Cluster {
         private boolean fill() throws IOException {
             while (pos >= buf.length && !ended) {
                 SecureLink.Record r = link.receive();
-                if (r == null || r.type() == HostRecords.EXIT) {
+                if (r == null || r.is(HostRecords.Type.EXIT)) {
                     ended = true;
-                } else if (r.type() == HostRecords.STDOUT) {
+                } else if (r.is(HostRecords.Type.STDOUT)) {
                     buf = r.payload();
                     pos = 0;
-                } else if (r.type() == HostRecords.STDERR) {
+                } else if (r.is(HostRecords.Type.STDERR)) {
                     stderr.write(r.payload());
                     stderr.flush();
                 }
@@ -193,7 +193,7 @@ public final class RelayCluster implements Cluster {
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
             for (int at = off; at < off + len; at += CHUNK) {
-                link.send(HostRecords.STDIN, Arrays.copyOfRange(b, at, Math.min(off + len, at + CHUNK)));
+                link.send(HostRecords.Type.STDIN, Arrays.copyOfRange(b, at, Math.min(off + len, at + CHUNK)));
             }
         }
 
@@ -201,7 +201,7 @@ public final class RelayCluster implements Cluster {
         public synchronized void close() throws IOException {
             if (!closed) {
                 closed = true;
-                link.send(HostRecords.STDIN_EOF, new byte[0]);
+                link.send(HostRecords.Type.STDIN_EOF, new byte[0]);
             }
         }
     }

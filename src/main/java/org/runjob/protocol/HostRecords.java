@@ -3,6 +3,7 @@ package org.runjob.protocol;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The record types a submitted run's coordinator and a node host exchange over a
@@ -10,27 +11,37 @@ import java.util.List;
  * exec channel would be.
  *
  * <ol>
- *   <li>The coordinator sends {@link #EXEC} (the argv, NUL-separated) or {@link #STOP} (the host
+ *   <li>The coordinator sends {@link Type#EXEC} (the argv, NUL-separated) or {@link Type#STOP} (the host
  *       ends: the run is over).</li>
- *   <li>The host answers {@link #STARTED} (the pid) or {@link #FAILED} (why).</li>
- *   <li>Then {@link #STDIN}, {@link #STDIN_EOF} and {@link #KILL} go to the node;
- *       {@link #STDOUT}, {@link #STDERR} and at last {@link #EXIT} (the status) come back.</li>
+ *   <li>The host answers {@link Type#STARTED} (the pid) or {@link Type#FAILED} (why).</li>
+ *   <li>Then {@link Type#STDIN}, {@link Type#STDIN_EOF} and {@link Type#KILL} go to the node;
+ *       {@link Type#STDOUT}, {@link Type#STDERR} and at last {@link Type#EXIT} (the status) come back.</li>
  *   <li>The connection closing lets go of the program: its stdin is closed, as sshd does when a
  *       channel drops.</li>
  * </ol>
  */
 public final class HostRecords {
 
-    public static final byte EXEC = 1;
-    public static final byte STOP = 2;
-    public static final byte STARTED = 3;
-    public static final byte FAILED = 4;
-    public static final byte STDIN = 5;
-    public static final byte STDIN_EOF = 6;
-    public static final byte KILL = 7;
-    public static final byte STDOUT = 8;
-    public static final byte STDERR = 9;
-    public static final byte EXIT = 10;
+    /** A record's type: its first byte, as {@link Frame.Type} is a frame's. */
+    public enum Type {
+        EXEC(1), STOP(2), STARTED(3), FAILED(4), STDIN(5), STDIN_EOF(6), KILL(7), STDOUT(8), STDERR(9), EXIT(10);
+
+        public final byte code;
+
+        Type(int code) {
+            this.code = (byte) code;
+        }
+
+        /** The type of that first byte; empty for one no record has. */
+        public static Optional<Type> of(byte code) {
+            for (Type t : values()) {
+                if (t.code == code) {
+                    return Optional.of(t);
+                }
+            }
+            return Optional.empty();
+        }
+    }
 
     /** The line a node host prints once it listens: this prefix and its port. */
     public static final String LISTENING = "RUNJOB-HOST ";

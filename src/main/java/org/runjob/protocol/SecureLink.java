@@ -20,6 +20,7 @@ import java.security.spec.InvalidKeySpecException;
 import java.security.spec.X509EncodedKeySpec;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -96,6 +97,15 @@ public final class SecureLink implements AutoCloseable {
     public record Record(byte type, byte[] payload) {
         public String text() {
             return new String(payload, StandardCharsets.UTF_8);
+        }
+
+        /** Its type among a node host's ({@link HostRecords.Type}); empty for another. */
+        public Optional<HostRecords.Type> kind() {
+            return HostRecords.Type.of(type);
+        }
+
+        public boolean is(HostRecords.Type t) {
+            return type == t.code;
         }
     }
 
@@ -282,6 +292,15 @@ public final class SecureLink implements AutoCloseable {
 
     public void send(byte type, String text) throws IOException {
         send(type, text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Sends one of a node host's records. */
+    public void send(HostRecords.Type type, byte[] payload) throws IOException {
+        send(type.code, payload);
+    }
+
+    public void send(HostRecords.Type type, String text) throws IOException {
+        send(type.code, text);
     }
 
     /**
