@@ -2,8 +2,6 @@ package org.runjob.agent;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -24,6 +22,7 @@ import org.apache.commons.exec.launcher.CommandLauncherFactory;
 import org.runjob.protocol.ContainerStart;
 import org.runjob.protocol.Exit;
 import org.runjob.protocol.Frame;
+import org.runjob.protocol.Started;
 import org.runjob.protocol.WorkerStart;
 
 /**
@@ -125,9 +124,7 @@ final class WorkerProcess {
             // already closed
         }
         tree = new ProcessTree(process.pid(), token);
-        byte[] tokenBytes = token.getBytes(StandardCharsets.UTF_8);
-        send(new Frame(Frame.Type.STARTED, spec.rank(),
-                ByteBuffer.allocate(8 + tokenBytes.length).putLong(process.pid()).put(tokenBytes).array()));
+        send(new Frame(Frame.Type.STARTED, spec.rank(), new Started(process.pid(), token).encode()));
         Thread out = drain(process.getInputStream(), Frame.Type.STDOUT, "out");
         Thread err = drain(process.getErrorStream(), Frame.Type.STDERR, "err");
         Thread waiter = new Thread(() -> {

@@ -4,7 +4,6 @@ import java.io.BufferedInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
@@ -15,6 +14,7 @@ import org.runjob.protocol.Frame;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.protocol.ProtocolException;
 import org.runjob.protocol.Stacks;
+import org.runjob.protocol.Started;
 
 /**
  * Reads an agent's frames and puts them on the supervisor's queue as events, on its own thread.
@@ -120,9 +120,9 @@ final class FramePump {
                     case ERROR_FILE -> deliver(new Event.ErrorFile(node, f.rank(), new String(f.payload(), StandardCharsets.UTF_8)));
                     case NOTICE -> deliver(new Event.Notice(node, new String(f.payload(), StandardCharsets.UTF_8)));
                     case STARTED -> {
-                        long pid = ByteBuffer.wrap(f.payload()).getLong();
-                        workerTokens.put(pid, new String(f.payload(), 8, f.payload().length - 8, StandardCharsets.UTF_8));
-                        deliver(new Event.Started(node, f.rank(), pid));
+                        Started started = Started.decode(f.payload());
+                        workerTokens.put(started.pid(), started.token());
+                        deliver(new Event.Started(node, f.rank(), started.pid()));
                     }
                     case STDOUT -> deliver(new Event.Output(node, f.rank(), false, f.payload()));
                     case STDERR -> deliver(new Event.Output(node, f.rank(), true, f.payload()));
