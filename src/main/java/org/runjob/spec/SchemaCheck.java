@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 import com.networknt.schema.Error;
-import com.networknt.schema.InputFormat;
 import com.networknt.schema.Schema;
 import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SchemaRegistryConfig;
@@ -51,7 +50,7 @@ public final class SchemaCheck {
         SchemaRegistryConfig config = SchemaRegistryConfig.builder().errorMessageKeyword("errorMessage").build();
         SchemaRegistry registry = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12,
                 b -> b.schemaRegistryConfig(config));
-        this.schema = registry.getSchema(Json.compact(schemaJson), InputFormat.JSON);
+        this.schema = registry.getSchema(schemaJson);
     }
 
     /**
