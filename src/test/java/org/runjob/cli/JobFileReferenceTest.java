@@ -55,7 +55,7 @@ class JobFileReferenceTest {
         JsonNode file = Json.read(Path.of("schemas/job.schema.json"));
         BackendSpecs shipped = new BackendSpecs(Backends.all().stream().filter(b -> !(b instanceof ProcsBackend)).map(Backend::jobFile).toList());
         assertThat(SchemaCheck.compose(file, shipped)).isEqualTo(file);
-        assertThat(file.at("/properties/backend/enum").toString()).isEqualTo("[\"ssh\",\"slurm\"]");
+        assertThat(file.at("/properties/backend/enum")).extracting(JsonNode::stringValue).contains("ssh", "slurm").doesNotContain("procs");
         assertThat(file.at("/properties/slurm")).isEqualTo(Json.read(Path.of("schemas/backends/slurm.schema.json")));
     }
 
