@@ -24,6 +24,8 @@ import java.util.function.Predicate;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.jar.JarOutputStream;
+import java.util.regex.Pattern;
+import java.util.zip.Deflater;
 
 /**
  * The jars runjob starts outside its own process. {@link #agentJar}: the agent artifact, all that
@@ -52,6 +54,8 @@ public final class AgentBundle {
     private static final String SERVICES = "META-INF/services/";
     /** Log4j's plugin index, which only log4j-core has: a runjob started from the merged jar logs as from the real one. */
     private static final String LOG4J_PLUGINS = "META-INF/org/apache/logging/log4j/";
+    /** Jars of a test class path that nothing runjob starts needs (the test framework and its assertions). */
+    private static final Pattern TEST_LIBRARIES = Pattern.compile("^(junit|assertj|byte-buddy|opentest4j|apiguardian)");
     /** Every merged entry's time: 1980-01-01, the first a zip entry can hold. */
     private static final long FIXED_TIME = 315_532_800_000L;
 
@@ -126,6 +130,8 @@ public final class AgentBundle {
         Set<String> seen = new HashSet<>();
         Map<String, StringBuilder> services = new TreeMap<>();
         try (JarOutputStream jar = new JarOutputStream(Files.newOutputStream(out))) {
+            // made for one command and deleted once copied: fast to write matters more than small
+            jar.setLevel(Deflater.BEST_SPEED);
             for (String entry : classPath.split(File.pathSeparator)) {
                 Path p = Path.of(entry);
                 if (Files.isDirectory(p)) {
@@ -144,7 +150,7 @@ public final class AgentBundle {
                             return FileVisitResult.CONTINUE;
                         }
                     });
-                } else if (Files.isRegularFile(p) && entry.endsWith(".jar") && !p.getFileName().toString().contains("junit")) {
+                } else if (Files.isRegularFile(p) && entry.endsWith(".jar") && !TEST_LIBRARIES.matcher(p.getFileName().toString()).find()) {
                     try (JarFile in = new JarFile(p.toFile())) {
                         for (JarEntry e : Collections.list(in.entries())) {
                             if (e.isDirectory() || !keep.test(e.getName())) {
