@@ -1,7 +1,9 @@
 package org.runjob.session;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -10,8 +12,12 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import org.runjob.distribute.AgentBundle;
 import org.runjob.distribute.Sha256;
@@ -43,7 +49,8 @@ public record PinnedJar(Path path, String sha256, long size, String main) {
     /** The agent artifact, copied and hashed once per process. */
     public static synchronized PinnedJar agent() throws IOException {
         if (agent == null) {
-            agent = pinMade(AgentBundle.agentJar(), NodeJvm.AGENT_MAIN);
+            agent = AgentBundle.runsFromJar() ? pinMade(AgentBundle.agentJar(), NodeJvm.AGENT_MAIN)
+                    : pinMerged("agent", AgentBundle::agentJar, NodeJvm.AGENT_MAIN);
         }
         return agent;
     }
@@ -51,9 +58,86 @@ public record PinnedJar(Path path, String sha256, long size, String main) {
     /** runjob's whole jar (this process's), copied and hashed once per process. */
     public static synchronized PinnedJar runjob() throws IOException {
         if (runjob == null) {
-            runjob = pinMade(AgentBundle.runjobJar(), NodeJvm.RUNJOB_MAIN);
+            runjob = AgentBundle.runsFromJar() ? pinMade(AgentBundle.runjobJar(), NodeJvm.RUNJOB_MAIN)
+                    : pinMerged("runjob", AgentBundle::runjobJar, NodeJvm.RUNJOB_MAIN);
         }
         return runjob;
+    }
+
+    /** Makes a jar (AgentBundle's merge). */
+    interface JarMaker {
+        Path make() throws IOException;
+    }
+
+    /**
+     * A jar merged from class directories (tests, an IDE), merged once per state of the class path:
+     * the cache keeps a file {@code classpath-KIND-KEY} that names the SHA-256 of the jar pinned
+     * for the class path whose entries (every file of a directory) have the paths, sizes and
+     * times KEY hashes. A later process with the same class path uses that jar without merging
+     * again (1.75 s for runjob's whole jar); a rebuilt class changes KEY.
+     */
+    static PinnedJar pinMerged(String kind, JarMaker merge, String main) throws IOException {
+        return pinMerged(kind, merge, main, cacheDir(System.getenv()), System.getProperty("java.class.path"));
+    }
+
+    /** The same, with the cache in {@code dir} and the class path {@code classPath}. */
+    static PinnedJar pinMerged(String kind, JarMaker merge, String main, Path dir, String classPath) throws IOException {
+        if (!safe(dir)) {
+            return pinMade(merge.make(), main);
+        }
+        Path note = dir.resolve("classpath-" + kind + "-" + classPathKey(classPath));
+        if (Files.isRegularFile(note, LinkOption.NOFOLLOW_LINKS)) {
+            String sha = Files.readString(note).trim();
+            Path pinned = dir.resolve(sha + ".jar");
+            if (sha.matches("[0-9a-f]{64}") && Files.isRegularFile(pinned, LinkOption.NOFOLLOW_LINKS)) {
+                FileTime now = FileTime.fromMillis(System.currentTimeMillis());
+                Files.setLastModifiedTime(pinned, now);
+                Files.setLastModifiedTime(note, now);
+                return new PinnedJar(pinned, sha, Files.size(pinned), main);
+            }
+        }
+        Path jar = merge.make();
+        PinnedJar made;
+        try {
+            made = pin(jar, dir, main);
+        } finally {
+            if (AgentBundle.isTemporary(jar)) {
+                Files.deleteIfExists(jar);
+            }
+        }
+        Path tmp = Files.createTempFile(dir, ".classpath-", "", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        try {
+            Files.writeString(tmp, made.sha256() + "\n");
+            Files.move(tmp, note, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+        return made;
+    }
+
+    /** SHA-256 of every class path entry's path, and of each file's path, size and time (a directory's, in name order). */
+    static String classPathKey(String classPath) throws IOException {
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+        for (String entry : classPath.split(File.pathSeparator)) {
+            Path p = Path.of(entry);
+            sha.update((entry + "\n").getBytes(StandardCharsets.UTF_8));
+            if (Files.isDirectory(p)) {
+                try (Stream<Path> files = Files.walk(p)) {
+                    for (Path f : files.filter(Files::isRegularFile).sorted().toList()) {
+                        sha.update((p.relativize(f) + " " + Files.size(f) + " " + Files.getLastModifiedTime(f).toMillis() + "\n")
+                                .getBytes(StandardCharsets.UTF_8));
+                    }
+                }
+            } else if (Files.isRegularFile(p)) {
+                sha.update((Files.size(p) + " " + Files.getLastModifiedTime(p).toMillis() + "\n").getBytes(StandardCharsets.UTF_8));
+            }
+        }
+        return HexFormat.of().formatHex(sha.digest());
     }
 
     /** Pins {@code jar} into this user's cache, then deletes it when AgentBundle made it for this call. */
@@ -97,10 +181,10 @@ public record PinnedJar(Path path, String sha256, long size, String main) {
         }
     }
 
-    /** Jars older than {@link #KEEP_DAYS} days (and their class-data archives and checksums) go: every build adds one. */
+    /** Jars older than {@link #KEEP_DAYS} days (and their class-data archives, checksums and class path notes) go: every build adds one. */
     private static void prune(Path dir, Path current) {
         long before = System.currentTimeMillis() - TimeUnit.DAYS.toMillis(KEEP_DAYS);
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.{jar,jsa,sum}")) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "{*.jar,*.jsa,*.sum,classpath-*}")) {
             for (Path f : files) {
                 if (!f.getFileName().toString().startsWith(current.getFileName().toString().replace(".jar", ""))
                         && Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)

@@ -2,6 +2,7 @@ package org.runjob.session;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -39,6 +40,35 @@ class PinnedJarTest {
         assertThat(Files.readString(two.path())).isEqualTo("version two, rebuilt");
         Path again = Files.writeString(tmp.resolve("again.jar"), "version one");
         assertThat(PinnedJar.pin(again, cache, "Main")).isEqualTo(pinned);
+    }
+
+    /** A jar merged from class directories is merged once per state of the class path, and again after a class changes. */
+    @Test
+    void aMergedJarIsMadeOncePerStateOfTheClassPath() throws Exception {
+        Path classes = Files.createDirectories(tmp.resolve("classes/org"));
+        Path one = Files.writeString(classes.resolve("A.class"), "a");
+        String classPath = tmp.resolve("classes") + File.pathSeparator + tmp.resolve("absent.jar");
+        Path cache = tmp.resolve("cache/runjob/agents");
+        int[] merges = {0};
+        PinnedJar.JarMaker maker = () -> {
+            merges[0]++;
+            return Files.writeString(tmp.resolve("made-" + merges[0] + ".jar"), "merged " + Files.readString(one));
+        };
+        PinnedJar first = PinnedJar.pinMerged("runjob", maker, "Main", cache, classPath);
+        PinnedJar second = PinnedJar.pinMerged("runjob", maker, "Main", cache, classPath);
+        assertThat(merges[0]).isEqualTo(1);
+        assertThat(second).isEqualTo(first);
+        assertThat(Files.readString(second.path())).isEqualTo("merged a");
+        assertThat(PinnedJar.pinMerged("agent", maker, "Main", cache, classPath)).isEqualTo(first); // another kind: merged again, same bytes
+        assertThat(merges[0]).isEqualTo(2);
+        Files.writeString(one, "b");
+        Files.setLastModifiedTime(one, FileTime.fromMillis(Files.getLastModifiedTime(one).toMillis() + 5000));
+        PinnedJar rebuilt = PinnedJar.pinMerged("runjob", maker, "Main", cache, classPath);
+        assertThat(merges[0]).isEqualTo(3);
+        assertThat(Files.readString(rebuilt.path())).isEqualTo("merged b");
+        try (var notes = Files.list(cache)) {
+            assertThat(notes.map(f -> f.getFileName().toString()).filter(n -> n.startsWith("classpath-"))).hasSize(3);
+        }
     }
 
     @Test
