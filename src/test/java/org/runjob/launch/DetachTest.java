@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -45,8 +46,14 @@ class DetachTest {
     }
 
 
+    /**
+     * runjob with this JVM's environment and a run index of this test's own: every in-process run
+     * has the same id ({@link Cli#RUN_ID}), and a class on the other test stream may record it too.
+     */
     Cli cli(String... args) {
-        return Cli.run(System.getenv(), args);
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("XDG_STATE_HOME", tmp.resolve("state").toString());
+        return Cli.run(env, args);
     }
 
     String logDirText() {
