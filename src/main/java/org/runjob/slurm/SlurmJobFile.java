@@ -1,7 +1,9 @@
 package org.runjob.slurm;
 
-import java.util.ArrayList;
-import java.util.List;
+import static org.runjob.spec.JsonFields.integer;
+import static org.runjob.spec.JsonFields.strings;
+import static org.runjob.spec.JsonFields.text;
+
 import java.util.Optional;
 
 import org.runjob.spec.BackendSettings;
@@ -50,12 +52,9 @@ final class SlurmJobFile implements BackendSpec {
 
     @Override
     public BackendSettings settings(JsonNode s) {
-        JsonNode stop = s.get("stop_before_limit_s");
-        JsonNode cpus = s.get("cpus_per_worker");
         return new SlurmSettings(text(s, "partition"), text(s, "account"), text(s, "time"), text(s, "qos"),
                 strings(s.get("alloc_args")), strings(s.get("srun_args")),
-                stop == null ? SlurmSettings.DEFAULT_STOP_BEFORE_LIMIT_S : stop.intValue(),
-                cpus == null ? Optional.empty() : Optional.of(cpus.intValue()));
+                integer(s, "stop_before_limit_s").orElse(SlurmSettings.DEFAULT_STOP_BEFORE_LIMIT_S), integer(s, "cpus_per_worker"));
     }
 
     @Override
@@ -89,18 +88,5 @@ final class SlurmJobFile implements BackendSpec {
         if (gpus != null && gpus.isString()) {
             problems.at(p + "/gpus", "nodes given as a count need their GPUs as a number, e.g. gpus: {count: 8}: Slurm allocates that many on each");
         }
-    }
-
-    private static Optional<String> text(JsonNode parent, String key) {
-        JsonNode v = parent.get(key);
-        return v == null ? Optional.empty() : Optional.of(v.stringValue());
-    }
-
-    private static List<String> strings(JsonNode array) {
-        List<String> out = new ArrayList<>();
-        if (array != null) {
-            array.forEach(v -> out.add(v.asString()));
-        }
-        return out;
     }
 }

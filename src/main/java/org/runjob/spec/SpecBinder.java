@@ -1,5 +1,9 @@
 package org.runjob.spec;
 
+import static org.runjob.spec.JsonFields.integer;
+import static org.runjob.spec.JsonFields.strings;
+import static org.runjob.spec.JsonFields.text;
+
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -177,29 +181,11 @@ final class SpecBinder {
         return v == null ? Json.object() : v;
     }
 
-    private static Optional<String> text(JsonNode parent, String key) {
-        JsonNode v = parent.get(key);
-        return v == null ? Optional.empty() : Optional.of(v.stringValue());
-    }
-
-    private static Optional<Integer> integer(JsonNode parent, String key) {
-        JsonNode v = parent.get(key);
-        return v == null ? Optional.empty() : Optional.of(v.intValue());
-    }
-
-    /** Argv items: strings as written, numbers and booleans as their YAML text. */
+    /** The integers of a list; none for an absent list. */
     private static Set<Integer> integers(JsonNode array) {
         Set<Integer> out = new TreeSet<>();
         if (array != null) {
             array.forEach(v -> out.add(v.intValue()));
-        }
-        return out;
-    }
-
-    private static List<String> strings(JsonNode array) {
-        List<String> out = new ArrayList<>();
-        if (array != null) {
-            array.forEach(v -> out.add(text(v)));
         }
         return out;
     }
@@ -210,10 +196,5 @@ final class SpecBinder {
             env.properties().forEach(e -> out.put(e.getKey(), text(e.getValue())));
         }
         return out;
-    }
-
-    /** A scalar as text; a decimal as written on a command line (0.0001, not 1.0E-4). */
-    private static String text(JsonNode v) {
-        return v.isDouble() ? Sweep.text(v.doubleValue()) : v.asString();
     }
 }

@@ -1,5 +1,8 @@
 package org.runjob.transport;
 
+import static org.runjob.spec.JsonFields.integer;
+import static org.runjob.spec.JsonFields.text;
+
 import java.util.Optional;
 import java.util.OptionalInt;
 
@@ -37,8 +40,7 @@ final class SshJobFile implements BackendSpec {
         if (isLocal(entry)) {
             return new NodeAddress.Local(host);
         }
-        JsonNode port = entry.get("port");
-        return new NodeAddress.Ssh(host.orElseThrow(), port == null ? OptionalInt.empty() : OptionalInt.of(port.intValue()), text(entry, "user"));
+        return new NodeAddress.Ssh(host.orElseThrow(), integer(entry, "port").map(OptionalInt::of).orElse(OptionalInt.empty()), text(entry, "user"));
     }
 
     /** A node has a host unless it is local. */
@@ -79,10 +81,5 @@ final class SshJobFile implements BackendSpec {
             }
         }
         return false;
-    }
-
-    private static Optional<String> text(JsonNode entry, String key) {
-        JsonNode v = entry.get(key);
-        return v == null ? Optional.empty() : Optional.of(v.stringValue());
     }
 }

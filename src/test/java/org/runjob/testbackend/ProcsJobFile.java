@@ -4,6 +4,7 @@ import java.util.Optional;
 
 import org.runjob.spec.BackendSettings;
 import org.runjob.spec.BackendSpec;
+import org.runjob.spec.JsonFields;
 import org.runjob.spec.NodeAddress;
 import org.runjob.spec.Problems;
 
@@ -39,8 +40,7 @@ final class ProcsJobFile implements BackendSpec {
 
     @Override
     public BackendSettings settings(JsonNode block) {
-        JsonNode label = block.get("label");
-        return new ProcsSettings(label == null ? "unlabelled" : label.stringValue());
+        return new ProcsSettings(JsonFields.text(block, "label").orElse("unlabelled"));
     }
 
     @Override
