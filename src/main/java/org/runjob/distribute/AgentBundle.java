@@ -139,10 +139,13 @@ public final class AgentBundle {
                         @Override
                         public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
                             String name = p.relativize(file).toString().replace('\\', '/');
-                            if (keep.test(name) && name.startsWith(SERVICES)) {
+                            if (!keep.test(name)) {
+                                return FileVisitResult.CONTINUE;
+                            }
+                            if (name.startsWith(SERVICES)) {
                                 services.computeIfAbsent(name, k -> new StringBuilder())
                                         .append(Files.readString(file, StandardCharsets.UTF_8)).append('\n');
-                            } else if (keep.test(name)) {
+                            } else {
                                 try (InputStream in = Files.newInputStream(file)) {
                                     copy(jar, seen, name, in);
                                 }

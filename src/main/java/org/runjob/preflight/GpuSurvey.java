@@ -42,8 +42,8 @@ final class GpuSurvey {
     /**
      * @param runId       the run's id: its agents lease the GPUs it uses; empty for commands that start nothing
      * @param waitForGpus how long a node may wait for its {@code gpus: {count: N}} to be free; empty: not at all
+     * @param given       how the scheduler's GPUs are read, for a backend whose scheduler gives them; empty: probed and leased
      */
-    /** @param given how the scheduler's GPUs are read, for a backend whose scheduler gives them; empty: probed and leased */
     GpuSurvey(JobSpec spec, Optional<SchedulerGpus> given, Optional<String> runId, Optional<Duration> waitForGpus) {
         this.spec = spec;
         this.given = given;

@@ -49,8 +49,7 @@ public record PinnedJar(Path path, String sha256, long size, String main) {
     /** The agent artifact, copied and hashed once per process. */
     public static synchronized PinnedJar agent() throws IOException {
         if (agent == null) {
-            agent = AgentBundle.runsFromJar() ? pinMade(AgentBundle.agentJar(), NodeJvm.AGENT_MAIN)
-                    : pinMerged("agent", AgentBundle::agentJar, NodeJvm.AGENT_MAIN);
+            agent = pinOwn("agent", AgentBundle::agentJar, NodeJvm.AGENT_MAIN);
         }
         return agent;
     }
@@ -58,15 +57,20 @@ public record PinnedJar(Path path, String sha256, long size, String main) {
     /** runjob's whole jar (this process's), copied and hashed once per process. */
     public static synchronized PinnedJar runjob() throws IOException {
         if (runjob == null) {
-            runjob = AgentBundle.runsFromJar() ? pinMade(AgentBundle.runjobJar(), NodeJvm.RUNJOB_MAIN)
-                    : pinMerged("runjob", AgentBundle::runjobJar, NodeJvm.RUNJOB_MAIN);
+            runjob = pinOwn("runjob", AgentBundle::runjobJar, NodeJvm.RUNJOB_MAIN);
         }
         return runjob;
     }
 
-    /** Makes a jar (AgentBundle's merge). */
+    /** Makes a jar (AgentBundle's). */
     interface JarMaker {
         Path make() throws IOException;
+    }
+
+    /** One of runjob's own jars, pinned into this user's cache: from runjob's jar as it is, from class directories once per class path state. */
+    private static PinnedJar pinOwn(String kind, JarMaker jar, String main) throws IOException {
+        Path dir = cacheDir(System.getenv());
+        return AgentBundle.runsFromJar() ? pinMade(jar.make(), dir, main) : pinMerged(kind, jar, main, dir, System.getProperty("java.class.path"));
     }
 
     /**
@@ -75,15 +79,13 @@ public record PinnedJar(Path path, String sha256, long size, String main) {
      * for the class path whose entries (every file of a directory) have the paths, sizes and
      * times KEY hashes. A later process with the same class path uses that jar without merging
      * again (1.75 s for runjob's whole jar); a rebuilt class changes KEY.
+     *
+     * @param dir       the cache ({@link #cacheDir}); when it is unsafe the jar is merged and pinned as {@link #pin} does
+     * @param classPath the class path {@code merge} merges
      */
-    static PinnedJar pinMerged(String kind, JarMaker merge, String main) throws IOException {
-        return pinMerged(kind, merge, main, cacheDir(System.getenv()), System.getProperty("java.class.path"));
-    }
-
-    /** The same, with the cache in {@code dir} and the class path {@code classPath}. */
     static PinnedJar pinMerged(String kind, JarMaker merge, String main, Path dir, String classPath) throws IOException {
         if (!safe(dir)) {
-            return pinMade(merge.make(), main);
+            return pinMade(merge.make(), dir, main);
         }
         Path note = dir.resolve("classpath-" + kind + "-" + classPathKey(classPath));
         if (Files.isRegularFile(note, LinkOption.NOFOLLOW_LINKS)) {
@@ -96,15 +98,7 @@ public record PinnedJar(Path path, String sha256, long size, String main) {
                 return new PinnedJar(pinned, sha, Files.size(pinned), main);
             }
         }
-        Path jar = merge.make();
-        PinnedJar made;
-        try {
-            made = pin(jar, dir, main);
-        } finally {
-            if (AgentBundle.isTemporary(jar)) {
-                Files.deleteIfExists(jar);
-            }
-        }
+        PinnedJar made = pinMade(merge.make(), dir, main);
         Path tmp = Files.createTempFile(dir, ".classpath-", "", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         try {
             Files.writeString(tmp, made.sha256() + "\n");
@@ -140,10 +134,10 @@ public record PinnedJar(Path path, String sha256, long size, String main) {
         return HexFormat.of().formatHex(sha.digest());
     }
 
-    /** Pins {@code jar} into this user's cache, then deletes it when AgentBundle made it for this call. */
-    static PinnedJar pinMade(Path jar, String main) throws IOException {
+    /** Pins {@code jar} into {@code dir} ({@link #pin}), then deletes it when AgentBundle made it for this call. */
+    static PinnedJar pinMade(Path jar, Path dir, String main) throws IOException {
         try {
-            return pin(jar, cacheDir(System.getenv()), main);
+            return pin(jar, dir, main);
         } finally {
             if (AgentBundle.isTemporary(jar)) {
                 Files.deleteIfExists(jar);

@@ -287,13 +287,13 @@ public final class SlurmCluster implements Cluster {
         this.exitCode = exitCode;
     }
 
-    /** Ends the allocation with the run's exit code ({@link #ended}; 1 without one), then lets go of the steps. */
     /** SLURM_STEP_GPUS: the physical GPUs of each agent's step ({@link SlurmGpus}). */
     @Override
     public List<String> agentVariables() {
         return SlurmGpus.INSTANCE.variables();
     }
 
+    /** Ends the allocation with the run's exit code ({@link #ended}; 1 without one), then lets go of the steps. */
     @Override
     public void close() {
         Allocation a;

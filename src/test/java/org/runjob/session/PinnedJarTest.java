@@ -104,7 +104,7 @@ class PinnedJarTest {
     void aJarMadeForThePinIsDeletedOnceCopiedSoAKilledRunjobLeavesNoneBehind() throws Exception {
         Path made = AgentBundle.agentJar();
         assertThat(made).exists();
-        PinnedJar pinned = PinnedJar.pinMade(made, NodeJvm.AGENT_MAIN);
+        PinnedJar pinned = PinnedJar.pinMade(made, PinnedJar.cacheDir(System.getenv()), NodeJvm.AGENT_MAIN);
         assertThat(made).doesNotExist();
         assertThat(pinned.path()).exists();
         assertThat(Sha256.of(pinned.path())).isEqualTo(pinned.sha256());
