@@ -30,12 +30,21 @@ final class ClusterJobs {
     final Path logs;
 
     ClusterJobs(Path dir) throws Exception {
-        String missing = SshTestbed.missing();
-        Testbed.require(missing == null, missing == null ? "" : missing);
-        this.bed = SshTestbed.get();
+        this(dir, shared());
+    }
+
+    /** Jobs for the hosts of {@code bed}. */
+    ClusterJobs(Path dir, SshTestbed bed) throws IOException {
+        this.bed = bed;
         this.dir = dir;
         this.pids = Files.createDirectories(dir.resolve("pids"));
         this.logs = dir.resolve("runs");
+    }
+
+    private static SshTestbed shared() throws Exception {
+        String missing = SshTestbed.missing();
+        Testbed.require(missing == null, missing == null ? "" : missing);
+        return SshTestbed.get();
     }
 
     /** A node line: {@code host} is a testbed host, or any address (for unreachable-host tests). */

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.session.Interrupts;
-import org.runjob.testbed.OnSshTestbed;
+import org.runjob.testbed.OnSlurmTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.RunjobProcess;
@@ -37,10 +37,10 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code backend: slurm} against real Slurm daemons ({@link SlurmTestbed}: slurmctld, one slurmd per
- * network namespace, KillWait=5), with the SSH testbed's hosts h1-h3 as its nodes, so one job
+ * network namespace, KillWait=5), with its hosts h1-h3 reachable over SSH too, so one job
  * file runs under both backends.
  */
-@OnSshTestbed
+@OnSlurmTestbed
 class SlurmBackendTest {
 
     static final String PYTHON = "/usr/bin/python3";
@@ -82,9 +82,11 @@ class SlurmBackendTest {
         String missing = SlurmTestbed.missing();
         Testbed.require(missing == null, missing == null ? "" : missing);
         slurm = SlurmTestbed.get();
-        jobs = new ClusterJobs(dir);
+        jobs = new ClusterJobs(dir, slurm.hosts());
         env = new HashMap<>(System.getenv());
         env.putAll(slurm.env());
+        // beside the other testbed tests, which run the same run ids: a run index of this test's own
+        env.put("XDG_STATE_HOME", dir.resolve("state").toString());
         assertThat(slurm.queue()).as("queue before the test").isEmpty();
     }
 
@@ -536,7 +538,7 @@ class SlurmBackendTest {
         List<String> cmd = new ArrayList<>(List.of("sbatch", "--parsable"));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().putAll(slurm.env());
+        pb.environment().putAll(env);
         Process p = pb.start();
         p.getOutputStream().close();
         String out = new String(p.getInputStream().readAllBytes()).strip();
@@ -609,7 +611,7 @@ class SlurmBackendTest {
     @Test
     void ctrlCEndsTheRunAndReleasesTheAllocation() throws Exception {
         Path job = job("interrupt", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
-        Process p = RunjobProcess.start(dir, job, slurm.env());
+        Process p = RunjobProcess.start(dir, job, env);
         running.add(p);
         List<Long> ranks = jobs.awaitPids(3, Duration.ofSeconds(90));
         assertThat(slurm.queue()).contains("RUNNING runjob-interrupt");
@@ -625,7 +627,7 @@ class SlurmBackendTest {
     void ctrlCWhileTheAllocationWaitsInTheQueueWithdrawsIt() throws Exception {
         allocate("--job-name=blocker", "--nodelist=h1", "--exclusive");
         Path job = job("queued", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
-        Process p = RunjobProcess.start(dir, job, slurm.env());
+        Process p = RunjobProcess.start(dir, job, env);
         running.add(p);
         Poll.until(() -> queueHas("PENDING runjob-queued"), Duration.ofSeconds(60), "runjob's allocation pending behind the blocker");
         Poll.until(() -> read(dir.resolve(job.getFileName() + ".err")).contains("queued and waiting for resources (Ctrl-C withdraws it)"),
@@ -662,7 +664,7 @@ class SlurmBackendTest {
     @Test
     void runjobKilledWithSigkillLeavesNothingInSlurm() throws Exception {
         Path job = job("killed", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "", Map.of());
-        Process p = RunjobProcess.start(dir, job, slurm.env());
+        Process p = RunjobProcess.start(dir, job, env);
         running.add(p);
         List<Long> ranks = jobs.awaitPids(3, Duration.ofSeconds(90));
         p.destroyForcibly();
@@ -678,7 +680,7 @@ class SlurmBackendTest {
             Files.list(jobs.pids).forEach(f -> f.toFile().delete());
             Path job = job("kill-" + victim, jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "failure: {grace_period_s: 1}\n",
                     Map.of());
-            Process p = RunjobProcess.start(dir, job, slurm.env());
+            Process p = RunjobProcess.start(dir, job, env);
             running.add(p);
             List<Long> ranks = jobs.awaitPids(3, Duration.ofSeconds(90));
             long pid = victim.equals("agent") ? Pids.parentOf(ranks.get(2)) : stepOf(p, "h2");

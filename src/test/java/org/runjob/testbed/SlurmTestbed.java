@@ -13,8 +13,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * A real Slurm cluster on this machine: munged, slurmctld on the SSH testbed's bridge, and one
- * slurmd in each of the network namespaces of hosts h1, h2 and h3 (started with {@code nsenter
+ * A real Slurm cluster on this machine: munged, slurmctld on the bridge of {@link SshTestbed#forSlurm()}
+ * (a testbed of its own, so these tests run beside the other testbed tests), and one
+ * slurmd in each of the network namespaces of its hosts h1, h2 and h3 (started with {@code nsenter
  * --net}; {@code ip netns exec} would hide the cgroup mounts slurmd needs), so each node has its
  * own address and the same job file runs under both backends. The nodes share this machine's
  * filesystem, as Slurm nodes on a shared home do. Each node has 4 CPUs and 2 fake GPUs (character
@@ -54,7 +55,7 @@ public final class SlurmTestbed {
 
     public static synchronized SlurmTestbed get() throws IOException, InterruptedException {
         if (instance == null) {
-            SlurmTestbed t = new SlurmTestbed(Files.createTempDirectory("runjob-slurm-"), SshTestbed.get());
+            SlurmTestbed t = new SlurmTestbed(Files.createTempDirectory("runjob-slurm-"), SshTestbed.forSlurm());
             Runtime.getRuntime().addShutdownHook(new Thread(t::close, "slurm-teardown"));
             t.start();
             instance = t;
@@ -86,7 +87,7 @@ public final class SlurmTestbed {
         String host = out("hostname", "-s").trim();
         List<String> conf = new ArrayList<>(List.of(
                 "ClusterName=rjt",
-                "SlurmctldHost=" + host + "(" + SshTestbed.SUBNET + ".1)",
+                "SlurmctldHost=" + host + "(" + hosts.subnet() + ".1)",
                 "SlurmctldPort=" + PORT,
                 "SlurmdPort=" + (PORT + 1),
                 "SlurmUser=root",

@@ -12,8 +12,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A real cluster on this machine: each host is a Linux network namespace on a bridge (veth pairs),
- * running its own OpenSSH sshd with a generated host key; one user key logs in to all. Started once
- * per test JVM, torn down by a shutdown hook (and any leftovers of an earlier run are removed first).
+ * running its own OpenSSH sshd with a generated host key; one user key logs in to all. Each of the
+ * two testbeds ({@link #get()} and {@link #forSlurm()}) is started once per test JVM, torn down by a
+ * shutdown hook (and any leftovers of an earlier run are removed first).
  *
  * <p>Needs root, iproute2 and openssh-server. The namespaces share this machine's file system: all
  * hosts see one home directory and one cache ({@link #cache()}), as nodes with an NFS home do, and
@@ -29,20 +30,28 @@ public final class SshTestbed {
         }
     }
 
+    /** The shared testbed's subnet: its bridge is .1, host hN is .1N. */
     public static final String SUBNET = "10.203.0";
     /** The user a test creates for password login on h3, which accepts nothing else from it. */
     public static final String PASSWORD_USER = "rjtpw";
-    private static final String BRIDGE = "rjtbr0";
-    private static final String PREFIX = "rjt";
-    private static SshTestbed instance;
+    private static SshTestbed shared;
+    private static SshTestbed forSlurm;
 
+    /** Names of the namespaces (PREFIX1...), their veths (PREFIXv1...) and the bridge (PREFIXbr0). */
+    private final String prefix;
+    private final String subnet;
+    /** The PCI domain of the stand-in GPUs' bus ids, so two testbeds never lease the same GPU. */
+    private final String pciDomain;
     private final Path dir;
     private final List<Host> hosts = new ArrayList<>();
     private final List<Process> sshds = new ArrayList<>();
     private final Path userKey;
     private final Path knownHosts;
 
-    private SshTestbed(Path dir) {
+    private SshTestbed(String prefix, String subnet, String pciDomain, Path dir) {
+        this.prefix = prefix;
+        this.subnet = subnet;
+        this.pciDomain = pciDomain;
         this.dir = dir;
         this.userKey = dir.resolve("id_ed25519");
         this.knownHosts = dir.resolve("known_hosts");
@@ -64,13 +73,33 @@ public final class SshTestbed {
 
     /** The shared testbed: h1 (sshd on port 30430, like the seed's V100 server), h2, h3 and h4 (port 22; no java on h4's PATH). */
     public static synchronized SshTestbed get() throws IOException, InterruptedException {
-        if (instance == null) {
-            SshTestbed t = new SshTestbed(Files.createTempDirectory("runjob-testbed-"));
-            Runtime.getRuntime().addShutdownHook(new Thread(t::close, "testbed-teardown"));
-            t.start(new int[] {30430, 22, 22, 22});
-            instance = t;
+        if (shared == null) {
+            shared = started("rjt", SUBNET, "0000", new int[] {30430, 22, 22, 22});
         }
-        return instance;
+        return shared;
+    }
+
+    /**
+     * The Slurm cluster's hosts: h1-h3 laid out as {@link #get()}'s are, on a bridge, subnet
+     * (10.204.0) and namespaces of their own, so the Slurm tests run beside the other testbed tests.
+     */
+    public static synchronized SshTestbed forSlurm() throws IOException, InterruptedException {
+        if (forSlurm == null) {
+            forSlurm = started("rjs", "10.204.0", "0001", new int[] {30430, 22, 22});
+        }
+        return forSlurm;
+    }
+
+    private static SshTestbed started(String prefix, String subnet, String pciDomain, int[] ports) throws IOException, InterruptedException {
+        SshTestbed t = new SshTestbed(prefix, subnet, pciDomain, Files.createTempDirectory("runjob-testbed-" + prefix + "-"));
+        Runtime.getRuntime().addShutdownHook(new Thread(t::close, prefix + "-teardown"));
+        t.start(ports);
+        return t;
+    }
+
+    /** This testbed's subnet ("10.203.0"): its bridge is .1, host hN is .1N. */
+    public String subnet() {
+        return subnet;
     }
 
     public List<Host> hosts() {
@@ -99,27 +128,29 @@ public final class SshTestbed {
         Files.createDirectories(Path.of("/run/sshd"));
         sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", userKey.toString());
         Files.copy(dir.resolve("id_ed25519.pub"), dir.resolve("authorized_keys"));
-        sh("ip", "link", "add", BRIDGE, "type", "bridge");
-        sh("ip", "addr", "add", SUBNET + ".1/24", "dev", BRIDGE);
-        sh("ip", "link", "set", BRIDGE, "up");
+        String bridge = prefix + "br0";
+        sh("ip", "link", "add", bridge, "type", "bridge");
+        sh("ip", "addr", "add", subnet + ".1/24", "dev", bridge);
+        sh("ip", "link", "set", bridge, "up");
         StringBuilder known = new StringBuilder();
         for (int i = 1; i <= ports.length; i++) {
-            String ns = PREFIX + i;
-            String veth = PREFIX + "v" + i;
-            String addr = SUBNET + "." + (10 + i);
+            String ns = prefix + i;
+            String veth = prefix + "v" + i;
+            String addr = subnet + "." + (10 + i);
             sh("ip", "netns", "add", ns);
             sh("ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns);
-            sh("ip", "link", "set", veth, "master", BRIDGE, "up");
+            sh("ip", "link", "set", veth, "master", bridge, "up");
             sh("ip", "-n", ns, "addr", "add", addr + "/24", "dev", "eth0");
             sh("ip", "-n", ns, "link", "set", "eth0", "up");
             sh("ip", "-n", ns, "link", "set", "lo", "up");
-            sh("ip", "-n", ns, "route", "add", "default", "via", SUBNET + ".1");
+            sh("ip", "-n", ns, "route", "add", "default", "via", subnet + ".1");
             Path hostKey = dir.resolve("host-" + i);
             sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", hostKey.toString());
             Host h = new Host("h" + i, ns, veth, addr, ports[i - 1], hostKey);
             hosts.add(h);
             Path config = dir.resolve("sshd-" + i + ".conf");
-            String env = "SHLVL=1 LD_LIBRARY_PATH=" + FakeCuda.DIR + " CONTAINERS_CONF=" + Podman.CONF + " \"FAKECUDA_GPUS=" + fakeGpus(i) + "\""
+            String gpus = fakeGpus(i).replace("0000:", pciDomain + ":");
+            String env = "SHLVL=1 LD_LIBRARY_PATH=" + FakeCuda.DIR + " CONTAINERS_CONF=" + Podman.CONF + " \"FAKECUDA_GPUS=" + gpus + "\""
                     + (i == 1 ? " CUDA_VISIBLE_DEVICES=1" : "") + (i == 3 ? " BASH_ENV=" + slowRc() : "")
                     + (i == 4 ? " PATH=" + pathWithoutJava() : "");
             Files.writeString(config, String.join("\n",
@@ -263,11 +294,11 @@ public final class SshTestbed {
         removeLeftovers();
     }
 
-    private static void removeLeftovers() {
+    private void removeLeftovers() {
         try {
             for (String ns : shOut("ip", "netns", "list").split("\n")) {
                 String name = ns.split(" ")[0].trim();
-                if (name.matches(PREFIX + "\\d+")) {
+                if (name.matches(prefix + "\\d+")) {
                     killIn(name);
                     run("ip", "netns", "del", name);
                 }
@@ -276,7 +307,7 @@ public final class SshTestbed {
                 String[] parts = line.split(": ");
                 if (parts.length > 1) {
                     String name = parts[1].split("@")[0];
-                    if (name.matches(PREFIX + "v\\d+") || name.equals(BRIDGE)) {
+                    if (name.matches(prefix + "v\\d+") || name.equals(prefix + "br0")) {
                         run("ip", "link", "del", name);
                     }
                 }
