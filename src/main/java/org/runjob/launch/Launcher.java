@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
@@ -27,7 +28,8 @@ import org.runjob.spec.NodeSpec;
  * Runs a plan to the end: attempt after attempt while workers fail and {@code failure.max_restarts}
  * allows (a restart starts the whole group again, with RUNJOB_ATTEMPT and
  * TORCHELASTIC_RESTART_COUNT set to the attempt number), never after an interrupt, nor once the
- * backend says the nodes are gone ({@link NodeStarter#gone}: a cancelled Slurm job).
+ * backend says the nodes are gone ({@link NodeStarter#gone}: a cancelled Slurm job). Before a
+ * restart, a spare stands in for each node the failed attempt lost ({@link Spares}), where one fits.
  */
 public final class Launcher {
 
@@ -38,7 +40,9 @@ public final class Launcher {
     private final Map<String, NodeSession> started;
     private final NodeStarter starter;
     private final StatusSink status;
-    private Map<String, Lease.Request> leases = Map.of();
+    private final Map<String, Lease.Request> leases = new ConcurrentHashMap<>();
+    private Spares spares = Spares.NONE;
+    private LaunchPlan lastPlan;
     private int firstAttempt;
 
     /**
@@ -63,8 +67,19 @@ public final class Launcher {
      * the leases of the GPUs the run uses again (the first attempt's agents hold them from preflight).
      */
     public Launcher withLeases(Map<String, Lease.Request> requests) {
-        this.leases = Map.copyOf(requests);
+        this.leases.putAll(requests);
         return this;
+    }
+
+    /** The job's spares: before a restart, one stands in for each node the attempt lost, where one fits. */
+    public Launcher withSpares(Spares pool) {
+        this.spares = pool;
+        return this;
+    }
+
+    /** The plan the last attempt ran: the first plan with the spares that stood in since. */
+    public LaunchPlan lastPlan() {
+        return lastPlan;
     }
 
     /** Numbers the first attempt {@code attempt}: a resumed run goes on from its last attempt. */
@@ -76,13 +91,32 @@ public final class Launcher {
     public List<AttemptResult> run(LaunchPlan plan, OutputRouter router) throws IOException {
         long grace = Math.round(plan.spec().failure().gracePeriodSeconds() * 1000);
         int maxRestarts = firstAttempt + plan.spec().failure().maxRestarts();
-        AgentStarter agents = (node, events) -> startAgent(plan, node, events);
         List<AttemptResult> attempts = new ArrayList<>();
+        LaunchPlan current = plan;
         for (int attempt = firstAttempt; ; attempt++) {
+            List<StandIn> standIns = List.of();
+            if (!attempts.isEmpty() && spares.any()) {
+                Map<String, String> lost = attempts.get(attempts.size() - 1).lostNodes();
+                if (!lost.isEmpty()) {
+                    Spares.Replaced replaced = spares.replace(current, lost.keySet(), lost::get, attempt);
+                    current = replaced.plan();
+                    standIns = replaced.standIns();
+                    for (Spares.Started s : replaced.started()) {
+                        started.put(s.node(), s.session());
+                        s.lease().ifPresent(r -> leases.put(s.node(), r));
+                    }
+                }
+            }
+            if (!attempts.isEmpty()) {
+                awaitLost(current, attempts.get(attempts.size() - 1).lostNodes().keySet());
+            }
             if (attempt > 0) {
                 router.attempt(attempt);
             }
-            AttemptResult result = new Supervisor(plan, attempt, agents, router, interrupts, clock, grace, status).run();
+            lastPlan = current;
+            LaunchPlan running = current;
+            AgentStarter agents = (node, events) -> startAgent(running, node, events);
+            AttemptResult result = new Supervisor(current, attempt, agents, router, interrupts, clock, grace, status).run().withStandIns(standIns);
             if (!result.succeeded() && !result.interrupted()) {
                 // a lost node may be the backend's doing (a cancelled or preempted Slurm job): say so, and never restart into it
                 Optional<String> gone = starter.gone();
@@ -102,6 +136,9 @@ public final class Launcher {
             router.flush();
             if (result.succeeded() || result.interrupted() || result.nodesGone().isPresent() || result.crashLoop().isPresent()
                     || attempt >= maxRestarts) {
+                // agents started for an attempt that ended before it used them
+                started.values().forEach(NodeSession::close);
+                started.clear();
                 return attempts;
             }
             LOG.warn("attempt {} failed ({}); restarting the whole group, attempt {} of {}", attempt,
@@ -110,28 +147,65 @@ public final class Launcher {
         }
     }
 
-    /** The node's agent from preflight for the first attempt; a fresh one for a restart. */
+    /** The node's agent from preflight for the first attempt (or from a wait for it); a fresh one for a restart. */
     private AgentChannel startAgent(LaunchPlan plan, NodePlan node, BlockingQueue<Event> events) throws IOException {
         NodeSession session = started.remove(node.name());
-        if (session == null) {
-            NodeSpec spec = plan.spec().nodes().stream().filter(n -> n.name().equals(node.name())).findFirst().orElseThrow();
-            session = starter.start(spec);
-            try {
-                session.hello(Supervisor.HELLO_TIMEOUT_MS);
-                Lease.Request request = leases.get(node.name());
-                if (request != null) {
-                    Lease.Answer answer = session.lease(request);
-                    if (!answer.held().isEmpty() || answer.error().isPresent()) {
-                        LOG.warn("node {}: the restarted agent could not take every GPU lease back: {}", node.name(),
-                                answer.error().orElseGet(() -> answer.held().entrySet().stream()
-                                        .map(e -> "GPU " + e.getKey() + " is held by " + e.getValue()).collect(Collectors.joining("; "))));
+        return (session == null ? fresh(plan, node.name()) : session).attach(events);
+    }
+
+    /** A new agent on node {@code name}, answering, with the GPU leases of the run's first agent there taken back. */
+    private NodeSession fresh(LaunchPlan plan, String name) throws IOException {
+        NodeSpec spec = plan.spec().nodes().stream().filter(n -> n.name().equals(name)).findFirst().orElseThrow();
+        NodeSession session = starter.start(spec);
+        try {
+            session.hello(Supervisor.HELLO_TIMEOUT_MS);
+            Lease.Request request = leases.get(name);
+            if (request != null) {
+                Lease.Answer answer = session.lease(request);
+                if (!answer.held().isEmpty() || answer.error().isPresent()) {
+                    LOG.warn("node {}: the restarted agent could not take every GPU lease back: {}", name,
+                            answer.error().orElseGet(() -> answer.held().entrySet().stream()
+                                    .map(e -> "GPU " + e.getKey() + " is held by " + e.getValue()).collect(Collectors.joining("; "))));
+                }
+            }
+            return session;
+        } catch (IOException e) {
+            session.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Before a restart, up to {@code failure.wait_for_node_s}: each lost node that is still in the
+     * plan (no spare took its place) is tried every 2 s until its agent starts there; the agent
+     * that answers runs the node's part of the next attempt. A Ctrl-C ends the wait.
+     */
+    private void awaitLost(LaunchPlan plan, Set<String> lost) {
+        int waitS = plan.spec().failure().waitForNodeSeconds();
+        long deadline = System.nanoTime() + waitS * 1_000_000_000L;
+        for (NodePlan node : plan.nodes()) {
+            if (waitS == 0 || !lost.contains(node.name()) || started.containsKey(node.name())) {
+                continue;
+            }
+            LOG.warn("node {} was lost and no spare stands in: waiting up to {} s for it to answer (failure.wait_for_node_s)", node.name(), waitS);
+            while (interrupts.count() == 0) {
+                try {
+                    started.put(node.name(), fresh(plan, node.name()));
+                    LOG.warn("node {} answers again: the restart runs there", node.name());
+                    break;
+                } catch (IOException e) {
+                    if (System.nanoTime() > deadline) {
+                        LOG.warn("node {} did not answer within {} s ({}): the restart goes on", node.name(), waitS, e.getMessage());
+                        break;
                     }
                 }
-            } catch (IOException e) {
-                session.close();
-                throw e;
+                try {
+                    Thread.sleep(2000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
             }
         }
-        return session.attach(events);
     }
 }

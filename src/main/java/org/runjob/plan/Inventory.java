@@ -41,6 +41,11 @@ public record Inventory(Map<String, List<Integer>> gpusByNode, Map<String, Strin
         this(gpusByNode, socketInterfaces, masterAddr, gpuAuthority, Map.of());
     }
 
+    /** The same facts with MASTER_ADDR {@code addr} (a spare that stands in for the master); unchanged when empty. */
+    public Inventory withMasterAddr(Optional<String> addr) {
+        return addr.isEmpty() ? this : new Inventory(gpusByNode, socketInterfaces, addr, gpuAuthority, environments);
+    }
+
     /** What activating {@code node}'s environment changed; nothing when it has none or was not checked (a dry run). */
     public Activated environment(String node) {
         return environments.getOrDefault(node, Activated.NOTHING);

@@ -69,6 +69,10 @@ public final class PlanJson {
                 files.addObject().put("source", file.source().toString()).put("destination", file.destination());
             }
         }
+        if (!plan.spec().spares().isEmpty()) {
+            ArrayNode spares = root.putArray("spares");
+            plan.spec().spares().forEach(spare -> spares.add(spare.name()));
+        }
         ArrayNode workers = root.putArray("workers");
         for (WorkerLaunch w : plan.workers()) {
             ObjectNode worker = workers.addObject();

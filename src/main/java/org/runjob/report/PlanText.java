@@ -15,11 +15,13 @@ import org.runjob.plan.WorkerLaunch;
 import org.runjob.spec.EnvironmentSpec;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
+import org.runjob.spec.NodeSpec;
 
 /**
  * The plan as a person reads it: a header with the world size and rendezvous, then one block per
  * node (address, node rank, ranks, CUDA_VISIBLE_DEVICES, workdir, files, the environment its
- * workers share) and the exact command line of each worker with the variables that differ per worker.
+ * workers share) and the exact command line of each worker with the variables that differ per worker;
+ * then the spares, by name and address.
  */
 public final class PlanText {
 
@@ -55,6 +57,11 @@ public final class PlanText {
                 out.printf("  rank %-3d local %-3d   %s%s%n", w.rank(), w.localRank(),
                         own.isEmpty() ? "" : assignments(own) + " ", ShellWords.join(node.command(w)));
             }
+        }
+        for (NodeSpec spare : plan.spec().spares()) {
+            out.println();
+            out.printf("spare %s  %s%n", spare.name(), spare.address().describe());
+            out.printf("  %-22s%s%n", "", "checked in preflight; runs nothing until it stands in for a lost node that runs as many workers");
         }
         backendCommands(backend, plan.spec(), out);
         out.println();

@@ -24,6 +24,7 @@ public final class RunReport {
     public static void print(RunResult run, PrintStream out) {
         AttemptResult last = run.last();
         out.println();
+        run.attempts().forEach(a -> a.standIns().forEach(s -> out.println(s.describe())));
         last.nodesGone().ifPresent(why -> out.println("the nodes are gone: " + why));
         last.crashLoop().ifPresent(out::println);
         last.rootCause().ifPresent(cause -> rootCause(cause, out));

@@ -6,6 +6,7 @@ import org.runjob.launch.AttemptResult;
 import org.runjob.launch.Outcome;
 import org.runjob.launch.RankResult;
 import org.runjob.launch.RunResult;
+import org.runjob.launch.StandIn;
 
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -13,7 +14,8 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * {@code summary.json}: the run's result and exit code, the command line, the job file's git commit,
- * and per attempt and rank: node, pid, start, end, state, outcome (exit code or signal), bytes.
+ * and per attempt and rank: node, pid, start, end, state, outcome (exit code or signal), bytes; the
+ * spares that stood in for lost nodes, per attempt and all together ({@code stand_ins}).
  */
 public final class SummaryJson {
 
@@ -56,11 +58,24 @@ public final class SummaryJson {
             } else {
                 attempt.putNull("root_cause_rank");
             }
+            if (!a.standIns().isEmpty()) {
+                ArrayNode made = attempt.putArray("stand_ins");
+                a.standIns().forEach(si -> standIn(made.addObject(), si));
+            }
             ArrayNode ranks = attempt.putArray("ranks");
             a.ranks().forEach(r -> rank(ranks.addObject(), r));
         }
+        List<StandIn> standIns = run.attempts().stream().flatMap(a -> a.standIns().stream()).toList();
+        if (!standIns.isEmpty()) {
+            ArrayNode all = root.putArray("stand_ins");
+            standIns.forEach(si -> standIn(all.addObject(), si));
+        }
         root.set("ranks", run.last().ranks().isEmpty() ? f.arrayNode() : attempts.get(attempts.size() - 1).get("ranks"));
         return root;
+    }
+
+    private static void standIn(ObjectNode o, StandIn s) {
+        o.put("spare", s.spare()).put("node", s.node()).put("node_rank", s.nodeRank()).put("attempt", s.attempt()).put("reason", s.why());
     }
 
     private static void rank(ObjectNode o, RankResult r) {

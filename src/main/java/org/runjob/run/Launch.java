@@ -14,7 +14,10 @@ import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.session.NodeStarter;
 import org.runjob.spec.JobSpec;
 
-/** Preflight as a command needs it: the job's files shipped for a run, nothing for {@code check}. */
+/**
+ * Preflight as a command needs it: the job's files shipped for a run, nothing for {@code check};
+ * the job's spares checked as its nodes are (they run nothing).
+ */
 public final class Launch {
 
     private Launch() {
@@ -37,14 +40,14 @@ public final class Launch {
                                               Optional<Duration> waitForGpus, PrintStream progress, EnvironmentRequest.Setup setup,
                                               EnvironmentCheck.SetupOutput setupOutput, BooleanSupplier stop) {
         List<JobSpec.ShippedFile> files = runId.isPresent() ? spec.files() : List.of();
-        return new Preflight(spec, backend, starter, runId, waitForGpus, setup, setupOutput, stop).run(files, progress::println);
+        return new Preflight(spec.withSparesAsNodes(), backend, starter, runId, waitForGpus, setup, setupOutput, stop).run(files, progress::println);
     }
 
     /**
-     * The job's nodes as its backend reaches them: Slurm's waiting-in-the-queue lines go to stderr,
-     * and Ctrl-C withdraws a waiting start.
+     * The job's nodes and spares as its backend reaches them: Slurm's waiting-in-the-queue lines go
+     * to stderr, and Ctrl-C withdraws a waiting start.
      */
     public static Cluster open(Backend backend, JobSpec spec, Io io) {
-        return backend.open(spec, io.env(), line -> io.err().println("runjob: " + line), () -> io.interrupts().count() > 0);
+        return backend.open(spec.withSparesAsNodes(), io.env(), line -> io.err().println("runjob: " + line), () -> io.interrupts().count() > 0);
     }
 }

@@ -20,6 +20,7 @@ import org.runjob.distribute.Shipped;
 import org.runjob.json.Json;
 import org.runjob.launch.Launcher;
 import org.runjob.launch.RunResult;
+import org.runjob.launch.Spares;
 import org.runjob.logs.Console;
 import org.runjob.logs.Diagnostics;
 import org.runjob.logs.GitInfo;
@@ -30,6 +31,7 @@ import org.runjob.node.Cluster;
 import org.runjob.node.RunHandle;
 import org.runjob.plan.Inventory;
 import org.runjob.plan.LaunchPlan;
+import org.runjob.plan.NodePlan;
 import org.runjob.plan.Planner;
 import org.runjob.plan.PlanningException;
 import org.runjob.preflight.GpuPick;
@@ -41,6 +43,7 @@ import org.runjob.report.EnvironmentJson;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
 import org.runjob.report.RunReport;
+import org.runjob.session.NodeSession;
 import org.runjob.session.NodeStarter;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.GpuAuthority;
@@ -127,10 +130,13 @@ public final class RunJob {
                 status.write(RunState.PREFLIGHT_FAILED);
                 return ExitCode.PREFLIGHT_FAILED;
             }
+            // the spares run nothing until one stands in for a lost node: their agents end (and give their GPUs back) now
+            spec.spares().forEach(spare -> Optional.ofNullable(checked.sessions().remove(spare.name())).ifPresent(NodeSession::close));
+            Inventory inventory = new Inventory(report.gpuIndices(), report.interfaces(), Optional.of(report.masterAddr()), backend.gpus(),
+                    report.activations());
             LaunchPlan plan;
             try {
-                plan = Planner.plan(spec, new Inventory(report.gpuIndices(), report.interfaces(), Optional.of(report.masterAddr()), backend.gpus(),
-                        report.activations()), runId, report.masterPort());
+                plan = Planner.plan(spec, inventory, runId, report.masterPort());
             } catch (PlanningException e) {
                 io.err().println("runjob: " + file + ": " + e.getMessage());
                 refused(logFile.getParent(), givenRunId);
@@ -143,8 +149,12 @@ public final class RunJob {
                 return ExitCode.INVALID;
             }
             NodeStarter restarts = new NodeStarter(spec, cluster, io.env(), Optional.of(runId));
+            boolean leased = backend.gpus() == GpuAuthority.PROBED_AND_LEASED;
+            Spares spares = spec.spares().isEmpty() ? Spares.NONE : new Spares(spec.spares(), restarts,
+                    (standing, masterAddr) -> Planner.plan(standing, inventory.withMasterAddr(masterAddr), runId, plan.masterPort()),
+                    node -> leased ? leaseRequest(node, report, plan) : Optional.empty());
             Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status).startingAt(firstAttempt)
-                    .withLeases(backend.gpus() == GpuAuthority.PROBED_AND_LEASED ? leaseRequests(plan, report) : Map.of());
+                    .withLeases(leased ? leaseRequests(plan, report) : Map.of()).withSpares(spares);
             int code = launch(io, request, loaded, plan, backend, report, launcher, checked.shipped(), status, cluster.handle(), restarts);
             cluster.ended(code);
             return code;
@@ -194,7 +204,9 @@ public final class RunJob {
         }
         RunOutcome outcome = new RunOutcome(result, RunState.ended(result), request.commandLine(), GitInfo.of(Path.of(request.file())), plan,
                 report, shipped, handle, loaded.point(), folder.dir());
-        ObjectNode outputs = RunOutputs.collect(spec, fetcher, spec.outputs(), folder.dir().resolve("outputs"), io.err());
+        // from the nodes the last attempt ran on: a spare that stood in has the outputs of its place
+        JobSpec ran = launcher.lastPlan() == null ? spec : launcher.lastPlan().spec();
+        ObjectNode outputs = RunOutputs.collect(ran, fetcher, spec.outputs(), folder.dir().resolve("outputs"), io.err());
         ObjectNode summary = outcome.summary();
         if (!outputs.isEmpty()) {
             summary.set("outputs", outputs);
@@ -221,15 +233,19 @@ public final class RunJob {
     private static Map<String, Lease.Request> leaseRequests(LaunchPlan plan, PreflightReport report) {
         Map<String, Lease.Request> requests = new LinkedHashMap<>();
         for (var node : plan.nodes()) {
-            var inv = report.gpus().get(node.name());
-            if (inv == null || node.visibleDevices().isEmpty()) {
-                continue;
-            }
-            List<Integer> visible = Arrays.stream(node.visibleDevices().split(",")).map(String::trim).map(Integer::valueOf).toList();
-            requests.put(node.name(), GpuPick.hold(plan.job(), plan.runId(),
-                    GpuPick.only(inv, visible).gpus()));
+            leaseRequest(node, report, plan).ifPresent(r -> requests.put(node.name(), r));
         }
         return requests;
+    }
+
+    /** The lease request of the GPUs {@code node}'s workers use, from what preflight found there; empty when it uses none. */
+    private static Optional<Lease.Request> leaseRequest(NodePlan node, PreflightReport report, LaunchPlan plan) {
+        var inv = report.gpus().get(node.name());
+        if (inv == null || node.visibleDevices().isEmpty()) {
+            return Optional.empty();
+        }
+        List<Integer> visible = Arrays.stream(node.visibleDevices().split(",")).map(String::trim).map(Integer::valueOf).toList();
+        return Optional.of(GpuPick.hold(plan.job(), plan.runId(), GpuPick.only(inv, visible).gpus()));
     }
 
     /**

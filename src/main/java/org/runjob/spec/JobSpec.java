@@ -23,6 +23,7 @@ import java.util.regex.Pattern;
  * @param relay  whether nodes pass the job's files on to each other ({@code relay})
  * @param source the job file this spec was loaded from
  * @param outputs paths relative to the run's directory brought from every node into the run folder when the run ends
+ * @param spares  node entries checked in preflight that run nothing until a lost node's place needs one ({@code spares})
  */
 public record JobSpec(
         String name,
@@ -41,19 +42,53 @@ public record JobSpec(
         boolean strictGpuLeases,
         Relay relay,
         Path source,
-        List<String> outputs) {
+        List<String> outputs,
+        List<NodeSpec> spares) {
 
     public JobSpec(String name, List<NodeSpec> nodes, RendezvousSpec rendezvous, EntrypointSpec entrypoint, String workdir,
                    boolean runsShareWorkdir, List<ShippedFile> files, Map<String, String> env, SshSpec ssh, FailureSpec failure,
                    String logsDir, Optional<Pattern> metric, BackendUse backend, boolean strictGpuLeases, Relay relay, Path source) {
         this(name, nodes, rendezvous, entrypoint, workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric, backend, strictGpuLeases,
-                relay, source, List.of());
+                relay, source, List.of(), List.of());
     }
 
     /** The same job with {@code more} arguments after the entrypoint's own. */
     public JobSpec withEntrypointArgs(List<String> more) {
         return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric,
-                backend, strictGpuLeases, relay, source, outputs);
+                backend, strictGpuLeases, relay, source, outputs, spares);
+    }
+
+    /** The same job with {@code nodes} (the master kept by name, or the first) and {@code spares}. */
+    private JobSpec with(List<NodeSpec> nodes, String master, List<NodeSpec> spares) {
+        return new JobSpec(name, nodes, new RendezvousSpec(master, rendezvous.addr(), rendezvous.port()), entrypoint, workdir, runsShareWorkdir,
+                files, env, ssh, failure, logsDir, metric, backend, strictGpuLeases, relay, source, outputs, spares);
+    }
+
+    /**
+     * The job as preflight checks it: the spares after the nodes, as nodes (reached, shipped to,
+     * their environment and GPUs checked, the rendezvous reached from them), none left spare.
+     */
+    public JobSpec withSparesAsNodes() {
+        List<NodeSpec> all = new ArrayList<>(nodes);
+        all.addAll(spares);
+        return with(all, rendezvous.master(), List.of());
+    }
+
+    /**
+     * The job with {@code spare} in node {@code lost}'s place (its node rank; the master when
+     * {@code lost} was), and no longer a spare.
+     */
+    public JobSpec withStandIn(String lost, NodeSpec spare) {
+        List<NodeSpec> replaced = new ArrayList<>();
+        for (NodeSpec n : nodes) {
+            replaced.add(n.name().equals(lost) ? spare : n);
+        }
+        if (replaced.equals(nodes)) {
+            throw new IllegalArgumentException("no node " + lost + " to stand in for");
+        }
+        List<NodeSpec> left = new ArrayList<>(spares);
+        left.removeIf(s -> s.name().equals(spare.name()));
+        return with(replaced, rendezvous.master().equals(lost) ? spare.name() : rendezvous.master(), left);
     }
 
     /** The directory under a workdir that holds each run's own directory. */
@@ -89,6 +124,7 @@ public record JobSpec(
         Objects.requireNonNull(workdir, "workdir");
         files = List.copyOf(files);
         outputs = List.copyOf(outputs);
+        spares = List.copyOf(spares);
         env = Collections.unmodifiableMap(new LinkedHashMap<>(env));
         Objects.requireNonNull(ssh, "ssh");
         Objects.requireNonNull(failure, "failure");
@@ -201,7 +237,7 @@ public record JobSpec(
         }
         return new JobSpec(name, named, new RendezvousSpec(names.get(0), rendezvous.addr(), rendezvous.port()), entrypoint, workdir,
                 runsShareWorkdir, files, env, ssh, failure, logsDir, metric, new BackendUse(backend.name(), backend.settings(), false),
-                strictGpuLeases, relay, source, outputs);
+                strictGpuLeases, relay, source, outputs, spares);
     }
 
     /** How runjob logs in to nodes. */
@@ -242,18 +278,26 @@ public record JobSpec(
      * @param crashLoopSeconds a failure this soon after its attempt's start counts toward a crash
      *                         loop (the same failure twice in a row stops the restarts); 0: never
      * @param retryExitCodes   exit codes always worth a restart, never a crash loop
+     * @param waitForNodeSeconds how long a restart waits for a lost node no spare stands in for to answer again; 0: not at all
      */
     public record FailureSpec(double gracePeriodSeconds, int maxRestarts, double hangTimeoutSeconds, int heartbeatTimeoutSeconds,
-                              int crashLoopSeconds, Set<Integer> retryExitCodes) {
+                              int crashLoopSeconds, Set<Integer> retryExitCodes, int waitForNodeSeconds) {
         public static final double DEFAULT_GRACE_S = 10;
         public static final int DEFAULT_HEARTBEAT_S = 15;
         public static final int DEFAULT_CRASH_LOOP_S = 60;
 
         public FailureSpec {
-            if (gracePeriodSeconds < 0 || maxRestarts < 0 || hangTimeoutSeconds < 0 || heartbeatTimeoutSeconds <= 0 || crashLoopSeconds < 0) {
-                throw new IllegalArgumentException("grace period, restarts, hang timeout and crash loop are >= 0, the heartbeat timeout > 0");
+            if (gracePeriodSeconds < 0 || maxRestarts < 0 || hangTimeoutSeconds < 0 || heartbeatTimeoutSeconds <= 0 || crashLoopSeconds < 0
+                    || waitForNodeSeconds < 0) {
+                throw new IllegalArgumentException("grace period, restarts, hang timeout, crash loop and node wait are >= 0,"
+                        + " the heartbeat timeout > 0");
             }
             retryExitCodes = Set.copyOf(retryExitCodes);
+        }
+
+        public FailureSpec(double gracePeriodSeconds, int maxRestarts, double hangTimeoutSeconds, int heartbeatTimeoutSeconds,
+                           int crashLoopSeconds, Set<Integer> retryExitCodes) {
+            this(gracePeriodSeconds, maxRestarts, hangTimeoutSeconds, heartbeatTimeoutSeconds, crashLoopSeconds, retryExitCodes, 0);
         }
 
         public FailureSpec(double gracePeriodSeconds, int maxRestarts) {

@@ -20,7 +20,8 @@ import tools.jackson.databind.JsonNode;
  * the right type, so it runs even when the schema found problems elsewhere: every mistake is reported
  * in one go.
  *
- * <p>Rules: unique node names; a GPU index at most once per node; a node without GPUs says
+ * <p>Rules: unique node names (spares' too); spares only for a backend that does not pick its
+ * nodes, each named and held to a node's rules; a GPU index at most once per node; a node without GPUs says
  * {@code workers}; nodes are given as a count only to a backend that picks them, and then without
  * a {@code rendezvous.master}; {@code rendezvous.master} names a node; the backend's own rules
  * ({@link BackendSpec#checkNode}, {@link BackendSpec#checkJob}); the entrypoint is either {@code command} or {@code jar} with {@code main}; shipped files and
@@ -60,19 +61,23 @@ final class SemanticCheck {
 
     private void run() {
         JsonNode root = doc.json();
-        List<String> nodeNames = nodes(root.get("nodes"));
+        Map<String, Integer> firstLine = new HashMap<>();
+        List<String> nodeNames = nodes(root.get("nodes"), "/nodes", firstLine);
+        spares(root.get("spares"), firstLine);
         rendezvous(root, nodeNames);
         entrypoint(root.get("entrypoint"));
         Set<String> shipped = files(root.get("files"));
         outputs(root.get("outputs"));
         env(root.get("env"), "/env");
         environment(root.get("environment"), "/environment", shipped);
-        JsonNode nodes = root.get("nodes");
-        if (nodes != null && nodes.isArray()) {
-            for (int i = 0; i < nodes.size(); i++) {
-                JsonNode n = nodes.get(i);
-                if (n.isObject()) {
-                    environment(n.get("environment"), LocatedJson.child("/nodes", i) + "/environment", shipped);
+        for (String list : List.of("nodes", "spares")) {
+            JsonNode nodes = root.get(list);
+            if (nodes != null && nodes.isArray()) {
+                for (int i = 0; i < nodes.size(); i++) {
+                    JsonNode n = nodes.get(i);
+                    if (n.isObject()) {
+                        environment(n.get("environment"), LocatedJson.child("/" + list, i) + "/environment", shipped);
+                    }
                 }
             }
         }
@@ -92,29 +97,53 @@ final class SemanticCheck {
         }
     }
 
-    private List<String> nodes(JsonNode nodes) {
+    /**
+     * {@code spares}: node entries a backend that picks its nodes has no use for; each with a name,
+     * unique among the nodes and spares, and held to the rules of a node.
+     */
+    private void spares(JsonNode spares, Map<String, Integer> firstLine) {
+        if (spares == null || !spares.isArray() || spares.isEmpty()) {
+            return;
+        }
+        if (backend.isPresent() && backend.get().picksNodes()) {
+            keyProblem("/spares", "backend " + backend.get().name() + " gives the run its nodes (a requeued run gets new ones from it):"
+                    + " spares are for nodes runjob reaches itself");
+            return;
+        }
+        nodes(spares, "/spares", firstLine);
+        for (int i = 0; i < spares.size(); i++) {
+            JsonNode spare = spares.get(i);
+            if (spare.isObject() && spare.has("count")) {
+                keyProblem(LocatedJson.child("/spares", i) + "/count", "a spare is one machine you name: give it a name, not a count");
+            }
+        }
+    }
+
+    private List<String> nodes(JsonNode nodes, String list, Map<String, Integer> firstLine) {
         List<String> names = new ArrayList<>();
         if (nodes == null || !nodes.isArray()) {
             return names;
         }
-        Map<String, Integer> firstLine = new HashMap<>();
+        boolean spares = list.equals("/spares");
         for (int i = 0; i < nodes.size(); i++) {
             JsonNode node = nodes.get(i);
-            String p = LocatedJson.child("/nodes", i);
+            String p = LocatedJson.child(list, i);
             if (!node.isObject()) {
                 continue;
             }
             JsonNode name = node.get("name");
-            String label = "node " + (i + 1);
+            String label = (spares ? "spare " : "node ") + (i + 1);
             if (name != null && name.isString()) {
-                label = "node '" + name.stringValue() + "'";
+                label = (spares ? "spare '" : "node '") + name.stringValue() + "'";
                 names.add(name.stringValue());
                 Integer earlier = firstLine.putIfAbsent(name.stringValue(), doc.valueAt(p + "/name").line());
                 if (earlier != null) {
                     problem(p + "/name", "duplicate node name '" + name.stringValue() + "' (first at line " + earlier + ")");
                 }
             }
-            counted(node, p);
+            if (!spares) {
+                counted(node, p);
+            }
             String entryLabel = label;
             int entries = nodes.size();
             backend.ifPresent(b -> b.checkNode(node, p, entryLabel, entries, problems));

@@ -56,6 +56,11 @@ final class SpecBinder {
                 nodes.add(node(n, n.get("name").stringValue()));
             }
         }
+        List<NodeSpec> spares = new ArrayList<>();
+        JsonNode listed = root.get("spares");
+        if (listed != null) {
+            listed.forEach(n -> spares.add(node(n, n.get("name").stringValue())));
+        }
         JsonNode r = object(root, "rendezvous");
         JobSpec.RendezvousSpec rendezvous = new JobSpec.RendezvousSpec(
                 text(r, "master").orElse(nodes.get(0).name()),
@@ -93,7 +98,8 @@ final class SpecBinder {
                 failure.has("hang_timeout_s") ? failure.get("hang_timeout_s").doubleValue() : 0,
                 integer(failure, "heartbeat_timeout_s").orElse(JobSpec.FailureSpec.DEFAULT_HEARTBEAT_S),
                 integer(failure, "crash_loop_s").orElse(JobSpec.FailureSpec.DEFAULT_CRASH_LOOP_S),
-                integers(failure.get("retry_exit_codes")));
+                integers(failure.get("retry_exit_codes")),
+                integer(failure, "wait_for_node_s").orElse(0));
         return new JobSpec(name, nodes, rendezvous, entrypoint,
                 text(root, "workdir").orElse("~/.runjob/" + name),
                 root.has("runs_share_workdir") && root.get("runs_share_workdir").booleanValue(),
@@ -101,7 +107,7 @@ final class SpecBinder {
                 text(object(root, "logs"), "dir").orElse("runs"), text(object(root, "logs"), "metric").map(Pattern::compile),
                 new JobSpec.BackendUse(backend.name(), backend.settings(backend.block().map(b -> object(root, b)).orElse(Json.object())), counted),
                 text(root, "gpu_leases").orElse("warn").equals("strict"),
-                Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source, strings(root.get("outputs")));
+                Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source, strings(root.get("outputs")), spares);
     }
 
     private NodeSpec node(JsonNode n, String name) {

@@ -6,7 +6,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -92,21 +94,28 @@ class JobFileReferenceTest {
         }
     }
 
-    /** Property paths: "a", "a.b", and "a[].b" for arrays of objects; maps of free keys stop at their own name. */
+    /**
+     * Property paths: "a", "a.b", and "a[].b" for arrays of objects; maps of free keys stop at their
+     * own name, and so does a second array of entries already listed ({@code spares}, entries as in {@code nodes}).
+     */
     private static void collect(JsonNode root, JsonNode node, String prefix, List<String> out) {
+        collect(root, node, prefix, out, new HashSet<>());
+    }
+
+    private static void collect(JsonNode root, JsonNode node, String prefix, List<String> out, Set<String> listedEntries) {
         node = resolve(root, node);
         JsonNode props = node.get("properties");
         if (props == null) {
             JsonNode items = node.get("items");
-            if (items != null) {
-                collect(root, items, prefix + "[]", out);
+            if (items != null && (!items.has("$ref") || listedEntries.add(items.get("$ref").stringValue()))) {
+                collect(root, items, prefix + "[]", out, listedEntries);
             }
             return;
         }
         for (String name : props.propertyNames()) {
             String path = prefix.isEmpty() ? name : prefix + "." + name;
             out.add(path);
-            collect(root, props.get(name), path, out);
+            collect(root, props.get(name), path, out, listedEntries);
         }
     }
 

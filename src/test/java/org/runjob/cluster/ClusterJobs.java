@@ -47,6 +47,13 @@ final class ClusterJobs {
         return SshTestbed.get();
     }
 
+    /** Every host's link up again (after a test that cut one). */
+    void reconnectAll() throws IOException, InterruptedException {
+        for (SshTestbed.Host h : bed.hosts()) {
+            bed.link(h, true);
+        }
+    }
+
     /** A node line: {@code host} is a testbed host, or any address (for unreachable-host tests). */
     String node(String name, String address, int port, int workers) {
         return "  - {name: " + name + ", host: " + address + ", port: " + port + ", user: root, workers: " + workers

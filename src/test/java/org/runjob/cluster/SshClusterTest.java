@@ -62,9 +62,7 @@ class SshClusterTest {
 
     @AfterEach
     void cleanUp() throws Exception {
-        for (SshTestbed.Host h : jobs.bed.hosts()) {
-            jobs.bed.link(h, true);
-        }
+        jobs.reconnectAll();
     }
 
     static void requireTorch() {

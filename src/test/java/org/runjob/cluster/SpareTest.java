@@ -1,0 +1,174 @@
+package org.runjob.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.testbed.Leftovers;
+import org.runjob.testbed.OnSshTestbed;
+import org.runjob.testbed.Pids;
+import org.runjob.testbed.Poll;
+import org.runjob.testbed.SshTestbed;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code spares:} on real sshd hosts: a trainer on h1-h3 that saves its step to a directory every
+ * node shares after each one, with h4 as the spare. A lost node's place goes to a spare that fits
+ * (same node rank, ranks and world size; the master's address when it was the master), and the
+ * run finishes every step; a spare that does not fit is passed over and the node is tried again;
+ * without a spare, a restart waits up to {@code failure.wait_for_node_s} for the lost node.
+ */
+@OnSshTestbed
+class SpareTest {
+
+    @TempDir
+    Path tmp;
+
+    ClusterJobs jobs;
+    @RegisterExtension
+    final Leftovers toClean = new Leftovers();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        jobs = new ClusterJobs(tmp);
+    }
+
+    @AfterEach
+    void links() throws Exception {
+        jobs.reconnectAll();
+    }
+
+    /** Nodes h1-h3 of one worker each, the given spare, one restart; 40 steps of 0.25 s saved to a shared directory. */
+    private Path withSpare(String name, String spare) throws IOException {
+        return job(name, "spares:\n" + spare + "failure: {max_restarts: 1, grace_period_s: 1, heartbeat_timeout_s: 4}\n");
+    }
+
+    private Path job(String name, String extra) throws IOException {
+        Path ckpt = Files.createDirectories(tmp.resolve("ckpt"));
+        return jobs.job(name, jobs.node(jobs.bed.host(1), 1) + jobs.node(jobs.bed.host(2), 1) + jobs.node(jobs.bed.host(3), 1),
+                jobs.worker("steps.py"), List.of("python3", "steps.py"), extra,
+                Map.of("CKPT", ckpt.toString(), "STEPS", "40", "STEP_S", "0.25"));
+    }
+
+    private String stderrSoFar(Path job) {
+        try {
+            return jobs.stderrOf(job);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private int savedStep(int rank) {
+        try {
+            return Integer.parseInt(Files.readString(tmp.resolve("ckpt/rank-" + rank)).trim());
+        } catch (IOException | NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    @Test
+    void aSpareTakesTheMastersPlaceWhenItsLinkIsCutAndTheRunFinishesEveryStep() throws Exception {
+        SshTestbed.Host h1 = jobs.bed.host(1);
+        SshTestbed.Host h4 = jobs.bed.host(4);
+        Path job = withSpare("spare", jobs.node(h4, 1));
+        Process runjob = toClean.add(jobs.start(job));
+        List<Long> first = jobs.awaitPids(3, Duration.ofSeconds(90));
+        toClean.addAll(first);
+        Poll.until(() -> savedStep(0) >= 2, Duration.ofSeconds(30), "rank 0 to save step 2");
+        jobs.bed.link(h1, false);
+        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends").isTrue();
+        String err = jobs.stderrOf(job);
+        String out = Files.readString(tmp.resolve(job.getFileName() + ".out"));
+        assertThat(runjob.exitValue()).as(err).isZero();
+        assertThat(err).contains("spare h4 stands in for node h1 (node rank 0) from attempt 1: h1 was lost (its agent answered no heartbeat for 4 s");
+        // the spare runs rank 0 as node rank 0 and is the master: the others' MASTER_ADDR is its address now
+        Matcher resumed = Pattern.compile("(?m)^\\[h4/0#1] rank 0 of 3 attempt 1 on h4 node rank 0 master " + Pattern.quote(h4.address())
+                + " resumes at step (\\d+)$").matcher(out);
+        assertThat(resumed.find()).as(out).isTrue();
+        assertThat(Integer.parseInt(resumed.group(1))).as("resumed from the saved step").isGreaterThanOrEqualTo(2);
+        assertThat(out).contains("[h2/1#1] rank 1 of 3 attempt 1 on h2 node rank 1 master " + h4.address() + " resumes at step ")
+                .contains("[h3/2#1] rank 2 of 3 attempt 1 on h3 node rank 2 master " + h4.address() + " resumes at step ");
+        for (String line : List.of("[h4/0#1] rank 0 done at step 40", "[h2/1#1] rank 1 done at step 40", "[h3/2#1] rank 2 done at step 40")) {
+            assertThat(out).contains(line + "\n");
+        }
+        Path folder;
+        try (var runs = Files.list(jobs.logs.resolve("spare"))) {
+            folder = runs.findFirst().orElseThrow();
+        }
+        JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
+        assertThat(summary.path("result").asString()).isEqualTo("succeeded");
+        JsonNode standIn = summary.path("stand_ins").get(0);
+        assertThat(summary.path("stand_ins")).hasSize(1);
+        assertThat(List.of(standIn.path("spare").asString(), standIn.path("node").asString(), standIn.path("node_rank").asString(),
+                standIn.path("attempt").asString())).containsExactly("h4", "h1", "0", "1");
+        assertThat(summary.path("attempts").get(1).path("stand_ins")).hasSize(1);
+        List<String> nodes = new ArrayList<>();
+        summary.path("attempts").get(1).path("ranks").forEach(r -> nodes.add(r.path("node").asString()));
+        assertThat(nodes).containsExactly("h4", "h2", "h3");
+        // attempt 1's workers ended with the run; h1's, cut off, is stopped by its agent once the link is back
+        List<Long> second = jobs.awaitPids(3, Duration.ofSeconds(1));
+        assertThat(Pids.living(second)).isEmpty();
+        jobs.bed.link(h1, true);
+        Pids.awaitGone(first, Duration.ofSeconds(30), "attempt 0's workers, h1's after its link came back");
+    }
+
+    @Test
+    void aSpareThatDoesNotFitIsPassedOverAndTheLostNodeIsTriedAgain() throws Exception {
+        Path job = withSpare("nofit", jobs.node(jobs.bed.host(4), 2));
+        Process runjob = toClean.add(jobs.start(job));
+        List<Long> first = jobs.awaitPids(3, Duration.ofSeconds(90));
+        toClean.addAll(first);
+        Poll.until(() -> savedStep(2) >= 2, Duration.ofSeconds(30), "rank 2 to save step 2");
+        List<ProcessHandle> agents = ProcessHandle.allProcesses().filter(p -> {
+            String cmd = p.info().commandLine().orElse("");
+            return p.info().command().orElse("").endsWith("/java") && cmd.contains("org.runjob.agent.AgentMain agent")
+                    && cmd.contains(tmp.resolve("work-h3").toString());
+        }).toList();
+        assertThat(agents).as("h3's agent").hasSize(1);
+        agents.get(0).destroyForcibly();
+        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends").isTrue();
+        String err = jobs.stderrOf(job);
+        String out = Files.readString(tmp.resolve(job.getFileName() + ".out"));
+        assertThat(runjob.exitValue()).as(err).isZero();
+        assertThat(err).contains("spare h4 does not fit node h3's place: it runs 2 workers, the node ran 1").doesNotContain("stands in");
+        assertThat(out).contains("[h3/2#1] rank 2 of 3 attempt 1 on h3 node rank 2 master " + jobs.bed.host(1).address() + " resumes at step ")
+                .contains("[h3/2#1] rank 2 done at step 40\n");
+        Pids.awaitGone(first, Duration.ofSeconds(10), "attempt 0's workers");
+    }
+
+    @Test
+    void withoutASpareARestartWaitsForTheLostNodeToAnswerAgain() throws Exception {
+        SshTestbed.Host h3 = jobs.bed.host(3);
+        Path job = job("waits", "failure: {max_restarts: 1, grace_period_s: 1, heartbeat_timeout_s: 4, wait_for_node_s: 60}\n");
+        Process runjob = toClean.add(jobs.start(job));
+        List<Long> first = jobs.awaitPids(3, Duration.ofSeconds(90));
+        toClean.addAll(first);
+        Poll.until(() -> savedStep(2) >= 2, Duration.ofSeconds(30), "rank 2 to save step 2");
+        jobs.bed.link(h3, false);
+        Poll.until(() -> stderrSoFar(job).contains("runjob: node h3 was lost and no spare stands in: waiting up to 60 s for it to answer"
+                + " (failure.wait_for_node_s)\n"), Duration.ofSeconds(30), "the restart to wait for h3");
+        jobs.bed.link(h3, true);
+        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends").isTrue();
+        String err = jobs.stderrOf(job);
+        assertThat(runjob.exitValue()).as(err).isZero();
+        assertThat(err).contains("runjob: node h3 answers again: the restart runs there\n");
+        assertThat(Files.readString(tmp.resolve(job.getFileName() + ".out"))).contains("[h3/2#1] rank 2 done at step 40\n");
+        Pids.awaitGone(first, Duration.ofSeconds(10), "attempt 0's workers");
+    }
+}

@@ -1,0 +1,20 @@
+"""A trainer that checkpoints: STEPS steps of STEP_S seconds, its last finished step saved after each
+in CKPT/rank-R (a directory every node shares), resumed from there by a later attempt. Writes its pid
+file once it runs; prints where it starts and when it is done."""
+import os
+import time
+import common
+
+ckpt = os.path.join(os.environ["CKPT"], f"rank-{common.RANK}")
+step = int(open(ckpt).read()) if os.path.exists(ckpt) else 0
+attempt = os.environ["RUNJOB_ATTEMPT"]
+print(f"rank {common.RANK} of {os.environ['WORLD_SIZE']} attempt {attempt} on {os.environ['RUNJOB_NODE']}"
+      f" node rank {os.environ['NODE_RANK']} master {os.environ['MASTER_ADDR']} resumes at step {step}", flush=True)
+common.pidfile(f"rank-{common.RANK}.pid")
+while step < int(os.environ["STEPS"]):
+    time.sleep(float(os.environ["STEP_S"]))
+    step += 1
+    with open(ckpt + ".tmp", "w") as f:
+        f.write(str(step))
+    os.replace(ckpt + ".tmp", ckpt)
+print(f"rank {common.RANK} done at step {step}", flush=True)
