@@ -81,11 +81,11 @@ public final class SshTestbed {
 
     /**
      * The Slurm cluster's hosts: h1-h3 laid out as {@link #get()}'s are, on a bridge, subnet
-     * (10.204.0) and namespaces of their own, so the Slurm tests run beside the other testbed tests.
+     * (10.205.0; the benches use 10.204.0) and namespaces of their own, so the Slurm tests run beside the other testbed tests.
      */
     public static synchronized SshTestbed forSlurm() throws IOException, InterruptedException {
         if (forSlurm == null) {
-            forSlurm = started("rjs", "10.204.0", "0001", new int[] {30430, 22, 22});
+            forSlurm = started("rjs", "10.205.0", "0001", new int[] {30430, 22, 22});
         }
         return forSlurm;
     }
