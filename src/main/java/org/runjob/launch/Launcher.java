@@ -42,6 +42,7 @@ public final class Launcher {
     private final StatusSink status;
     private final Map<String, Lease.Request> leases = new ConcurrentHashMap<>();
     private Spares spares = Spares.NONE;
+    private Timeline timeline = Timeline.NONE;
     private LaunchPlan lastPlan;
     private int firstAttempt;
 
@@ -77,6 +78,12 @@ public final class Launcher {
         return this;
     }
 
+    /** Where each attempt's start and end, each stand-in and each wait for a node are reported as they happen. */
+    public Launcher withTimeline(Timeline events) {
+        this.timeline = events;
+        return this;
+    }
+
     /** The plan the last attempt ran: the first plan with the spares that stood in since. */
     public LaunchPlan lastPlan() {
         return lastPlan;
@@ -95,12 +102,19 @@ public final class Launcher {
         LaunchPlan current = plan;
         for (int attempt = firstAttempt; ; attempt++) {
             List<StandIn> standIns = List.of();
+            if (!attempts.isEmpty()) {
+                // a lost node's connection may look open and never answer (a cut link): the restart reaches it afresh
+                for (String lost : attempts.get(attempts.size() - 1).lostNodes().keySet()) {
+                    current.spec().nodes().stream().filter(n -> n.name().equals(lost)).findFirst().ifPresent(starter::reset);
+                }
+            }
             if (!attempts.isEmpty() && spares.any()) {
                 Map<String, String> lost = attempts.get(attempts.size() - 1).lostNodes();
                 if (!lost.isEmpty()) {
                     Spares.Replaced replaced = spares.replace(current, lost.keySet(), lost::get, attempt);
                     current = replaced.plan();
                     standIns = replaced.standIns();
+                    standIns.forEach(timeline::standIn);
                     for (Spares.Started s : replaced.started()) {
                         started.put(s.node(), s.session());
                         s.lease().ifPresent(r -> leases.put(s.node(), r));
@@ -114,6 +128,7 @@ public final class Launcher {
                 router.attempt(attempt);
             }
             lastPlan = current;
+            timeline.attemptStarted(attempt, current.nodes().stream().map(NodePlan::name).toList());
             LaunchPlan running = current;
             AgentStarter agents = (node, events) -> startAgent(running, node, events);
             AttemptResult result = new Supervisor(current, attempt, agents, router, interrupts, clock, grace, status).run().withStandIns(standIns);
@@ -133,6 +148,7 @@ public final class Launcher {
                 }
             }
             attempts.add(result);
+            timeline.attemptEnded(result);
             router.flush();
             if (result.succeeded() || result.interrupted() || result.nodesGone().isPresent() || result.crashLoop().isPresent()
                     || attempt >= maxRestarts) {
@@ -188,14 +204,17 @@ public final class Launcher {
                 continue;
             }
             LOG.warn("node {} was lost and no spare stands in: waiting up to {} s for it to answer (failure.wait_for_node_s)", node.name(), waitS);
+            long begin = System.nanoTime();
             while (interrupts.count() == 0) {
                 try {
                     started.put(node.name(), fresh(plan, node.name()));
                     LOG.warn("node {} answers again: the restart runs there", node.name());
+                    timeline.waitedForNode(node.name(), (System.nanoTime() - begin) / 1e9, true);
                     break;
                 } catch (IOException e) {
                     if (System.nanoTime() > deadline) {
                         LOG.warn("node {} did not answer within {} s ({}): the restart goes on", node.name(), waitS, e.getMessage());
+                        timeline.waitedForNode(node.name(), (System.nanoTime() - begin) / 1e9, false);
                         break;
                     }
                 }

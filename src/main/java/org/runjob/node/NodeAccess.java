@@ -35,4 +35,11 @@ public interface NodeAccess {
     default boolean onThisMachine() {
         return false;
     }
+
+    /**
+     * Forgets how the node was reached, so the next start reaches it afresh: after the node was
+     * lost, a connection that looks open (an SSH session across a cut link) may never answer again.
+     */
+    default void reset() {
+    }
 }

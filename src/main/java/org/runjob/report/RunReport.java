@@ -7,6 +7,7 @@ import java.util.List;
 import org.runjob.launch.AttemptResult;
 import org.runjob.launch.Outcome;
 import org.runjob.launch.RankResult;
+import org.runjob.launch.Recovery;
 import org.runjob.launch.RunResult;
 
 /**
@@ -14,7 +15,8 @@ import org.runjob.launch.RunResult;
  * rank and local rank, exit code or signal, pid; the exception and traceback from its
  * TORCHELASTIC_ERROR_FILE when torch's {@code @record} wrote one; for a hang, each rank's innermost frames;
  * the last stderr lines), then one row per rank
- * (node, rank, result, duration), then where the run folder is.
+ * (node, rank, result, duration), then where the run folder is; after restarts, the spares that
+ * stood in, each recovery's phases and the share of the run spent running ({@link Recovery}).
  */
 public final class RunReport {
 
@@ -25,6 +27,11 @@ public final class RunReport {
         AttemptResult last = run.last();
         out.println();
         run.attempts().forEach(a -> a.standIns().forEach(s -> out.println(s.describe())));
+        for (Recovery.Phases p : Recovery.phases(run.attempts())) {
+            out.printf("attempt %d began %s after attempt %d failed (stop %s, replace %s), its workers %s%n", p.attempt(),
+                    seconds(p.stop() + p.replace()), p.attempt() - 1, seconds(p.stop()), seconds(p.replace()),
+                    p.relaunch().map(r -> "all running " + seconds(r) + " later").orElse("not all started"));
+        }
         last.nodesGone().ifPresent(why -> out.println("the nodes are gone: " + why));
         last.crashLoop().ifPresent(out::println);
         last.rootCause().ifPresent(cause -> rootCause(cause, out));
@@ -39,8 +46,9 @@ public final class RunReport {
         t.print(out);
         String verdict = last.verdict();
         String attempts = run.attempts().size() == 1 ? "" : " after " + run.attempts().size() + " attempts";
-        out.printf("job %s run %s %s%s in %s; logs in %s%n", run.job(), run.runId(), verdict, attempts,
-                seconds(Duration.between(run.attempts().get(0).start(), last.end())), run.folder());
+        String running = run.attempts().size() == 1 ? "" : String.format(", %.0f%% of it running", 100 * Recovery.goodput(run.attempts()));
+        out.printf("job %s run %s %s%s in %s%s; logs in %s%n", run.job(), run.runId(), verdict, attempts,
+                seconds(Duration.between(run.attempts().get(0).start(), last.end())), running, run.folder());
         out.flush();
     }
 
@@ -77,5 +85,9 @@ public final class RunReport {
 
     private static String seconds(Duration d) {
         return String.format("%.1fs", d.toMillis() / 1000.0);
+    }
+
+    private static String seconds(double s) {
+        return String.format("%.1fs", s);
     }
 }

@@ -5,6 +5,7 @@ import java.util.List;
 import org.runjob.launch.AttemptResult;
 import org.runjob.launch.Outcome;
 import org.runjob.launch.RankResult;
+import org.runjob.launch.Recovery;
 import org.runjob.launch.RunResult;
 import org.runjob.launch.StandIn;
 
@@ -15,7 +16,8 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * {@code summary.json}: the run's result and exit code, the command line, the job file's git commit,
  * and per attempt and rank: node, pid, start, end, state, outcome (exit code or signal), bytes; the
- * spares that stood in for lost nodes, per attempt and all together ({@code stand_ins}).
+ * spares that stood in for lost nodes, per attempt and all together ({@code stand_ins}); the goodput
+ * and, after a restart, each recovery's phases ({@link Recovery}).
  */
 public final class SummaryJson {
 
@@ -65,6 +67,19 @@ public final class SummaryJson {
             ArrayNode ranks = attempt.putArray("ranks");
             a.ranks().forEach(r -> rank(ranks.addObject(), r));
         }
+        root.put("goodput", Math.round(Recovery.goodput(run.attempts()) * 1000) / 1000.0);
+        List<Recovery.Phases> phases = Recovery.phases(run.attempts());
+        if (!phases.isEmpty()) {
+            ArrayNode recovery = root.putArray("recovery");
+            for (Recovery.Phases p : phases) {
+                ObjectNode o = recovery.addObject().put("attempt", p.attempt()).put("stop_s", round(p.stop())).put("replace_s", round(p.replace()));
+                if (p.relaunch().isPresent()) {
+                    o.put("relaunch_s", round(p.relaunch().get()));
+                } else {
+                    o.putNull("relaunch_s");
+                }
+            }
+        }
         List<StandIn> standIns = run.attempts().stream().flatMap(a -> a.standIns().stream()).toList();
         if (!standIns.isEmpty()) {
             ArrayNode all = root.putArray("stand_ins");
@@ -72,6 +87,10 @@ public final class SummaryJson {
         }
         root.set("ranks", run.last().ranks().isEmpty() ? f.arrayNode() : attempts.get(attempts.size() - 1).get("ranks"));
         return root;
+    }
+
+    private static double round(double seconds) {
+        return Math.round(seconds * 1000) / 1000.0;
     }
 
     private static void standIn(ObjectNode o, StandIn s) {

@@ -193,6 +193,7 @@ public final class RunJob {
             folder.writeJson("environment.json", EnvironmentJson.of(plan, report));
         }
         folder.writeCommand(request.commandLine());
+        launcher.withTimeline(new EventsFile(folder.dir(), io.clock()));
         io.err().printf("runjob: %s run %s: %d worker%s on %d node%s, rendezvous %s:%d; logs in %s%n", spec.name(), plan.runId(),
                 plan.worldSize(), plan.worldSize() == 1 ? "" : "s", plan.nodes().size(), plan.nodes().size() == 1 ? "" : "s",
                 plan.masterAddr(), plan.masterPort().orElse(0), folder.dir());

@@ -50,6 +50,11 @@ public final class NodeStarter {
         return cluster.node(node).address();
     }
 
+    /** Reaches the node afresh next time (it was lost): {@code NodeAccess.reset}. */
+    public void reset(NodeSpec node) {
+        cluster.node(node).reset();
+    }
+
     /** Starts the node's agent (after {@link #reach}) with C1 alone; its HELLO is still to come. */
     public NodeSession start(NodeSpec node) throws IOException {
         return start(node, NodeJvm.Jit.QUICK);

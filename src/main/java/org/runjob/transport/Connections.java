@@ -27,6 +27,14 @@ public final class Connections implements AutoCloseable {
         return s;
     }
 
+    /** Ends the node's session, if any: the next {@link #session} connects anew. */
+    public void drop(String node) {
+        Session s = sessions.remove(node);
+        if (s != null) {
+            s.disconnect();
+        }
+    }
+
     public Optional<Session> existing(String node) {
         return Optional.ofNullable(sessions.get(node)).filter(Session::isConnected);
     }

@@ -69,6 +69,11 @@ public final class SshCluster implements Cluster {
         }
 
         @Override
+        public void reset() {
+            connections.drop(target.node());
+        }
+
+        @Override
         public Optional<String> address() {
             return connections.existing(target.node()).map(Session::getHost);
         }

@@ -92,7 +92,7 @@ class SpareTest {
         toClean.addAll(first);
         Poll.until(() -> savedStep(0) >= 2, Duration.ofSeconds(30), "rank 0 to save step 2");
         jobs.bed.link(h1, false);
-        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends").isTrue();
+        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends: %s", stderrSoFar(job)).isTrue();
         String err = jobs.stderrOf(job);
         String out = Files.readString(tmp.resolve(job.getFileName() + ".out"));
         assertThat(runjob.exitValue()).as(err).isZero();
@@ -121,6 +121,20 @@ class SpareTest {
         List<String> nodes = new ArrayList<>();
         summary.path("attempts").get(1).path("ranks").forEach(r -> nodes.add(r.path("node").asString()));
         assertThat(nodes).containsExactly("h4", "h2", "h3");
+        assertThat(summary.path("recovery")).hasSize(1);
+        assertThat(summary.path("recovery").get(0).path("attempt").asInt()).isEqualTo(1);
+        assertThat(summary.path("recovery").get(0).path("relaunch_s").isNumber()).isTrue();
+        assertThat(summary.path("goodput").asDouble()).isBetween(0.1, 1.0);
+        assertThat(err).containsPattern("\nattempt 1 began \\d+\\.\\ds after attempt 0 failed \\(stop \\d+\\.\\ds, replace \\d+\\.\\ds\\), its workers"
+                + " all running \\d+\\.\\ds later\n").containsPattern("succeeded after 2 attempts in \\d+\\.\\ds, \\d+% of it running; logs in ");
+        // the recovery as it happened, line by line
+        List<String> events = new ArrayList<>();
+        for (String line : Files.readAllLines(folder.resolve("events.jsonl"))) {
+            JsonNode e = JsonMapper.builder().build().readTree(line);
+            events.add(e.path("event").asString() + " " + e.path("attempt").asString() + " " + e.path("nodes") + e.path("result").asString(""));
+        }
+        assertThat(events).containsExactly("attempt_start 0 [\"h1\",\"h2\",\"h3\"]", "attempt_end 0 failed", "stand_in 1 ",
+                "attempt_start 1 [\"h4\",\"h2\",\"h3\"]", "attempt_end 1 succeeded");
         // attempt 1's workers ended with the run; h1's, cut off, is stopped by its agent once the link is back
         List<Long> second = jobs.awaitPids(3, Duration.ofSeconds(1));
         assertThat(Pids.living(second)).isEmpty();
@@ -142,7 +156,7 @@ class SpareTest {
         }).toList();
         assertThat(agents).as("h3's agent").hasSize(1);
         agents.get(0).destroyForcibly();
-        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends").isTrue();
+        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends: %s", stderrSoFar(job)).isTrue();
         String err = jobs.stderrOf(job);
         String out = Files.readString(tmp.resolve(job.getFileName() + ".out"));
         assertThat(runjob.exitValue()).as(err).isZero();
@@ -164,7 +178,7 @@ class SpareTest {
         Poll.until(() -> stderrSoFar(job).contains("runjob: node h3 was lost and no spare stands in: waiting up to 60 s for it to answer"
                 + " (failure.wait_for_node_s)\n"), Duration.ofSeconds(30), "the restart to wait for h3");
         jobs.bed.link(h3, true);
-        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends").isTrue();
+        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends: %s", stderrSoFar(job)).isTrue();
         String err = jobs.stderrOf(job);
         assertThat(runjob.exitValue()).as(err).isZero();
         assertThat(err).contains("runjob: node h3 answers again: the restart runs there\n");

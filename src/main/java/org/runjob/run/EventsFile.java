@@ -1,0 +1,83 @@
+package org.runjob.run;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Clock;
+import java.util.List;
+
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import org.runjob.json.Json;
+import org.runjob.launch.AttemptResult;
+import org.runjob.launch.Outcome;
+import org.runjob.launch.StandIn;
+import org.runjob.launch.Timeline;
+
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The run folder's {@code events.jsonl}: one JSON object per line, each with {@code time} and
+ * {@code event}: {@code attempt_start} (attempt, nodes), {@code attempt_end} (attempt, result,
+ * root-cause rank and outcome, lost nodes with their reasons), {@code stand_in} (spare, node,
+ * node_rank, attempt, reason) and {@code wait_for_node} (node, seconds, answered). Appended as they
+ * happen, never through a link; a line that cannot be written is logged and skipped.
+ */
+final class EventsFile implements Timeline {
+
+    static final String NAME = "events.jsonl";
+    private static final Logger LOG = LogManager.getLogger(EventsFile.class);
+
+    private final Path file;
+    private final Clock clock;
+
+    EventsFile(Path folder, Clock clock) {
+        this.file = folder.resolve(NAME);
+        this.clock = clock;
+    }
+
+    @Override
+    public void attemptStarted(int attempt, List<String> nodes) {
+        ObjectNode o = event("attempt_start").put("attempt", attempt);
+        nodes.forEach(o.putArray("nodes")::add);
+        append(o);
+    }
+
+    @Override
+    public void attemptEnded(AttemptResult r) {
+        ObjectNode o = event("attempt_end").put("attempt", r.attempt()).put("result", r.verdict());
+        r.rootCause().ifPresent(c -> o.put("root_cause_rank", c.rank()).put("root_cause", c.outcome().map(Outcome::describe).orElse("?")));
+        ObjectNode lost = o.putObject("lost");
+        r.lostNodes().forEach(lost::put);
+        r.crashLoop().ifPresent(c -> o.put("crash_loop", c));
+        r.nodesGone().ifPresent(g -> o.put("nodes_gone", g));
+        append(o);
+    }
+
+    @Override
+    public void standIn(StandIn s) {
+        append(event("stand_in").put("spare", s.spare()).put("node", s.node()).put("node_rank", s.nodeRank()).put("attempt", s.attempt())
+                .put("reason", s.why()));
+    }
+
+    @Override
+    public void waitedForNode(String node, double seconds, boolean answered) {
+        append(event("wait_for_node").put("node", node).put("seconds", Math.round(seconds * 1000) / 1000.0).put("answered", answered));
+    }
+
+    private ObjectNode event(String name) {
+        return Json.object().put("time", clock.instant().toString()).put("event", name);
+    }
+
+    private synchronized void append(ObjectNode o) {
+        try {
+            Files.writeString(file, Json.MAPPER.writeValueAsString(o) + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot add to {}: {}", file, e.getMessage());
+        }
+    }
+}
