@@ -10,35 +10,42 @@ import java.util.Optional;
  * One attempt of a run: every rank's result, the root cause (the first failure by arrival time) when
  * it failed, whether a Ctrl-C / SIGTERM ended it, and why no restart follows it where that is not
  * the restarts' count: its nodes are gone, or it repeated the attempt before it ({@link CrashLoop});
- * and the spares that stood in for lost nodes right before it ({@link Spares}).
+ * the spares that stood in for lost nodes right before it ({@link Spares}), and the lost nodes it
+ * ran without ({@code failure.min_nodes}).
  */
 public record AttemptResult(int attempt, Instant start, Instant end, List<RankResult> ranks,
                             Optional<RankResult> rootCause, boolean interrupted, Optional<String> interruptReason,
-                            Optional<String> nodesGone, Optional<String> crashLoop, List<StandIn> standIns) {
+                            Optional<String> nodesGone, Optional<String> crashLoop, List<StandIn> standIns, List<String> dropped) {
 
     public AttemptResult {
         ranks = List.copyOf(ranks);
         standIns = List.copyOf(standIns);
+        dropped = List.copyOf(dropped);
     }
 
     public AttemptResult(int attempt, Instant start, Instant end, List<RankResult> ranks, Optional<RankResult> rootCause, boolean interrupted,
                          Optional<String> interruptReason) {
-        this(attempt, start, end, ranks, rootCause, interrupted, interruptReason, Optional.empty(), Optional.empty(), List.of());
+        this(attempt, start, end, ranks, rootCause, interrupted, interruptReason, Optional.empty(), Optional.empty(), List.of(), List.of());
     }
 
     /** This attempt, with why its nodes are gone for good (the backend said so after it failed). */
     public AttemptResult withNodesGone(String why) {
-        return new AttemptResult(attempt, start, end, ranks, rootCause, interrupted, interruptReason, Optional.of(why), crashLoop, standIns);
+        return new AttemptResult(attempt, start, end, ranks, rootCause, interrupted, interruptReason, Optional.of(why), crashLoop, standIns, dropped);
     }
 
     /** This attempt, with why it is taken for a crash loop. */
     public AttemptResult withCrashLoop(String why) {
-        return new AttemptResult(attempt, start, end, ranks, rootCause, interrupted, interruptReason, nodesGone, Optional.of(why), standIns);
+        return new AttemptResult(attempt, start, end, ranks, rootCause, interrupted, interruptReason, nodesGone, Optional.of(why), standIns, dropped);
     }
 
     /** This attempt, with the spares that stood in for lost nodes right before it. */
     public AttemptResult withStandIns(List<StandIn> made) {
-        return new AttemptResult(attempt, start, end, ranks, rootCause, interrupted, interruptReason, nodesGone, crashLoop, made);
+        return new AttemptResult(attempt, start, end, ranks, rootCause, interrupted, interruptReason, nodesGone, crashLoop, made, dropped);
+    }
+
+    /** This attempt, with the lost nodes it ran without. */
+    public AttemptResult withDropped(List<String> nodes) {
+        return new AttemptResult(attempt, start, end, ranks, rootCause, interrupted, interruptReason, nodesGone, crashLoop, standIns, nodes);
     }
 
     /**

@@ -3,6 +3,7 @@ package org.runjob.launch;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -16,6 +17,7 @@ import org.apache.logging.log4j.Logger;
 import org.runjob.logs.OutputRouter;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
+import org.runjob.protocol.Answer;
 import org.runjob.protocol.Lease;
 import org.runjob.session.AgentChannel;
 import org.runjob.session.Event;
@@ -43,6 +45,7 @@ public final class Launcher {
     private final Map<String, Lease.Request> leases = new ConcurrentHashMap<>();
     private Spares spares = Spares.NONE;
     private Timeline timeline = Timeline.NONE;
+    private Optional<Shrink> shrink = Optional.empty();
     private LaunchPlan lastPlan;
     private int firstAttempt;
 
@@ -75,6 +78,12 @@ public final class Launcher {
     /** The job's spares: before a restart, one stands in for each node the attempt lost, where one fits. */
     public Launcher withSpares(Spares pool) {
         this.spares = pool;
+        return this;
+    }
+
+    /** How a restart runs without lost nodes no spare replaced, where {@code failure.min_nodes} allows. */
+    public Launcher withShrink(Shrink fewer) {
+        this.shrink = Optional.of(fewer);
         return this;
     }
 
@@ -121,8 +130,23 @@ public final class Launcher {
                     }
                 }
             }
+            List<String> dropped = List.of();
             if (!attempts.isEmpty()) {
                 awaitLost(current, attempts.get(attempts.size() - 1).lostNodes().keySet());
+                Optional<LaunchPlan> fewer = fewer(current, attempts.get(attempts.size() - 1).lostNodes().keySet());
+                if (fewer.isPresent()) {
+                    dropped = current.nodes().stream().map(NodePlan::name)
+                            .filter(n -> fewer.get().nodes().stream().noneMatch(f -> f.name().equals(n))).toList();
+                    LOG.warn("attempt {} runs on {} of {} nodes, without {} (failure.min_nodes {}): world size {}, was {}", attempt,
+                            fewer.get().nodes().size(), current.nodes().size(), String.join(", ", dropped),
+                            current.spec().failure().minNodes(), fewer.get().worldSize(), current.worldSize());
+                    timeline.shrunk(attempt, dropped, fewer.get().worldSize());
+                    boolean newMaster = !fewer.get().masterNode().equals(current.masterNode());
+                    current = fewer.get();
+                    if (newMaster) {
+                        checkMaster(current);
+                    }
+                }
             }
             if (attempt > 0) {
                 router.attempt(attempt);
@@ -131,7 +155,8 @@ public final class Launcher {
             timeline.attemptStarted(attempt, current.nodes().stream().map(NodePlan::name).toList());
             LaunchPlan running = current;
             AgentStarter agents = (node, events) -> startAgent(running, node, events);
-            AttemptResult result = new Supervisor(current, attempt, agents, router, interrupts, clock, grace, status).run().withStandIns(standIns);
+            AttemptResult result = new Supervisor(current, attempt, agents, router, interrupts, clock, grace, status).run().withStandIns(standIns)
+                    .withDropped(dropped);
             if (!result.succeeded() && !result.interrupted()) {
                 // a lost node may be the backend's doing (a cancelled or preempted Slurm job): say so, and never restart into it
                 Optional<String> gone = starter.gone();
@@ -160,6 +185,32 @@ public final class Launcher {
             LOG.warn("attempt {} failed ({}); restarting the whole group, attempt {} of {}", attempt,
                     result.rootCause().map(r -> "rank " + r.rank() + ": " + r.outcome().map(Outcome::describe).orElse("?"))
                             .orElse("?"), attempt + 1, maxRestarts);
+        }
+    }
+
+    /** {@code plan} without the lost nodes that are still in it and did not answer again, when the job may shrink. */
+    private Optional<LaunchPlan> fewer(LaunchPlan plan, Set<String> lost) {
+        Set<String> missing = new LinkedHashSet<>();
+        for (NodePlan n : plan.nodes()) {
+            if (lost.contains(n.name()) && !started.containsKey(n.name())) {
+                missing.add(n.name());
+            }
+        }
+        return shrink.flatMap(s -> s.without(plan, missing));
+    }
+
+    /** A new master (the old one was dropped) binds the rendezvous port before the attempt; its agent runs the attempt. */
+    private void checkMaster(LaunchPlan plan) {
+        try {
+            NodeSession session = fresh(plan, plan.masterNode());
+            Answer listening = session.listen(plan.masterAddr(), plan.masterPort().orElse(0));
+            session.unlisten();
+            started.put(plan.masterNode(), session);
+            if (!listening.ok()) {
+                LOG.warn("node {}, the master now, cannot bind the rendezvous port: {}", plan.masterNode(), listening.failure().orElse("?"));
+            }
+        } catch (IOException e) {
+            LOG.warn("node {}, the master now, did not start: {}", plan.masterNode(), e.getMessage());
         }
     }
 

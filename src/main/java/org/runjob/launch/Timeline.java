@@ -5,7 +5,7 @@ import java.util.List;
 /**
  * Where the launcher reports a run's recovery as it happens (the run folder's {@code events.jsonl}):
  * each attempt's start (its nodes) and end (its verdict, root cause and lost nodes), each spare
- * that stands in, and each wait for a lost node.
+ * that stands in, each wait for a lost node, and each attempt that runs on fewer nodes.
  */
 public interface Timeline {
 
@@ -14,6 +14,9 @@ public interface Timeline {
     void attemptEnded(AttemptResult result);
 
     void standIn(StandIn standIn);
+
+    /** Attempt {@code attempt} runs without the lost nodes {@code dropped}, on {@code worldSize} ranks ({@code failure.min_nodes}). */
+    void shrunk(int attempt, List<String> dropped, int worldSize);
 
     /** A restart waited {@code seconds} for lost node {@code node}; {@code answered}: it came back. */
     void waitedForNode(String node, double seconds, boolean answered);
@@ -33,6 +36,10 @@ public interface Timeline {
 
         @Override
         public void waitedForNode(String node, double seconds, boolean answered) {
+        }
+
+        @Override
+        public void shrunk(int attempt, List<String> dropped, int worldSize) {
         }
     };
 }

@@ -27,6 +27,9 @@ public final class RunReport {
         AttemptResult last = run.last();
         out.println();
         run.attempts().forEach(a -> a.standIns().forEach(s -> out.println(s.describe())));
+        run.attempts().stream().filter(a -> !a.dropped().isEmpty()).forEach(a -> out.println("attempt " + a.attempt() + " ran without "
+                + String.join(", ", a.dropped()) + " on " + a.ranks().size() + " rank" + (a.ranks().size() == 1 ? "" : "s")
+                + " (failure.min_nodes)"));
         for (Recovery.Phases p : Recovery.phases(run.attempts())) {
             out.printf("attempt %d began %s after attempt %d failed (stop %s, replace %s), its workers %s%n", p.attempt(),
                     seconds(p.stop() + p.replace()), p.attempt() - 1, seconds(p.stop()), seconds(p.replace()),

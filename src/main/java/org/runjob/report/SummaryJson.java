@@ -64,6 +64,10 @@ public final class SummaryJson {
                 ArrayNode made = attempt.putArray("stand_ins");
                 a.standIns().forEach(si -> standIn(made.addObject(), si));
             }
+            if (!a.dropped().isEmpty()) {
+                ArrayNode dropped = attempt.putArray("dropped");
+                a.dropped().forEach(dropped::add);
+            }
             ArrayNode ranks = attempt.putArray("ranks");
             a.ranks().forEach(r -> rank(ranks.addObject(), r));
         }

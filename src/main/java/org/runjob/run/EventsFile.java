@@ -23,7 +23,8 @@ import tools.jackson.databind.node.ObjectNode;
  * The run folder's {@code events.jsonl}: one JSON object per line, each with {@code time} and
  * {@code event}: {@code attempt_start} (attempt, nodes), {@code attempt_end} (attempt, result,
  * root-cause rank and outcome, lost nodes with their reasons), {@code stand_in} (spare, node,
- * node_rank, attempt, reason) and {@code wait_for_node} (node, seconds, answered). Appended as they
+ * node_rank, attempt, reason), {@code wait_for_node} (node, seconds, answered) and {@code shrink}
+ * (attempt, the nodes dropped, the new world size). Appended as they
  * happen, never through a link; a line that cannot be written is logged and skipped.
  */
 final class EventsFile implements Timeline {
@@ -66,6 +67,13 @@ final class EventsFile implements Timeline {
     @Override
     public void waitedForNode(String node, double seconds, boolean answered) {
         append(event("wait_for_node").put("node", node).put("seconds", Math.round(seconds * 1000) / 1000.0).put("answered", answered));
+    }
+
+    @Override
+    public void shrunk(int attempt, List<String> dropped, int worldSize) {
+        ObjectNode o = event("shrink").put("attempt", attempt).put("world_size", worldSize);
+        dropped.forEach(o.putArray("dropped")::add);
+        append(o);
     }
 
     private ObjectNode event(String name) {

@@ -20,6 +20,7 @@ import org.runjob.distribute.Shipped;
 import org.runjob.json.Json;
 import org.runjob.launch.Launcher;
 import org.runjob.launch.RunResult;
+import org.runjob.launch.Shrink;
 import org.runjob.launch.Spares;
 import org.runjob.logs.Console;
 import org.runjob.logs.Diagnostics;
@@ -150,11 +151,13 @@ public final class RunJob {
             }
             NodeStarter restarts = new NodeStarter(spec, cluster, io.env(), Optional.of(runId));
             boolean leased = backend.gpus() == GpuAuthority.PROBED_AND_LEASED;
-            Spares spares = spec.spares().isEmpty() ? Spares.NONE : new Spares(spec.spares(), restarts,
-                    (standing, masterAddr) -> Planner.plan(standing, inventory.withMasterAddr(masterAddr), runId, plan.masterPort()),
+            Spares.Replanner replanner = (changed, masterAddr) -> Planner.plan(changed, inventory.withMasterAddr(masterAddr), runId,
+                    plan.masterPort());
+            Spares spares = spec.spares().isEmpty() ? Spares.NONE : new Spares(spec.spares(), restarts, replanner,
                     node -> leased ? leaseRequest(node, report, plan) : Optional.empty());
             Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status).startingAt(firstAttempt)
-                    .withLeases(leased ? leaseRequests(plan, report) : Map.of()).withSpares(spares);
+                    .withLeases(leased ? leaseRequests(plan, report) : Map.of()).withSpares(spares)
+                    .withShrink(new Shrink(restarts, replanner));
             int code = launch(io, request, loaded, plan, backend, report, launcher, checked.shipped(), status, cluster.handle(), restarts);
             cluster.ended(code);
             return code;

@@ -74,6 +74,12 @@ public record JobSpec(
         return with(all, rendezvous.master(), List.of());
     }
 
+    /** The job without the nodes {@code gone}; the first node left is the master when the master is gone. */
+    public JobSpec without(Set<String> gone) {
+        List<NodeSpec> left = nodes.stream().filter(n -> !gone.contains(n.name())).toList();
+        return with(left, gone.contains(rendezvous.master()) ? left.get(0).name() : rendezvous.master(), spares);
+    }
+
     /**
      * The job with {@code spare} in node {@code lost}'s place (its node rank; the master when
      * {@code lost} was), and no longer a spare.
@@ -279,16 +285,17 @@ public record JobSpec(
      *                         loop (the same failure twice in a row stops the restarts); 0: never
      * @param retryExitCodes   exit codes always worth a restart, never a crash loop
      * @param waitForNodeSeconds how long a restart waits for a lost node no spare stands in for to answer again; 0: not at all
+     * @param minNodes         the fewest nodes a restart may run on without the lost ones ({@code min_nodes}); 0: never fewer
      */
     public record FailureSpec(double gracePeriodSeconds, int maxRestarts, double hangTimeoutSeconds, int heartbeatTimeoutSeconds,
-                              int crashLoopSeconds, Set<Integer> retryExitCodes, int waitForNodeSeconds) {
+                              int crashLoopSeconds, Set<Integer> retryExitCodes, int waitForNodeSeconds, int minNodes) {
         public static final double DEFAULT_GRACE_S = 10;
         public static final int DEFAULT_HEARTBEAT_S = 15;
         public static final int DEFAULT_CRASH_LOOP_S = 60;
 
         public FailureSpec {
             if (gracePeriodSeconds < 0 || maxRestarts < 0 || hangTimeoutSeconds < 0 || heartbeatTimeoutSeconds <= 0 || crashLoopSeconds < 0
-                    || waitForNodeSeconds < 0) {
+                    || waitForNodeSeconds < 0 || minNodes < 0) {
                 throw new IllegalArgumentException("grace period, restarts, hang timeout, crash loop and node wait are >= 0,"
                         + " the heartbeat timeout > 0");
             }
@@ -297,7 +304,7 @@ public record JobSpec(
 
         public FailureSpec(double gracePeriodSeconds, int maxRestarts, double hangTimeoutSeconds, int heartbeatTimeoutSeconds,
                            int crashLoopSeconds, Set<Integer> retryExitCodes) {
-            this(gracePeriodSeconds, maxRestarts, hangTimeoutSeconds, heartbeatTimeoutSeconds, crashLoopSeconds, retryExitCodes, 0);
+            this(gracePeriodSeconds, maxRestarts, hangTimeoutSeconds, heartbeatTimeoutSeconds, crashLoopSeconds, retryExitCodes, 0, 0);
         }
 
         public FailureSpec(double gracePeriodSeconds, int maxRestarts) {

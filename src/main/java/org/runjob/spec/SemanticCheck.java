@@ -64,6 +64,7 @@ final class SemanticCheck {
         Map<String, Integer> firstLine = new HashMap<>();
         List<String> nodeNames = nodes(root.get("nodes"), "/nodes", firstLine);
         spares(root.get("spares"), firstLine);
+        minNodes(root);
         rendezvous(root, nodeNames);
         entrypoint(root.get("entrypoint"));
         Set<String> shipped = files(root.get("files"));
@@ -116,6 +117,24 @@ final class SemanticCheck {
             if (spare.isObject() && spare.has("count")) {
                 keyProblem(LocatedJson.child("/spares", i) + "/count", "a spare is one machine you name: give it a name, not a count");
             }
+        }
+    }
+
+    /** {@code failure.min_nodes} is at most the job's node count (entries given as a count count as that many). */
+    private void minNodes(JsonNode root) {
+        JsonNode failure = root.get("failure");
+        JsonNode min = failure == null ? null : failure.get("min_nodes");
+        JsonNode nodes = root.get("nodes");
+        if (min == null || !min.isIntegralNumber() || nodes == null || !nodes.isArray()) {
+            return;
+        }
+        int count = 0;
+        for (JsonNode n : nodes) {
+            count += n.isObject() && n.has("count") && n.get("count").isIntegralNumber() ? n.get("count").intValue() : 1;
+        }
+        if (min.intValue() > count) {
+            problem("/failure/min_nodes", "the job has " + count + " node" + (count == 1 ? "" : "s") + ": it cannot run on at least "
+                    + min.intValue());
         }
     }
 

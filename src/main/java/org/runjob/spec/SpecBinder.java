@@ -99,7 +99,8 @@ final class SpecBinder {
                 integer(failure, "heartbeat_timeout_s").orElse(JobSpec.FailureSpec.DEFAULT_HEARTBEAT_S),
                 integer(failure, "crash_loop_s").orElse(JobSpec.FailureSpec.DEFAULT_CRASH_LOOP_S),
                 integers(failure.get("retry_exit_codes")),
-                integer(failure, "wait_for_node_s").orElse(0));
+                integer(failure, "wait_for_node_s").orElse(0),
+                integer(failure, "min_nodes").orElse(0));
         return new JobSpec(name, nodes, rendezvous, entrypoint,
                 text(root, "workdir").orElse("~/.runjob/" + name),
                 root.has("runs_share_workdir") && root.get("runs_share_workdir").booleanValue(),

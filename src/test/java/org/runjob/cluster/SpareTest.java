@@ -185,4 +185,37 @@ class SpareTest {
         assertThat(Files.readString(tmp.resolve(job.getFileName() + ".out"))).contains("[h3/2#1] rank 2 done at step 40\n");
         Pids.awaitGone(first, Duration.ofSeconds(10), "attempt 0's workers");
     }
+
+    @Test
+    void withMinNodesARestartRunsWithoutTheLostMasterOnFewerRanks() throws Exception {
+        SshTestbed.Host h1 = jobs.bed.host(1);
+        String h2 = jobs.bed.host(2).address();
+        Path job = job("fewer", "failure: {max_restarts: 1, grace_period_s: 1, heartbeat_timeout_s: 4, min_nodes: 2}\n");
+        Process runjob = toClean.add(jobs.start(job));
+        List<Long> first = jobs.awaitPids(3, Duration.ofSeconds(90));
+        toClean.addAll(first);
+        Poll.until(() -> savedStep(0) >= 2, Duration.ofSeconds(30), "rank 0 to save step 2");
+        jobs.bed.link(h1, false);
+        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends: %s", stderrSoFar(job)).isTrue();
+        String err = jobs.stderrOf(job);
+        String out = Files.readString(tmp.resolve(job.getFileName() + ".out"));
+        assertThat(runjob.exitValue()).as(err).isZero();
+        assertThat(err).contains("runjob: attempt 1 runs on 2 of 3 nodes, without h1 (failure.min_nodes 2): world size 2, was 3\n")
+                .contains("\nattempt 1 ran without h1 on 2 ranks (failure.min_nodes)\n");
+        // h2 is node rank 0 and the master now; ranks are contiguous again
+        assertThat(out).contains("[h2/0#1] rank 0 of 2 attempt 1 on h2 node rank 0 master " + h2 + " resumes at step ")
+                .contains("[h3/1#1] rank 1 of 2 attempt 1 on h3 node rank 1 master " + h2 + " resumes at step ")
+                .contains("[h2/0#1] rank 0 done at step 40\n").contains("[h3/1#1] rank 1 done at step 40\n");
+        Path folder;
+        try (var runs = Files.list(jobs.logs.resolve("fewer"))) {
+            folder = runs.findFirst().orElseThrow();
+        }
+        JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
+        assertThat(summary.path("attempts").get(1).path("dropped").toString()).isEqualTo("[\"h1\"]");
+        assertThat(summary.path("attempts").get(1).path("ranks")).hasSize(2);
+        assertThat(Files.readString(folder.resolve("events.jsonl"))).contains("\"event\":\"shrink\",\"attempt\":1,\"world_size\":2,"
+                + "\"dropped\":[\"h1\"]}");
+        jobs.bed.link(h1, true);
+        Pids.awaitGone(first, Duration.ofSeconds(30), "attempt 0's workers, h1's after its link came back");
+    }
 }
