@@ -12,6 +12,7 @@ import org.runjob.json.Json;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
+import org.runjob.runs.AttemptLines;
 import org.runjob.runs.RunRecords;
 import org.runjob.runs.StatusView;
 
@@ -113,6 +114,7 @@ final class StatusCommand implements Callable<Integer> {
                     + r.status().map(s -> ", attempt " + s.path("attempt").asInt()).orElse("")
                     + r.coordinator().map(c -> ", runjob pid " + c.pid() + " on " + c.host() + (c.alive() ? "" : " (gone)")).orElse(""));
             r.why().ifPresent(w -> io.out().println("why: " + w));
+            AttemptLines.of(r.folder()).forEach(io.out()::println);
             StatusView.text(r.runId(), rows).forEach(io.out()::println);
             io.out().println("folder " + r.folder());
             Map<String, String> dirs = workdirs(r);

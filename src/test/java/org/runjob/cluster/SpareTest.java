@@ -18,6 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
 import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Pids;
@@ -135,6 +136,11 @@ class SpareTest {
         }
         assertThat(events).containsExactly("attempt_start 0 [\"h1\",\"h2\",\"h3\"]", "attempt_end 0 failed", "stand_in 1 ",
                 "attempt_start 1 [\"h4\",\"h2\",\"h3\"]", "attempt_end 1 succeeded");
+        // status says what became of each attempt, from events.jsonl
+        Cli status = Cli.run(System.getenv(), "status", folder.toString());
+        assertThat(status.out()).as(status.err()).containsPattern("\nattempt 0 failed at \\d\\d:\\d\\d:\\d\\d: rank 0: lost: its agent answered"
+                + " no heartbeat for 4 s \\(stopped, hung, or its link is gone\\); lost h1\n  spare h4 stands in for node h1 \\(node rank 0\\)"
+                + " from attempt 1\nattempt 1 succeeded at \\d\\d:\\d\\d:\\d\\d\n");
         // attempt 1's workers ended with the run; h1's, cut off, is stopped by its agent once the link is back
         List<Long> second = jobs.awaitPids(3, Duration.ofSeconds(1));
         assertThat(Pids.living(second)).isEmpty();

@@ -1,0 +1,87 @@
+package org.runjob.runs;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.runjob.json.Json;
+
+import tools.jackson.databind.JsonNode;
+
+/**
+ * What {@code runjob status} says of a run's past attempts, from its {@code events.jsonl}: one line
+ * per attempt that ended (its result, root cause and lost nodes), and one per spare that stood in
+ * and per attempt that ran on fewer nodes. Nothing for a run whose folder has no such file; a line
+ * that is not JSON (a write cut short) is skipped.
+ */
+public final class AttemptLines {
+
+    static final String EVENTS = "events.jsonl";
+    private static final long MAX_BYTES = 4L << 20;
+
+    private AttemptLines() {
+    }
+
+    public static List<String> of(Path folder) {
+        Path file = folder.resolve(EVENTS);
+        List<String> out = new ArrayList<>();
+        List<String> lines;
+        try {
+            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) || Files.size(file) > MAX_BYTES) {
+                return out;
+            }
+            lines = Files.readAllLines(file);
+        } catch (IOException e) {
+            return out;
+        }
+        for (String line : lines) {
+            JsonNode e;
+            try {
+                e = Json.read(line);
+            } catch (RuntimeException bad) {
+                continue;
+            }
+            String text = switch (e.path("event").asString("")) {
+                case "attempt_end" -> ended(e);
+                case "stand_in" -> "  spare " + e.path("spare").asString() + " stands in for node " + e.path("node").asString()
+                        + " (node rank " + e.path("node_rank").asInt() + ") from attempt " + e.path("attempt").asInt();
+                case "shrink" -> "  attempt " + e.path("attempt").asInt() + " runs without " + String.join(", ", texts(e.path("dropped")))
+                        + " on " + e.path("world_size").asInt() + " ranks";
+                case "wait_for_node" -> "  waited " + Math.round(e.path("seconds").asDouble()) + " s for node " + e.path("node").asString()
+                        + (e.path("answered").asBoolean() ? ": it answered" : ": no answer");
+                default -> null;
+            };
+            if (text != null) {
+                out.add(text);
+            }
+        }
+        return out;
+    }
+
+    /** "attempt 0 failed at 07:00:12: rank 1: exit 7; lost h3 (its agent exited)". */
+    private static String ended(JsonNode e) {
+        StringBuilder b = new StringBuilder("attempt " + e.path("attempt").asInt() + " " + e.path("result").asString("?"));
+        String time = e.path("time").asString("");
+        if (time.length() >= 19) {
+            b.append(" at ").append(time, 11, 19);
+        }
+        if (e.has("root_cause")) {
+            b.append(": rank ").append(e.path("root_cause_rank").asInt()).append(": ").append(e.path("root_cause").asString());
+        }
+        List<String> lost = new ArrayList<>();
+        e.path("lost").properties().forEach(p -> lost.add(p.getKey()));
+        if (!lost.isEmpty()) {
+            b.append("; lost ").append(String.join(", ", lost));
+        }
+        return b.toString();
+    }
+
+    private static List<String> texts(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        array.forEach(v -> out.add(v.asString()));
+        return out;
+    }
+}
