@@ -14,8 +14,8 @@ import tools.jackson.databind.JsonNode;
 /**
  * What {@code runjob status} says of a run's past attempts, from its {@code events.jsonl}: one line
  * per attempt that ended (its result, root cause and lost nodes), and one per spare that stood in
- * and per attempt that ran on fewer nodes. Nothing for a run whose folder has no such file; a line
- * that is not JSON (a write cut short) is skipped.
+ * and per attempt that ran on fewer nodes. Nothing for a run of one attempt, or whose folder has no
+ * such file; a line that is not JSON (a write cut short) is skipped.
  */
 public final class AttemptLines {
 
@@ -37,13 +37,18 @@ public final class AttemptLines {
         } catch (IOException e) {
             return out;
         }
+        List<JsonNode> events = new ArrayList<>();
         for (String line : lines) {
-            JsonNode e;
             try {
-                e = Json.read(line);
+                events.add(Json.read(line));
             } catch (RuntimeException bad) {
-                continue;
+                // a write cut short
             }
+        }
+        if (events.stream().filter(e -> e.path("event").asString("").equals("attempt_start")).count() < 2) {
+            return out; // one attempt: the header line says how it stands
+        }
+        for (JsonNode e : events) {
             String text = switch (e.path("event").asString("")) {
                 case "attempt_end" -> ended(e);
                 case "stand_in" -> "  spare " + e.path("spare").asString() + " stands in for node " + e.path("node").asString()

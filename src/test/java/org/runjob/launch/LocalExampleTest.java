@@ -33,10 +33,13 @@ class LocalExampleTest {
 
         Path folder = logs.resolve("local").resolve(Cli.RUN_ID);
         try (var files = Files.list(folder)) {
-            assertThat(files.map(p -> p.getFileName().toString()).sorted().toList()).containsExactly("all.log", "command.txt", "environment.json",
+            assertThat(files.map(p -> p.getFileName().toString()).sorted().toList()).containsExactly("all.log", "command.txt", "environment.json", "events.jsonl",
                     "job.yaml", "plan.json", "preflight.json", "rank-0.log", "rank-1.log", "rank-2.log", "rank-3.log", "runjob.log", "status.json",
                     "summary.json");
         }
+        assertThat(Files.readAllLines(folder.resolve("events.jsonl"))).containsExactly(
+                "{\"time\":\"2026-12-01T07:00:00Z\",\"event\":\"attempt_start\",\"attempt\":0,\"nodes\":[\"local1\",\"local2\"]}",
+                "{\"time\":\"2026-12-01T07:00:00Z\",\"event\":\"attempt_end\",\"attempt\":0,\"result\":\"succeeded\",\"lost\":{}}");
         assertThat(Files.readString(folder.resolve("rank-2.log"))).isEqualTo("rank 2 (local 0) on local2 checked in\n");
         assertThat(Files.readString(folder.resolve("command.txt")))
                 .isEqualTo("runjob --set logs.dir=" + logs + " --set workdir=" + tmp.resolve("work") + " jobs/local.yaml\n");
