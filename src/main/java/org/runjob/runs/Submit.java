@@ -90,10 +90,12 @@ public final class Submit {
         String runId = RunId.of(io.clock().instant(), io.random().getAsInt());
         byte[] secret = SecureLink.newSecret();
         NodeSpec master = spec.masterNode();
-        io.err().println("runjob: submitting " + spec.name() + " run " + runId + ": node hosts on " + spec.nodes().size()
-                + " node" + (spec.nodes().size() == 1 ? "" : "s") + ", the coordinator on " + master.name());
-        try (Cluster cluster = Launch.open(Backends.of(spec), spec, io); FanOut fan = new FanOut(spec.nodes().size())) {
-            Map<NodeSpec, Object> started = fan.onEach(spec.nodes(), n -> startHost(io, cluster.node(n), n, runId, secret));
+        // the spares too: the coordinator on the master reaches a spare through its node host when one stands in
+        List<NodeSpec> hostsOn = spec.withSparesAsNodes().nodes();
+        io.err().println("runjob: submitting " + spec.name() + " run " + runId + ": node hosts on " + hostsOn.size()
+                + " node" + (hostsOn.size() == 1 ? "" : "s") + ", the coordinator on " + master.name());
+        try (Cluster cluster = Launch.open(Backends.of(spec), spec, io); FanOut fan = new FanOut(hostsOn.size())) {
+            Map<NodeSpec, Object> started = fan.onEach(hostsOn, n -> startHost(io, cluster.node(n), n, runId, secret));
             Map<String, HostedRun.Endpoint> hosts = new LinkedHashMap<>();
             boolean failed = false;
             for (var e : started.entrySet()) {
