@@ -123,8 +123,8 @@ public final class Spares {
             }
             NodePlan in = next.nodes().get(node.nodeRank());
             if (in.workers().size() != node.workers().size()) {
-                LOG.warn("spare {} does not fit node {}'s place: it runs {} workers, the node ran {}", spare.name(), node.name(),
-                        in.workers().size(), node.workers().size());
+                LOG.warn("spare {} does not fit node {}'s place: it runs {} worker{}, the node ran {}", spare.name(), node.name(),
+                        in.workers().size(), in.workers().size() == 1 ? "" : "s", node.workers().size());
                 continue;
             }
             pool.remove(spare);

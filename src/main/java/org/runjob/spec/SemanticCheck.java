@@ -10,8 +10,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
+import java.util.stream.Collectors;
+
+import org.runjob.json.Json;
 
 import tools.jackson.databind.JsonNode;
 
@@ -112,12 +116,47 @@ final class SemanticCheck {
             return;
         }
         nodes(spares, "/spares", firstLine);
+        // the worker counts the nodes run, when the job alone gives every one of them
+        Set<Integer> counts = new TreeSet<>();
+        JsonNode nodes = doc.json().get("nodes");
+        boolean allKnown = nodes != null && nodes.isArray();
+        for (JsonNode n : allKnown ? nodes : Json.array()) {
+            Optional<Integer> c = workersAhead(n);
+            allKnown &= c.isPresent();
+            c.ifPresent(counts::add);
+        }
         for (int i = 0; i < spares.size(); i++) {
             JsonNode spare = spares.get(i);
+            String p = LocatedJson.child("/spares", i);
             if (spare.isObject() && spare.has("count")) {
-                keyProblem(LocatedJson.child("/spares", i) + "/count", "a spare is one machine you name: give it a name, not a count");
+                keyProblem(p + "/count", "a spare is one machine you name: give it a name, not a count");
+            }
+            Optional<Integer> c = workersAhead(spare);
+            if (allKnown && c.isPresent() && !counts.contains(c.get())) {
+                String label = spare.path("name").isString() ? "spare '" + spare.get("name").stringValue() + "'" : "spare " + (i + 1);
+                problem(p, label + " runs " + c.get() + " worker" + (c.get() == 1 ? "" : "s") + " and no node runs as many ("
+                        + counts.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "): it could never stand in for one");
             }
         }
+    }
+
+    /** How many workers an entry runs, when the job file alone says: {@code workers}, listed GPUs or a GPU count. */
+    private static Optional<Integer> workersAhead(JsonNode n) {
+        if (!n.isObject()) {
+            return Optional.empty();
+        }
+        JsonNode w = n.get("workers");
+        JsonNode g = n.get("gpus");
+        if (w != null && w.isIntegralNumber()) {
+            return Optional.of(w.intValue());
+        }
+        if (g != null && g.isArray() && !g.isEmpty()) {
+            return Optional.of(g.size());
+        }
+        if (g != null && g.isObject() && g.path("count").isIntegralNumber()) {
+            return Optional.of(g.get("count").intValue());
+        }
+        return Optional.empty();
     }
 
     /** {@code failure.min_nodes} is at most the job's node count (entries given as a count count as that many). */
