@@ -110,33 +110,28 @@ public final class Launcher {
         List<AttemptResult> attempts = new ArrayList<>();
         LaunchPlan current = plan;
         for (int attempt = firstAttempt; ; attempt++) {
+            // the nodes the attempt before lost: reached afresh, replaced by spares, waited for, or left out
+            Map<String, String> lost = attempts.isEmpty() ? Map.of() : attempts.get(attempts.size() - 1).lostNodes();
             List<StandIn> standIns = List.of();
-            if (!attempts.isEmpty()) {
-                // a lost node's connection may look open and never answer (a cut link): the restart reaches it afresh
-                for (String lost : attempts.get(attempts.size() - 1).lostNodes().keySet()) {
-                    current.spec().nodes().stream().filter(n -> n.name().equals(lost)).findFirst().ifPresent(starter::reset);
-                }
-            }
-            if (!attempts.isEmpty() && spares.any()) {
-                Map<String, String> lost = attempts.get(attempts.size() - 1).lostNodes();
-                if (!lost.isEmpty()) {
-                    Spares.Replaced replaced = spares.replace(current, lost.keySet(), lost::get, attempt);
-                    current = replaced.plan();
-                    standIns = replaced.standIns();
-                    standIns.forEach(timeline::standIn);
-                    for (Spares.Started s : replaced.started()) {
-                        started.put(s.node(), s.session());
-                        s.lease().ifPresent(r -> leases.put(s.node(), r));
-                    }
-                }
-            }
             List<String> dropped = List.of();
-            if (!attempts.isEmpty()) {
-                awaitLost(current, attempts.get(attempts.size() - 1).lostNodes().keySet());
-                Optional<LaunchPlan> fewer = fewer(current, attempts.get(attempts.size() - 1).lostNodes().keySet());
+            if (!lost.isEmpty()) {
+                // a lost node's connection may look open and never answer (a cut link)
+                for (String name : lost.keySet()) {
+                    nodeSpec(current, name).ifPresent(starter::reset);
+                }
+                Spares.Replaced replaced = spares.replace(current, lost.keySet(), lost::get, attempt);
+                current = replaced.plan();
+                standIns = replaced.standIns();
+                standIns.forEach(timeline::standIn);
+                for (Spares.Started s : replaced.started()) {
+                    started.put(s.node(), s.session());
+                    s.lease().ifPresent(r -> leases.put(s.node(), r));
+                }
+                awaitLost(current, lost.keySet());
+                Set<String> missing = missing(current, lost.keySet());
+                Optional<LaunchPlan> fewer = shrink.isPresent() ? shrink.get().without(current, missing) : Optional.empty();
                 if (fewer.isPresent()) {
-                    dropped = current.nodes().stream().map(NodePlan::name)
-                            .filter(n -> fewer.get().nodes().stream().noneMatch(f -> f.name().equals(n))).toList();
+                    dropped = List.copyOf(missing);
                     LOG.warn("attempt {} runs on {} of {} nodes, without {} (failure.min_nodes {}): world size {}, was {}", attempt,
                             fewer.get().nodes().size(), current.nodes().size(), String.join(", ", dropped),
                             current.spec().failure().minNodes(), fewer.get().worldSize(), current.worldSize());
@@ -188,23 +183,26 @@ public final class Launcher {
         }
     }
 
-    /** {@code plan} without the lost nodes that are still in it and did not answer again, when the job may shrink. */
-    private Optional<LaunchPlan> fewer(LaunchPlan plan, Set<String> lost) {
+    /** The lost nodes still in {@code plan} (no spare took their place) whose agent did not start again, in node-rank order. */
+    private Set<String> missing(LaunchPlan plan, Set<String> lost) {
         Set<String> missing = new LinkedHashSet<>();
         for (NodePlan n : plan.nodes()) {
             if (lost.contains(n.name()) && !started.containsKey(n.name())) {
                 missing.add(n.name());
             }
         }
-        return shrink.flatMap(s -> s.without(plan, missing));
+        return missing;
+    }
+
+    private static Optional<NodeSpec> nodeSpec(LaunchPlan plan, String name) {
+        return plan.spec().nodes().stream().filter(n -> n.name().equals(name)).findFirst();
     }
 
     /** A new master (the old one was dropped) binds the rendezvous port before the attempt; its agent runs the attempt. */
     private void checkMaster(LaunchPlan plan) {
         try {
             NodeSession session = fresh(plan, plan.masterNode());
-            Answer listening = session.listen(plan.masterAddr(), plan.masterPort().orElse(0));
-            session.unlisten();
+            Answer listening = session.tryListen(plan.masterAddr(), plan.masterPort().orElse(0));
             started.put(plan.masterNode(), session);
             if (!listening.ok()) {
                 LOG.warn("node {}, the master now, cannot bind the rendezvous port: {}", plan.masterNode(), listening.failure().orElse("?"));
@@ -222,8 +220,7 @@ public final class Launcher {
 
     /** A new agent on node {@code name}, answering, with the GPU leases of the run's first agent there taken back. */
     private NodeSession fresh(LaunchPlan plan, String name) throws IOException {
-        NodeSpec spec = plan.spec().nodes().stream().filter(n -> n.name().equals(name)).findFirst().orElseThrow();
-        NodeSession session = starter.start(spec);
+        NodeSession session = starter.start(nodeSpec(plan, name).orElseThrow());
         try {
             session.hello(Supervisor.HELLO_TIMEOUT_MS);
             Lease.Request request = leases.get(name);

@@ -9,7 +9,6 @@ import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.PlanningException;
 import org.runjob.session.NodeStarter;
 import org.runjob.spec.JobSpec;
-import org.runjob.spec.NodeSpec;
 
 /**
  * Fewer nodes when the job allows it ({@code failure.min_nodes}): a plan without lost nodes that
@@ -43,10 +42,7 @@ public final class Shrink {
         }
         JobSpec spec = plan.spec().without(missing);
         boolean masterLost = missing.contains(plan.masterNode());
-        NodeSpec master = spec.masterNode();
-        Optional<String> addr = masterLost
-                ? starter.address(master).or(() -> master.address().reachableAs()).or(() -> master.local() ? Optional.of("127.0.0.1") : Optional.empty())
-                : Optional.of(plan.masterAddr());
+        Optional<String> addr = masterLost ? starter.reachedAt(spec.masterNode()) : Optional.of(plan.masterAddr());
         try {
             return Optional.of(replanner.plan(spec, addr));
         } catch (PlanningException e) {

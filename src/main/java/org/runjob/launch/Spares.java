@@ -68,11 +68,6 @@ public final class Spares {
         this.leases = leases;
     }
 
-    /** Whether a spare is left. */
-    public synchronized boolean any() {
-        return !pool.isEmpty();
-    }
-
     /**
      * {@code plan} with a fitting, working spare in the place of each node of {@code lost} (in
      * node-rank order) that one is left for; the others stay, to be tried again as they are.
@@ -116,7 +111,7 @@ public final class Spares {
             LaunchPlan next;
             try {
                 // MASTER_ADDR: the spare's own address when it stands in for the master, else the plan's (a spare may be the master by now)
-                next = replanner.plan(spec, master ? addressOf(spare) : Optional.of(plan.masterAddr()));
+                next = replanner.plan(spec, master ? starter.reachedAt(spare) : Optional.of(plan.masterAddr()));
             } catch (PlanningException e) {
                 LOG.warn("spare {} cannot stand in for node {}: {}", spare.name(), node.name(), e.getMessage());
                 continue;
@@ -136,11 +131,6 @@ public final class Spares {
         return Optional.empty();
     }
 
-    /** The address the other nodes reach {@code spare} at, as preflight found it; 127.0.0.1 for a local spare. */
-    private Optional<String> addressOf(NodeSpec spare) {
-        return starter.address(spare).or(() -> spare.address().reachableAs()).or(() -> spare.local() ? Optional.of("127.0.0.1") : Optional.empty());
-    }
-
     /** The spare's agent, started and answering, with its leases; empty (and the agent closed) when any of it failed. */
     private Optional<Started> start(NodeSpec spare, LaunchPlan plan, NodePlan in, boolean master) {
         NodeSession session = null;
@@ -155,8 +145,7 @@ public final class Spares {
                 }
             }
             if (master) {
-                Answer listening = session.listen(plan.masterAddr(), plan.masterPort().orElse(0));
-                session.unlisten();
+                Answer listening = session.tryListen(plan.masterAddr(), plan.masterPort().orElse(0));
                 if (!listening.ok()) {
                     throw new IOException("as the master: " + listening.failure().orElse("cannot listen"));
                 }

@@ -153,7 +153,7 @@ public final class RunJob {
             boolean leased = backend.gpus() == GpuAuthority.PROBED_AND_LEASED;
             Spares.Replanner replanner = (changed, masterAddr) -> Planner.plan(changed, inventory.withMasterAddr(masterAddr), runId,
                     plan.masterPort());
-            Spares spares = spec.spares().isEmpty() ? Spares.NONE : new Spares(spec.spares(), restarts, replanner,
+            Spares spares = new Spares(spec.spares(), restarts, replanner,
                     node -> leased ? leaseRequest(node, report, plan) : Optional.empty());
             Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status).startingAt(firstAttempt)
                     .withLeases(leased ? leaseRequests(plan, report) : Map.of()).withSpares(spares)

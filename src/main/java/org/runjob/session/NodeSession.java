@@ -189,6 +189,13 @@ public final class NodeSession implements AutoCloseable {
         answer(Frame.Type.UNLISTEN, new byte[0], 30_000);
     }
 
+    /** Whether rank 0's store could bind {@code port} here ({@link #listen}), the port let go at once. */
+    public Answer tryListen(String addr, int port) throws IOException {
+        Answer listening = listen(addr, port);
+        unlisten();
+        return listening;
+    }
+
     /** Connects to {@code addr}:{@code port}: the interface it went out of, or why not. */
     public Answer connect(String addr, int port, int timeoutMs) throws IOException {
         return answer(Frame.Type.CONNECT, PortRequest.connect(addr, port, timeoutMs).encode(), timeoutMs + 30_000L);

@@ -50,6 +50,14 @@ public final class NodeStarter {
         return cluster.node(node).address();
     }
 
+    /**
+     * The address other nodes reach {@code node} at, as a new master's MASTER_ADDR: the one its
+     * backend found, else its host, else 127.0.0.1 for a local node.
+     */
+    public Optional<String> reachedAt(NodeSpec node) {
+        return address(node).or(() -> node.address().reachableAs()).or(() -> node.local() ? Optional.of("127.0.0.1") : Optional.empty());
+    }
+
     /** Reaches the node afresh next time (it was lost): {@code NodeAccess.reset}. */
     public void reset(NodeSpec node) {
         cluster.node(node).reset();

@@ -47,6 +47,15 @@ final class ClusterJobs {
         return SshTestbed.get();
     }
 
+    /** The step steps.py last saved for {@code rank} in {@code ckpt}; 0 before its first. */
+    static int savedStep(Path ckpt, int rank) {
+        try {
+            return Integer.parseInt(Files.readString(ckpt.resolve("rank-" + rank)).trim());
+        } catch (IOException | NumberFormatException e) {
+            return 0;
+        }
+    }
+
     /** Every host's link up again (after a test that cut one). */
     void reconnectAll() throws IOException, InterruptedException {
         for (SshTestbed.Host h : bed.hosts()) {

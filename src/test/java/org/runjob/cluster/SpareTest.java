@@ -81,11 +81,7 @@ class SpareTest {
     }
 
     private int savedStep(int rank) {
-        try {
-            return Integer.parseInt(Files.readString(tmp.resolve("ckpt/rank-" + rank)).trim());
-        } catch (IOException | NumberFormatException e) {
-            return 0;
-        }
+        return ClusterJobs.savedStep(tmp.resolve("ckpt"), rank);
     }
 
     @Test
@@ -113,10 +109,7 @@ class SpareTest {
         for (String line : List.of("[h4/0#1] rank 0 done at step 40", "[h2/1#1] rank 1 done at step 40", "[h3/2#1] rank 2 done at step 40")) {
             assertThat(out).contains(line + "\n");
         }
-        Path folder;
-        try (var runs = Files.list(jobs.logs.resolve("spare"))) {
-            folder = runs.findFirst().orElseThrow();
-        }
+        Path folder = NodeSideTest.runFolder("spare", jobs.logs);
         JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
         assertThat(summary.path("result").asString()).isEqualTo("succeeded");
         JsonNode standIn = summary.path("stand_ins").get(0);
@@ -221,10 +214,7 @@ class SpareTest {
         assertThat(out).contains("[h2/0#1] rank 0 of 2 attempt 1 on h2 node rank 0 master " + h2 + " resumes at step ")
                 .contains("[h3/1#1] rank 1 of 2 attempt 1 on h3 node rank 1 master " + h2 + " resumes at step ")
                 .contains("[h2/0#1] rank 0 done at step 40\n").contains("[h3/1#1] rank 1 done at step 40\n");
-        Path folder;
-        try (var runs = Files.list(jobs.logs.resolve("fewer"))) {
-            folder = runs.findFirst().orElseThrow();
-        }
+        Path folder = NodeSideTest.runFolder("fewer", jobs.logs);
         JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
         assertThat(summary.path("attempts").get(1).path("dropped").toString()).isEqualTo("[\"h1\"]");
         assertThat(summary.path("attempts").get(1).path("ranks")).hasSize(2);

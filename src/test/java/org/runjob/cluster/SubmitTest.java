@@ -184,7 +184,7 @@ class SubmitTest {
         String runId = submitted.out().trim();
         toClean.addAll(jobs.awaitPids(2, Duration.ofSeconds(30)));
         toClean.addAll(processesOf(runId));
-        Poll.until(() -> savedStep(ckpt, 1) >= 2, Duration.ofSeconds(30), "rank 1 to save step 2");
+        Poll.until(() -> ClusterJobs.savedStep(ckpt, 1) >= 2, Duration.ofSeconds(30), "rank 1 to save step 2");
         jobs.bed.link(h2, false);
         try {
             Poll.until(() -> statusOf(runId).contains("succeeded (exit 0)"), Duration.ofSeconds(120), "the run to succeed on the spare",
@@ -193,8 +193,8 @@ class SubmitTest {
             jobs.bed.link(h2, true);
         }
         assertThat(statusOf(runId)).contains("\n  spare h3 stands in for node h2 (node rank 1) from attempt 1\nattempt 1 succeeded at ");
-        assertThat(savedStep(ckpt, 0)).isEqualTo(40);
-        assertThat(savedStep(ckpt, 1)).isEqualTo(40);
+        assertThat(ClusterJobs.savedStep(ckpt, 0)).isEqualTo(40);
+        assertThat(ClusterJobs.savedStep(ckpt, 1)).isEqualTo(40);
         Poll.until(() -> processesOf(runId).isEmpty(), Duration.ofSeconds(30), "the run's coordinator, node hosts and agents to end");
     }
 
@@ -203,14 +203,6 @@ class SubmitTest {
             return runjob(dir, Duration.ofSeconds(60), "status", runId).out();
         } catch (Exception e) {
             return e.toString();
-        }
-    }
-
-    private static int savedStep(Path ckpt, int rank) {
-        try {
-            return Integer.parseInt(Files.readString(ckpt.resolve("rank-" + rank)).trim());
-        } catch (IOException | NumberFormatException e) {
-            return 0;
         }
     }
 
