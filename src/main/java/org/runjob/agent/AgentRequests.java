@@ -2,6 +2,7 @@ package org.runjob.agent;
 
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +15,7 @@ import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.protocol.HealthRequest;
 import org.runjob.protocol.Lease;
 import org.runjob.protocol.OutputSender;
 import org.runjob.protocol.Outputs;
@@ -25,7 +27,7 @@ import org.runjob.protocol.ProtocolException;
  * FILE_DATA ({@link FileReceiver}); SERVE, FETCH and UNSERVE (relay between agents,
  * {@link FileRelay}; a FETCH runs on its own thread, so STOP or the channel's end can break it
  * off); LISTEN, CONNECT and UNLISTEN (the rendezvous checks, {@link Probe}); PROBE_GPUS (a child
- * JVM runs the probe); LEASE ({@link GpuLeases}); ENVIRONMENT ({@link NodeEnvironment}); OUTPUTS
+ * JVM runs the probe); LEASE ({@link GpuLeases}); HEALTH ({@link HealthCheck}); ENVIRONMENT ({@link NodeEnvironment}); OUTPUTS
  * ({@link OutputSender}). A payload that is not what its type says is a
  * {@link ProtocolException}.
  */
@@ -92,6 +94,7 @@ final class AgentRequests {
             case PROBE_GPUS -> reply.accept(GpuInventory.fromProbe(GpuProbeChild.run(env, base().resolve(".runjob"))).encode());
             case LEASE -> reply.accept(leases.handle(leaseRequest(f)).encode());
             case ENVIRONMENT -> environment(EnvironmentRequest.decode(f.payload()));
+            case HEALTH -> health(healthRequest(f));
             case OUTPUTS -> reply.accept(OutputSender.send(Outputs.paths(f.payload()), workdir(), frames).encode());
             default -> {
                 return false;
@@ -133,6 +136,14 @@ final class AgentRequests {
         }
         if (receiver != null) {
             receiver.abort("the channel ended");
+        }
+    }
+
+    private static HealthRequest healthRequest(Frame f) throws ProtocolException {
+        try {
+            return HealthRequest.decode(f.payload());
+        } catch (IllegalArgumentException e) {
+            throw new ProtocolException("a HEALTH payload that is no request: " + e.getMessage());
         }
     }
 
@@ -197,6 +208,22 @@ final class AgentRequests {
         }, "environment");
         environment.setDaemon(true);
         environment.start();
+    }
+
+    /** HEALTH: on its own thread (a check may take a while); one REPLY, an {@link Answer}, when done. */
+    private void health(HealthRequest request) {
+        Path dir = Files.isDirectory(workdir()) ? workdir() : base();
+        Thread t = new Thread(() -> {
+            Answer answer;
+            try {
+                answer = HealthCheck.answer(request, env, dir);
+            } catch (RuntimeException e) {
+                answer = Answer.failed("the health check failed: " + e);
+            }
+            reply.accept(answer.encode());
+        }, "health");
+        t.setDaemon(true);
+        t.start();
     }
 
     /** FETCH: on its own thread; one REPLY when done. */

@@ -3,6 +3,8 @@ package org.runjob.launch;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +12,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.stream.Collectors;
 
 import org.apache.logging.log4j.LogManager;
@@ -31,7 +37,9 @@ import org.runjob.spec.NodeSpec;
  * allows (a restart starts the whole group again, with RUNJOB_ATTEMPT and
  * TORCHELASTIC_RESTART_COUNT set to the attempt number), never after an interrupt, nor once the
  * backend says the nodes are gone ({@link NodeStarter#gone}: a cancelled Slurm job). Before a
- * restart, a spare stands in for each node the failed attempt lost ({@link Spares}), where one fits.
+ * restart, every node of the next attempt is health-checked ({@link Health}), and a spare stands in
+ * for each node the failed attempt lost or that failed its check ({@link Spares}), where one fits;
+ * the nodes taken out of the run are quarantined ({@link Quarantine}).
  */
 public final class Launcher {
 
@@ -46,6 +54,9 @@ public final class Launcher {
     private Spares spares = Spares.NONE;
     private Timeline timeline = Timeline.NONE;
     private Optional<Shrink> shrink = Optional.empty();
+    private final Map<String, NodeSpec> everyNode = new ConcurrentHashMap<>();
+    private Health health = Health.NONE;
+    private Quarantine quarantine = Quarantine.NONE;
     private LaunchPlan lastPlan;
     private int firstAttempt;
 
@@ -87,6 +98,13 @@ public final class Launcher {
         return this;
     }
 
+    /** How each node of a restart is checked before it runs ({@link Health}), and where the nodes a run must avoid go. */
+    public Launcher withHealth(Health checks, Quarantine avoided) {
+        this.health = checks;
+        this.quarantine = avoided;
+        return this;
+    }
+
     /** Where each attempt's start and end, each stand-in and each wait for a node are reported as they happen. */
     public Launcher withTimeline(Timeline events) {
         this.timeline = events;
@@ -109,38 +127,20 @@ public final class Launcher {
         int maxRestarts = firstAttempt + plan.spec().failure().maxRestarts();
         List<AttemptResult> attempts = new ArrayList<>();
         LaunchPlan current = plan;
+        plan.spec().withSparesAsNodes().nodes().forEach(n -> everyNode.put(n.name(), n));
         for (int attempt = firstAttempt; ; attempt++) {
-            // the nodes the attempt before lost: reached afresh, replaced by spares, waited for, or left out
-            Map<String, String> lost = attempts.isEmpty() ? Map.of() : attempts.get(attempts.size() - 1).lostNodes();
-            List<StandIn> standIns = List.of();
-            List<String> dropped = List.of();
-            if (!lost.isEmpty()) {
-                // a lost node's connection may look open and never answer (a cut link)
-                for (String name : lost.keySet()) {
-                    nodeSpec(current, name).ifPresent(starter::reset);
-                }
-                Spares.Replaced replaced = spares.replace(current, lost.keySet(), lost::get, attempt);
-                current = replaced.plan();
-                standIns = replaced.standIns();
-                standIns.forEach(timeline::standIn);
-                for (Spares.Started s : replaced.started()) {
-                    started.put(s.node(), s.session());
-                    s.lease().ifPresent(r -> leases.put(s.node(), r));
-                }
-                awaitLost(current, lost.keySet());
-                Set<String> missing = missing(current, lost.keySet());
-                Optional<LaunchPlan> fewer = shrink.isPresent() ? shrink.get().without(current, missing) : Optional.empty();
-                if (fewer.isPresent()) {
-                    dropped = List.copyOf(missing);
-                    LOG.warn("attempt {} runs on {} of {} nodes, without {} (failure.min_nodes {}): world size {}, was {}", attempt,
-                            fewer.get().nodes().size(), current.nodes().size(), String.join(", ", dropped),
-                            current.spec().failure().minNodes(), fewer.get().worldSize(), current.worldSize());
-                    timeline.shrunk(attempt, dropped, fewer.get().worldSize());
-                    boolean newMaster = !fewer.get().masterNode().equals(current.masterNode());
-                    current = fewer.get();
-                    if (newMaster) {
-                        checkMaster(current);
-                    }
+            List<StandIn> standIns = new ArrayList<>();
+            List<String> dropped = new ArrayList<>();
+            if (!attempts.isEmpty()) {
+                Next next = recover(current, attempts.get(attempts.size() - 1), attempt, standIns, dropped);
+                current = next.plan();
+                if (next.stuck().isPresent()) {
+                    LOG.warn("{}", next.stuck().get());
+                    AttemptResult last = attempts.remove(attempts.size() - 1).withNodesGone(next.stuck().get());
+                    attempts.add(last);
+                    LaunchPlan ran = current;
+                    last.lostNodes().forEach((node, why) -> quarantine(ran, node, "lost: " + why));
+                    return ended(attempts);
                 }
             }
             if (attempt > 0) {
@@ -172,15 +172,166 @@ public final class Launcher {
             router.flush();
             if (result.succeeded() || result.interrupted() || result.nodesGone().isPresent() || result.crashLoop().isPresent()
                     || attempt >= maxRestarts) {
-                // agents started for an attempt that ended before it used them
-                started.values().forEach(NodeSession::close);
-                started.clear();
-                return attempts;
+                if (!result.succeeded() && !result.interrupted() && result.nodesGone().isEmpty()) {
+                    // no attempt follows: the nodes it lost are avoided by the next runs
+                    LaunchPlan ran = current;
+                    result.lostNodes().forEach((node, why) -> quarantine(ran, node, "lost: " + why));
+                }
+                return ended(attempts);
             }
             LOG.warn("attempt {} failed ({}); restarting the whole group, attempt {} of {}", attempt,
                     result.rootCause().map(r -> "rank " + r.rank() + ": " + r.outcome().map(Outcome::describe).orElse("?"))
                             .orElse("?"), attempt + 1, maxRestarts);
         }
+    }
+
+    /** The run's attempts, once no attempt follows: agents started for an attempt that never came are closed. */
+    private List<AttemptResult> ended(List<AttemptResult> attempts) {
+        started.values().forEach(NodeSession::close);
+        started.clear();
+        return attempts;
+    }
+
+    /**
+     * Before a restart: the nodes {@code previous} lost are reached afresh (their old connection
+     * dropped), every node of the next attempt is health-checked ({@link Health}), and each lost
+     * or unhealthy node is replaced by a spare, waited for ({@code wait_for_node_s}, lost nodes
+     * only) or left out ({@code min_nodes}), in rounds until every node of the plan was checked.
+     * Adds to {@code standIns} and {@code dropped} what it did.
+     */
+    private Next recover(LaunchPlan ran, AttemptResult previous, int attempt, List<StandIn> standIns, List<String> dropped) {
+        LaunchPlan current = ran;
+        Map<String, String> lost = previous.lostNodes();
+        // a lost node's connection may look open and never answer (a cut link)
+        for (String name : lost.keySet()) {
+            nodeSpec(current, name).ifPresent(starter::reset);
+        }
+        Map<String, String> out = new LinkedHashMap<>(lost);
+        Map<String, String> unhealthy = new LinkedHashMap<>();
+        Set<String> checked = new HashSet<>();
+        boolean waited = false;
+        while (true) {
+            if (!out.isEmpty()) {
+                Spares.Replaced replaced = spares.replace(current, out.keySet(), out::get, attempt);
+                LaunchPlan before = current;
+                current = replaced.plan();
+                for (StandIn s : replaced.standIns()) {
+                    standIns.add(s);
+                    timeline.standIn(s);
+                    if (lost.containsKey(s.node())) {
+                        quarantine(before, s.node(), "lost: " + s.why());
+                    }
+                }
+                for (Spares.Started s : replaced.started()) {
+                    started.put(s.node(), s.session());
+                    checked.add(s.node());
+                    s.lease().ifPresent(r -> leases.put(s.node(), r));
+                }
+                if (!waited) {
+                    awaitLost(current, lost.keySet());
+                    waited = true;
+                }
+                Set<String> missing = missing(current, out.keySet());
+                Optional<LaunchPlan> fewer = shrink.isPresent() ? shrink.get().without(current, missing) : Optional.empty();
+                if (fewer.isPresent()) {
+                    dropped.addAll(missing);
+                    LOG.warn("attempt {} runs on {} of {} nodes, without {} (failure.min_nodes {}): world size {}, was {}", attempt,
+                            fewer.get().nodes().size(), current.nodes().size(), String.join(", ", missing),
+                            current.spec().failure().minNodes(), fewer.get().worldSize(), current.worldSize());
+                    timeline.shrunk(attempt, List.copyOf(missing), fewer.get().worldSize());
+                    for (String node : missing) {
+                        if (lost.containsKey(node)) {
+                            quarantine(current, node, "lost: " + lost.get(node));
+                        }
+                    }
+                    boolean newMaster = !fewer.get().masterNode().equals(current.masterNode());
+                    current = fewer.get();
+                    if (newMaster) {
+                        checkMaster(current);
+                    }
+                }
+            }
+            Map<String, String> found = checkHealth(current, checked, attempt);
+            if (found.isEmpty()) {
+                break;
+            }
+            unhealthy.putAll(found);
+            out = found;
+        }
+        List<String> stuck = current.nodes().stream().map(NodePlan::name).filter(unhealthy::containsKey).toList();
+        if (stuck.isEmpty()) {
+            return new Next(current, Optional.empty());
+        }
+        return new Next(current, Optional.of(stuck.stream().map(n -> "node " + n + " failed its health check (" + unhealthy.get(n) + ")")
+                .collect(Collectors.joining("; ")) + ": no spare fits its place and failure.min_nodes does not let the run go on without it,"
+                + " so no attempt " + attempt + " runs"));
+    }
+
+    /** The next attempt's plan, or why no attempt can follow: an unhealthy node nothing lets the run go on without. */
+    private record Next(LaunchPlan plan, Optional<String> stuck) {
+    }
+
+    /**
+     * Health-checks each node of {@code plan} not in {@code checked} (adding it), all at once, on
+     * the agent that runs its part of the next attempt (started now when it has none). A node
+     * whose agent does not start is left to the attempt, which finds it lost as before. Returns
+     * the unhealthy nodes with why, each quarantined, its agent closed.
+     */
+    private Map<String, String> checkHealth(LaunchPlan plan, Set<String> checked, int attempt) {
+        List<NodePlan> todo = plan.nodes().stream().filter(n -> checked.add(n.name())).toList();
+        Map<String, String> unhealthy = new ConcurrentHashMap<>();
+        if (todo.isEmpty() || !health.checks()) {
+            return unhealthy;
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(32, todo.size()));
+        try {
+            List<Future<?>> all = new ArrayList<>();
+            for (NodePlan node : todo) {
+                all.add(pool.submit(() -> {
+                    NodeSession session = started.get(node.name());
+                    try {
+                        if (session == null) {
+                            session = fresh(plan, node.name());
+                            started.put(node.name(), session);
+                        }
+                    } catch (IOException e) {
+                        return;
+                    }
+                    Optional<String> why = health.check(session, nodeSpec(plan, node.name()).orElseThrow(), Health.used(node));
+                    if (why.isPresent()) {
+                        unhealthy.put(node.name(), why.get());
+                        started.remove(node.name()).close();
+                    }
+                }));
+            }
+            for (Future<?> f : all) {
+                f.get();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("a health check broke: " + e.getCause(), e.getCause());
+        } finally {
+            pool.shutdownNow();
+        }
+        Map<String, String> ordered = new LinkedHashMap<>();
+        for (NodePlan node : todo) {
+            String why = unhealthy.get(node.name());
+            if (why != null) {
+                ordered.put(node.name(), why);
+                LOG.warn("node {} failed its health check before attempt {}: {}", node.name(), attempt, why);
+                timeline.healthCheckFailed(attempt, node.name(), why);
+                quarantine(plan, node.name(), "health check: " + why);
+            }
+        }
+        return ordered;
+    }
+
+    private void quarantine(LaunchPlan plan, String node, String why) {
+        nodeSpec(plan, node).or(() -> Optional.ofNullable(everyNode.get(node))).ifPresent(n -> {
+            quarantine.add(n, why);
+            n.address().machine().ifPresent(m -> timeline.quarantined(n.name(), why));
+        });
     }
 
     /** The lost nodes still in {@code plan} (no spare took their place) whose agent did not start again, in node-rank order. */

@@ -23,7 +23,8 @@ import org.runjob.spec.NodeSpec;
  * A run's spares ({@code spares:}), and how one takes a lost node's place for the next attempt.
  * A spare fits a node when, planned in its place, it runs as many workers (so every rank keeps its
  * number, and the world its size); it is used when its agent starts and answers, takes the GPU
- * leases the plan gives it, and, standing in for the master, binds the rendezvous port. A spare
+ * leases the plan gives it, passes its health check ({@link Health}; one that fails is quarantined)
+ * and, standing in for the master, binds the rendezvous port. A spare
  * that fails any of these is dropped from the pool, with its reason in the run's log. A spare
  * stands in once and then is a node of the run: it is never handed back.
  */
@@ -56,12 +57,22 @@ public final class Spares {
     /** No spares: nothing is ever replaced. */
     public static final Spares NONE = new Spares(List.of(), null, null, null);
 
+    private final Health health;
+    private final Quarantine quarantine;
+
     private final List<NodeSpec> pool;
     private final NodeStarter starter;
     private final Replanner replanner;
     private final Leases leases;
 
     public Spares(List<NodeSpec> spares, NodeStarter starter, Replanner replanner, Leases leases) {
+        this(spares, starter, replanner, leases, Health.NONE, Quarantine.NONE);
+    }
+
+    /** @param health a spare must pass before it stands in; one that fails goes to {@code quarantine} */
+    public Spares(List<NodeSpec> spares, NodeStarter starter, Replanner replanner, Leases leases, Health health, Quarantine quarantine) {
+        this.health = health;
+        this.quarantine = quarantine;
         this.pool = new ArrayList<>(spares);
         this.starter = starter;
         this.replanner = replanner;
@@ -143,6 +154,11 @@ public final class Spares {
                 if (answer.error().isPresent() || !answer.held().isEmpty()) {
                     throw new IOException("its GPUs are not free: " + answer.error().orElseGet(answer.held()::toString));
                 }
+            }
+            Optional<String> sick = health.check(session, spare, Health.used(in));
+            if (sick.isPresent()) {
+                quarantine.add(spare, "health check: " + sick.get());
+                throw new IOException("it failed its health check: " + sick.get());
             }
             if (master) {
                 Answer listening = session.tryListen(plan.masterAddr(), plan.masterPort().orElse(0));

@@ -39,6 +39,8 @@ public record Frame(Type type, int rank, byte[] payload) {
         ENVIRONMENT(16),
         // coordinator -> agent: after a run, the named outputs of the run's directory, sent as OUTPUT_DATA then one REPLY
         OUTPUTS(17),
+        // coordinator -> agent: before each attempt, the node's health (HealthRequest), answered by one REPLY
+        HEALTH(18),
         // agent -> coordinator
         HELLO(64), STARTED(65), STDOUT(66), STDERR(67), EXITED(68), PONG(69), NOTICE(70), DONE(71), REPLY(72), ERROR_FILE(73), STACK(74), OUTPUT_DATA(75);
 

@@ -24,7 +24,8 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code event}: {@code attempt_start} (attempt, nodes), {@code attempt_end} (attempt, result,
  * root-cause rank and outcome, lost nodes with their reasons), {@code stand_in} (spare, node,
  * node_rank, attempt, reason), {@code wait_for_node} (node, seconds, answered) and {@code shrink}
- * (attempt, the nodes dropped, the new world size). Appended as they
+ * (attempt, the nodes dropped, the new world size), {@code health_check_failed} (attempt, node,
+ * reason) and {@code quarantine} (node, reason). Appended as they
  * happen, never through a link; a line that cannot be written is logged and skipped.
  */
 final class EventsFile implements Timeline {
@@ -74,6 +75,16 @@ final class EventsFile implements Timeline {
         ObjectNode o = event("shrink").put("attempt", attempt).put("world_size", worldSize);
         dropped.forEach(o.putArray("dropped")::add);
         append(o);
+    }
+
+    @Override
+    public void healthCheckFailed(int attempt, String node, String why) {
+        append(event("health_check_failed").put("attempt", attempt).put("node", node).put("reason", why));
+    }
+
+    @Override
+    public void quarantined(String node, String why) {
+        append(event("quarantine").put("node", node).put("reason", why));
     }
 
     private ObjectNode event(String name) {

@@ -18,7 +18,9 @@ import java.util.OptionalInt;
 import org.runjob.backends.Backends;
 import org.runjob.distribute.Shipped;
 import org.runjob.json.Json;
+import org.runjob.launch.Health;
 import org.runjob.launch.Launcher;
+import org.runjob.launch.Quarantine;
 import org.runjob.launch.RunResult;
 import org.runjob.launch.Shrink;
 import org.runjob.launch.Spares;
@@ -153,11 +155,12 @@ public final class RunJob {
             boolean leased = backend.gpus() == GpuAuthority.PROBED_AND_LEASED;
             Spares.Replanner replanner = (changed, masterAddr) -> Planner.plan(changed, inventory.withMasterAddr(masterAddr), runId,
                     plan.masterPort());
+            Health health = new Health(spec, runId, false);
             Spares spares = new Spares(spec.spares(), restarts, replanner,
-                    node -> leased ? leaseRequest(node, report, plan) : Optional.empty());
+                    node -> leased ? leaseRequest(node, report, plan) : Optional.empty(), health, Quarantine.NONE);
             Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status).startingAt(firstAttempt)
                     .withLeases(leased ? leaseRequests(plan, report) : Map.of()).withSpares(spares)
-                    .withShrink(new Shrink(restarts, replanner));
+                    .withShrink(new Shrink(restarts, replanner)).withHealth(health, Quarantine.NONE);
             int code = launch(io, request, loaded, plan, backend, report, launcher, checked.shipped(), status, cluster.handle(), restarts);
             cluster.ended(code);
             return code;

@@ -30,6 +30,7 @@ import org.runjob.protocol.FileNeeds;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.Handshake;
+import org.runjob.protocol.HealthRequest;
 import org.runjob.protocol.Lease;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.protocol.NodeJvm;
@@ -211,6 +212,11 @@ public final class NodeSession implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new IOException("the agent answered LEASE with no answer: " + e.getMessage());
         }
+    }
+
+    /** The node's health before an attempt ({@link org.runjob.protocol.HealthRequest}): done, or the first problem found. */
+    public Answer health(HealthRequest request) throws IOException {
+        return answer(Frame.Type.HEALTH, request.encode(), request.timeoutMillis() + 30_000L);
     }
 
     /** The node's GPUs, probed by a child JVM of its agent. */

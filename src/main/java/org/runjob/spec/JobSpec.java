@@ -273,38 +273,41 @@ public record JobSpec(
         }
     }
 
-    /** Supervision settings: seconds from SIGTERM to SIGKILL, and whole-group restarts. */
-    /** @param hangTimeoutSeconds a run whose ranks all stay silent this long is hung; 0: never */
     /**
      * {@code failure}: the grace from SIGTERM to SIGKILL, the restarts, the hang timeout (0: off),
      * and the heartbeat timeout, after which a silent agent is lost and an agent that hears
      * nothing from runjob stops its workers.
-     */
-    /**
-     * @param crashLoopSeconds a failure this soon after its attempt's start counts toward a crash
-     *                         loop (the same failure twice in a row stops the restarts); 0: never
-     * @param retryExitCodes   exit codes always worth a restart, never a crash loop
+     *
+     * @param crashLoopSeconds   a failure this soon after its attempt's start counts toward a crash
+     *                           loop (the same failure twice in a row stops the restarts); 0: never
+     * @param retryExitCodes     exit codes always worth a restart, never a crash loop
      * @param waitForNodeSeconds how long a restart waits for a lost node no spare stands in for to answer again; 0: not at all
-     * @param minNodes         the fewest nodes a restart may run on without the lost ones ({@code min_nodes}); 0: never fewer
+     * @param minNodes           the fewest nodes a restart may run on without the lost ones ({@code min_nodes}); 0: never fewer
+     * @param healthCheck        commands that must exit 0 on a node before each attempt ({@code health_check})
+     * @param quarantineSeconds  how long a lost or unhealthy node is avoided ({@code quarantine_s}); 0: never quarantined
      */
     public record FailureSpec(double gracePeriodSeconds, int maxRestarts, double hangTimeoutSeconds, int heartbeatTimeoutSeconds,
-                              int crashLoopSeconds, Set<Integer> retryExitCodes, int waitForNodeSeconds, int minNodes) {
+                              int crashLoopSeconds, Set<Integer> retryExitCodes, int waitForNodeSeconds, int minNodes,
+                              List<String> healthCheck, int quarantineSeconds) {
         public static final double DEFAULT_GRACE_S = 10;
+        public static final int DEFAULT_QUARANTINE_S = 3600;
         public static final int DEFAULT_HEARTBEAT_S = 15;
         public static final int DEFAULT_CRASH_LOOP_S = 60;
 
         public FailureSpec {
             if (gracePeriodSeconds < 0 || maxRestarts < 0 || hangTimeoutSeconds < 0 || heartbeatTimeoutSeconds <= 0 || crashLoopSeconds < 0
-                    || waitForNodeSeconds < 0 || minNodes < 0) {
+                    || waitForNodeSeconds < 0 || minNodes < 0 || quarantineSeconds < 0) {
                 throw new IllegalArgumentException("grace period, restarts, hang timeout, crash loop and node wait are >= 0,"
                         + " the heartbeat timeout > 0");
             }
             retryExitCodes = Set.copyOf(retryExitCodes);
+            healthCheck = List.copyOf(healthCheck);
         }
 
         public FailureSpec(double gracePeriodSeconds, int maxRestarts, double hangTimeoutSeconds, int heartbeatTimeoutSeconds,
                            int crashLoopSeconds, Set<Integer> retryExitCodes) {
-            this(gracePeriodSeconds, maxRestarts, hangTimeoutSeconds, heartbeatTimeoutSeconds, crashLoopSeconds, retryExitCodes, 0, 0);
+            this(gracePeriodSeconds, maxRestarts, hangTimeoutSeconds, heartbeatTimeoutSeconds, crashLoopSeconds, retryExitCodes, 0, 0, List.of(),
+                    DEFAULT_QUARANTINE_S);
         }
 
         public FailureSpec(double gracePeriodSeconds, int maxRestarts) {

@@ -24,6 +24,14 @@ public interface NodeAddress {
         return OptionalInt.empty();
     }
 
+    /**
+     * The machine, as a quarantine names it ({@code runjob nodes}): the same in every job file that
+     * reaches it the same way; empty for a node that is never quarantined (this machine).
+     */
+    default Optional<String> machine() {
+        return Optional.empty();
+    }
+
     /** What else a plan shows of it, by JSON key (Slurm's {@code slurm_node}); none by default. */
     default Map<String, String> planFields() {
         return Map.of();
@@ -66,6 +74,12 @@ public interface NodeAddress {
         @Override
         public String describe() {
             return "ssh " + user.map(u -> u + "@").orElse("") + host + (port.isPresent() ? ":" + port.getAsInt() : "");
+        }
+
+        /** The host and port as the job file writes them (port 22 when it gives none). */
+        @Override
+        public Optional<String> machine() {
+            return Optional.of(host + ":" + port.orElse(22));
         }
     }
 }

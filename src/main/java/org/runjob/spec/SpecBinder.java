@@ -100,7 +100,9 @@ final class SpecBinder {
                 integer(failure, "crash_loop_s").orElse(JobSpec.FailureSpec.DEFAULT_CRASH_LOOP_S),
                 integers(failure.get("retry_exit_codes")),
                 integer(failure, "wait_for_node_s").orElse(0),
-                integer(failure, "min_nodes").orElse(0));
+                integer(failure, "min_nodes").orElse(0),
+                strings(failure.get("health_check")),
+                JobSpec.FailureSpec.DEFAULT_QUARANTINE_S);
         return new JobSpec(name, nodes, rendezvous, entrypoint,
                 text(root, "workdir").orElse("~/.runjob/" + name),
                 root.has("runs_share_workdir") && root.get("runs_share_workdir").booleanValue(),
