@@ -1,20 +1,14 @@
 package org.runjob.run;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 import org.runjob.json.Json;
 
@@ -81,24 +75,12 @@ public final class RunIndex {
     public static void add(Io io, Entry e) {
         Path dir = dir(io.env());
         try {
-            Files.createDirectories(dir.getParent());
-            try {
-                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            } catch (FileAlreadyExistsException ex) {
-                // made before: judged below
-            }
-            Optional<String> problem = Owned.privateDir(dir);
-            if (problem.isPresent()) {
-                throw new IOException(problem.get());
-            }
             ObjectNode o = JSON.createObjectNode().put("run_id", e.runId()).put("job", e.job()).put("started", e.started())
                     .put("folder", e.folder());
             e.node().ifPresent(n -> o.put("node", n));
             e.reach().ifPresent(r -> o.set("reach", r));
             e.end().ifPresent(r -> o.set("end", r));
-            Path tmp = Files.createTempFile(dir, ".new-", ".json");
-            Files.writeString(tmp, JSON.writeValueAsString(o), StandardCharsets.UTF_8);
-            Files.move(tmp, dir.resolve(e.runId() + ".json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            PrivateRecords.replace(dir, e.runId() + ".json", o);
         } catch (IOException | RuntimeException ex) {
             io.err().println("runjob: note: cannot add run " + e.runId() + " to the run index " + dir + ": " + ex.getMessage());
         }
@@ -106,28 +88,19 @@ public final class RunIndex {
 
     /** Every recorded run, oldest first (run ids begin with their start time); runs here whose folder is gone are left out. */
     public static List<Entry> list(Map<String, String> env) {
-        Path dir = dir(env);
         List<Entry> out = new ArrayList<>();
-        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS) || problem(env).isPresent()) {
-            return out;
-        }
-        try (Stream<Path> files = Files.list(dir)) {
-            for (Path f : files.filter(p -> p.getFileName().toString().endsWith(".json") && !p.getFileName().toString().startsWith(".")).toList()) {
-                try {
-                    JsonNode o = Json.read(f);
-                    Entry e = new Entry(o.path("run_id").asString(""), o.path("job").asString(""), o.path("started").asString(""),
-                            Optional.ofNullable(o.path("node").asString(null)), o.path("folder").asString(""),
-                            o.has("reach") ? Optional.of(o.get("reach")) : Optional.empty(),
-                            o.has("end") ? Optional.of(o.get("end")) : Optional.empty());
-                    if (e.isSubmitted() || Files.isDirectory(Path.of(e.folder()))) {
-                        out.add(e);
-                    }
-                } catch (IOException | RuntimeException ex) {
-                    // a damaged entry: skipped
+        for (JsonNode o : PrivateRecords.read(dir(env))) {
+            Entry e = new Entry(o.path("run_id").asString(""), o.path("job").asString(""), o.path("started").asString(""),
+                    Optional.ofNullable(o.path("node").asString(null)), o.path("folder").asString(""),
+                    o.has("reach") ? Optional.of(o.get("reach")) : Optional.empty(),
+                    o.has("end") ? Optional.of(o.get("end")) : Optional.empty());
+            try {
+                if (e.isSubmitted() || Files.isDirectory(Path.of(e.folder()))) {
+                    out.add(e);
                 }
+            } catch (RuntimeException ex) {
+                // a folder that is no path: not listed
             }
-        } catch (IOException e) {
-            return out;
         }
         out.sort(Comparator.comparing(Entry::runId));
         return out;
