@@ -13,6 +13,7 @@ import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
 import org.runjob.run.Launch;
+import org.runjob.run.Quarantined;
 import org.runjob.session.NodeStarter;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
@@ -49,7 +50,11 @@ final class CheckCommand implements Callable<Integer> {
             return ExitCode.PREFLIGHT_FAILED;
         }
         Backend backend = resolved.get().backend();
-        JobSpec spec = resolved.get().spec();
+        Optional<JobSpec> avoided = Quarantined.avoid(io, resolved.get().spec());
+        if (avoided.isEmpty()) {
+            return ExitCode.PREFLIGHT_FAILED;
+        }
+        JobSpec spec = avoided.get();
         PreflightReport report;
         try (Cluster cluster = Launch.open(backend, spec, io);
              Preflight.Outcome checked = Launch.preflight(spec, backend,

@@ -78,6 +78,7 @@ public final class Main {
         all.put("plan", () -> new PlanCommand(io));
         all.put("check", () -> new CheckCommand(io));
         all.put("gpus", () -> new GpusCommand(io));
+        all.put("nodes", () -> new NodesCommand(io));
         // `runjob run FILE` is `runjob FILE`; `runjob help CMD` is `runjob CMD --help`
         all.put("run", () -> {
             CommandLine run = new CommandLine(new RunjobCommand(io));

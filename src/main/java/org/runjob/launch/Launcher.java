@@ -216,11 +216,11 @@ public final class Launcher {
                 LaunchPlan before = current;
                 current = replaced.plan();
                 for (StandIn s : replaced.standIns()) {
-                    standIns.add(s);
-                    timeline.standIn(s);
                     if (lost.containsKey(s.node())) {
                         quarantine(before, s.node(), "lost: " + s.why());
                     }
+                    standIns.add(s);
+                    timeline.standIn(s);
                 }
                 for (Spares.Started s : replaced.started()) {
                     started.put(s.node(), s.session());
@@ -329,8 +329,9 @@ public final class Launcher {
 
     private void quarantine(LaunchPlan plan, String node, String why) {
         nodeSpec(plan, node).or(() -> Optional.ofNullable(everyNode.get(node))).ifPresent(n -> {
-            quarantine.add(n, why);
-            n.address().machine().ifPresent(m -> timeline.quarantined(n.name(), why));
+            if (quarantine.add(n, why)) {
+                timeline.quarantined(n.name(), why);
+            }
         });
     }
 

@@ -9,9 +9,12 @@ import org.runjob.spec.NodeSpec;
  */
 public interface Quarantine {
 
-    /** Quarantines {@code node} for {@code reason}; a node that is never quarantined (this machine) is left alone. */
-    void add(NodeSpec node, String reason);
+    /**
+     * Quarantines {@code node} for {@code reason}; returns whether it did: a node that is never
+     * quarantined (this machine), or a job that quarantines nothing, is left alone.
+     */
+    boolean add(NodeSpec node, String reason);
 
-    Quarantine NONE = (node, reason) -> {
-    };
+    /** Quarantines nothing. */
+    Quarantine NONE = (node, reason) -> false;
 }

@@ -163,17 +163,25 @@ public final class Planner {
     public static OptionalInt worldSizeAhead(JobSpec spec) {
         int sum = 0;
         for (NodeSpec node : spec.nodes()) {
-            if (node.workers().isPresent()) {
-                sum += node.workers().getAsInt();
-            } else if (node.gpus() instanceof NodeSpec.GpuRequest.Listed l && !l.indices().isEmpty()) {
-                sum += l.indices().size();
-            } else if (node.gpus() instanceof NodeSpec.GpuRequest.Count c) {
-                sum += c.count();
-            } else {
+            OptionalInt workers = workersAhead(node);
+            if (workers.isEmpty()) {
                 return OptionalInt.empty();
             }
+            sum += workers.getAsInt();
         }
         return OptionalInt.of(sum);
+    }
+
+    /** How many workers {@code node} runs when the job alone says ({@code workers}, listed GPUs or a GPU count); empty when found at launch. */
+    public static OptionalInt workersAhead(NodeSpec node) {
+        if (node.workers().isPresent()) {
+            return node.workers();
+        } else if (node.gpus() instanceof NodeSpec.GpuRequest.Listed l && !l.indices().isEmpty()) {
+            return OptionalInt.of(l.indices().size());
+        } else if (node.gpus() instanceof NodeSpec.GpuRequest.Count c) {
+            return OptionalInt.of(c.count());
+        }
+        return OptionalInt.empty();
     }
 
     private static List<Integer> gpusOf(NodeSpec node, Inventory inventory) {

@@ -102,7 +102,12 @@ public final class RunJob {
             return ExitCode.PREFLIGHT_FAILED;
         }
         Backend backend = resolved.get().backend();
-        JobSpec spec = resolved.get().spec();
+        Optional<JobSpec> avoided = Quarantined.avoid(io, resolved.get().spec());
+        if (avoided.isEmpty()) {
+            status.write(RunState.PREFLIGHT_FAILED);
+            return ExitCode.PREFLIGHT_FAILED;
+        }
+        JobSpec spec = avoided.get();
         backend.notes(spec).forEach(n -> io.err().println("runjob: note: " + n));
         OptionalInt ahead = Planner.worldSizeAhead(spec);
         Optional<String> outsideAhead = ahead.isPresent() ? request.ranks().outside(ahead.getAsInt()) : Optional.empty();
@@ -156,11 +161,13 @@ public final class RunJob {
             Spares.Replanner replanner = (changed, masterAddr) -> Planner.plan(changed, inventory.withMasterAddr(masterAddr), runId,
                     plan.masterPort());
             Health health = new Health(spec, runId, false);
+            Quarantine quarantine = new QuarantineFile(io.env(), io.clock(), runId, spec.name(), spec.failure().quarantineSeconds(),
+                    why -> io.err().println("runjob: " + why));
             Spares spares = new Spares(spec.spares(), restarts, replanner,
-                    node -> leased ? leaseRequest(node, report, plan) : Optional.empty(), health, Quarantine.NONE);
+                    node -> leased ? leaseRequest(node, report, plan) : Optional.empty(), health, quarantine);
             Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status).startingAt(firstAttempt)
                     .withLeases(leased ? leaseRequests(plan, report) : Map.of()).withSpares(spares)
-                    .withShrink(new Shrink(restarts, replanner)).withHealth(health, Quarantine.NONE);
+                    .withShrink(new Shrink(restarts, replanner)).withHealth(health, quarantine);
             int code = launch(io, request, loaded, plan, backend, report, launcher, checked.shipped(), status, cluster.handle(), restarts);
             cluster.ended(code);
             return code;

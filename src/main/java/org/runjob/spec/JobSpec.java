@@ -74,6 +74,11 @@ public record JobSpec(
         return with(all, rendezvous.master(), List.of());
     }
 
+    /** The job without the spares {@code dropped}. */
+    public JobSpec withoutSpares(Set<String> dropped) {
+        return with(nodes, rendezvous.master(), spares.stream().filter(s -> !dropped.contains(s.name())).toList());
+    }
+
     /** The job without the nodes {@code gone}; the first node left is the master when the master is gone. */
     public JobSpec without(Set<String> gone) {
         List<NodeSpec> left = nodes.stream().filter(n -> !gone.contains(n.name())).toList();

@@ -102,7 +102,7 @@ final class SpecBinder {
                 integer(failure, "wait_for_node_s").orElse(0),
                 integer(failure, "min_nodes").orElse(0),
                 strings(failure.get("health_check")),
-                JobSpec.FailureSpec.DEFAULT_QUARANTINE_S);
+                integer(failure, "quarantine_s").orElse(JobSpec.FailureSpec.DEFAULT_QUARANTINE_S));
         return new JobSpec(name, nodes, rendezvous, entrypoint,
                 text(root, "workdir").orElse("~/.runjob/" + name),
                 root.has("runs_share_workdir") && root.get("runs_share_workdir").booleanValue(),

@@ -84,6 +84,42 @@ class SpareTest {
         return ClusterJobs.savedStep(tmp.resolve("ckpt"), rank);
     }
 
+    /**
+     * After {@code job} lost {@code lost}: {@code runjob nodes} lists it with its reason, the job's
+     * next check has the spare stand in for it, the job without its spare is refused (exit 3),
+     * and {@code runjob nodes --clear} makes it usable again.
+     */
+    private void quarantinedUntilCleared(Path job, SshTestbed.Host lost) throws IOException, InterruptedException {
+        Cli nodes = Cli.runNow(System.getenv(), "nodes", "-o", "json");
+        assertThat(nodes.code()).as(nodes.err()).isZero();
+        JsonNode listed = JsonMapper.builder().build().readTree(nodes.out());
+        assertThat(listed).hasSize(1);
+        assertThat(List.of(listed.get(0).path("node").asString(), listed.get(0).path("machine").asString(), listed.get(0).path("job").asString()))
+                .containsExactly(lost.name(), lost.machine(), "spare");
+        assertThat(listed.get(0).path("reason").asString()).startsWith("lost: its agent answered no heartbeat for 4 s");
+        Cli table = Cli.runNow(System.getenv(), "nodes");
+        assertThat(table.out()).containsPattern("(?m)^" + lost.name() + " +" + Pattern.quote(lost.machine()) + " +\\S+ +\\S+ +lost: its agent")
+                .endsWith("runjob nodes --clear NODE makes one usable again\n");
+        Cli check = Cli.runNow(System.getenv(), "check", job.toString());
+        assertThat(check.code()).as(check.err()).isZero();
+        assertThat(check.err()).contains("runjob: note: spare h4 stands in for node " + lost.name() + ", quarantined until ")
+                .contains("(runjob nodes --clear " + lost.name() + " uses it again)");
+        Path alone = job("nospare", "failure: {max_restarts: 1}\n");
+        Cli refused = Cli.runNow(System.getenv(), "check", alone.toString());
+        assertThat(refused.code()).as(refused.err()).isEqualTo(3);
+        assertThat(refused.err()).contains("runjob: node " + lost.name() + " is quarantined until ")
+                .contains("; no spare fits its place. Use it again with: runjob nodes --clear " + lost.name() + "\n");
+        Cli cleared = Cli.runNow(System.getenv(), "nodes", "--clear", lost.name());
+        assertThat(cleared.code()).as(cleared.err()).isZero();
+        assertThat(cleared.out()).isEqualTo("cleared node " + lost.name() + " (" + lost.machine() + ")\n");
+        assertThat(Cli.runNow(System.getenv(), "nodes", "--clear", lost.name()).code()).isEqualTo(2);
+        assertThat(Cli.runNow(System.getenv(), "nodes").out()).isEqualTo("no node is quarantined\n");
+        jobs.bed.link(lost, true);
+        Cli usedAgain = Cli.runNow(System.getenv(), "check", alone.toString());
+        assertThat(usedAgain.code()).as(usedAgain.err()).isZero();
+        assertThat(usedAgain.err()).doesNotContain("quarantined");
+    }
+
     @Test
     void aSpareTakesTheMastersPlaceWhenItsLinkIsCutAndTheRunFinishesEveryStep() throws Exception {
         SshTestbed.Host h1 = jobs.bed.host(1);
@@ -130,15 +166,21 @@ class SpareTest {
         List<String> events = new ArrayList<>();
         for (String line : Files.readAllLines(folder.resolve("events.jsonl"))) {
             JsonNode e = JsonMapper.builder().build().readTree(line);
-            events.add(e.path("event").asString() + " " + e.path("attempt").asString() + " " + e.path("nodes") + e.path("result").asString(""));
+            events.add(e.path("event").asString() + " " + e.path("attempt").asString() + " " + e.path("nodes") + e.path("result").asString("")
+                    + (e.has("reason") ? e.path("node").asString() + " " + e.path("reason").asString().replaceAll(" for .*", "") : ""));
         }
-        assertThat(events).containsExactly("attempt_start 0 [\"h1\",\"h2\",\"h3\"]", "attempt_end 0 failed", "stand_in 1 ",
-                "attempt_start 1 [\"h4\",\"h2\",\"h3\"]", "attempt_end 1 succeeded");
+        assertThat(events).containsExactly("attempt_start 0 [\"h1\",\"h2\",\"h3\"]", "attempt_end 0 failed",
+                "quarantine  h1 lost: its agent answered no heartbeat",
+                "stand_in 1 h1 its agent answered no heartbeat", "attempt_start 1 [\"h4\",\"h2\",\"h3\"]",
+                "attempt_end 1 succeeded");
         // status says what became of each attempt, from events.jsonl
         Cli status = Cli.run(System.getenv(), "status", folder.toString());
         assertThat(status.out()).as(status.err()).containsPattern("\nattempt 0 failed at \\d\\d:\\d\\d:\\d\\d: rank 0: lost: its agent answered"
                 + " no heartbeat for 4 s \\(stopped, hung, or its link is gone\\); lost h1\n  spare h4 stands in for node h1 \\(node rank 0\\)"
                 + " from attempt 1\nattempt 1 succeeded at \\d\\d:\\d\\d:\\d\\d\n");
+        assertThat(err).containsPattern("runjob: node h1 \\(" + Pattern.quote(h1.machine()) + "\\) is quarantined until \\S+ \\(failure.quarantine_s"
+                + " 3600\\): lost: its agent answered no heartbeat for 4 s");
+        quarantinedUntilCleared(job, h1);
         // attempt 1's workers ended with the run; h1's, cut off, is stopped by its agent once the link is back
         List<Long> second = jobs.awaitPids(3, Duration.ofSeconds(1));
         assertThat(Pids.living(second)).isEmpty();
@@ -222,5 +264,41 @@ class SpareTest {
                 + "\"dropped\":[\"h1\"]}");
         jobs.bed.link(h1, true);
         Pids.awaitGone(first, Duration.ofSeconds(30), "attempt 0's workers, h1's after its link came back");
+    }
+
+    @Test
+    void aNodeThatFailsItsHealthCheckIsQuarantinedAndASpareRunsInItsPlace() throws Exception {
+        Path ckpt = Files.createDirectories(tmp.resolve("ckpt"));
+        String check = "test \\\"$RUNJOB_NODE\\\" != h2 || { echo disk full on $RUNJOB_NODE; exit 1; }";
+        Path job = jobs.job("health", jobs.node(jobs.bed.host(1), 1) + jobs.node(jobs.bed.host(2), 1) + jobs.node(jobs.bed.host(3), 1),
+                jobs.worker("steps.py"), List.of("bash", "-c", "test $RUNJOB_ATTEMPT$RANK != 02 || exit 7; exec python3 steps.py"),
+                "spares:\n" + jobs.node(jobs.bed.host(4), 1) + "failure: {max_restarts: 1, grace_period_s: 1, health_check: [\"" + check + "\"]}\n",
+                Map.of("CKPT", ckpt.toString(), "STEPS", "8", "STEP_S", "0.25"));
+        Process runjob = toClean.add(jobs.start(job));
+        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends: %s", stderrSoFar(job)).isTrue();
+        String err = jobs.stderrOf(job);
+        assertThat(runjob.exitValue()).as(err).isZero();
+        String why = "health check 'test \"$RUNJOB_NODE\" != h2 || { echo disk full on $RUNJOB_NODE; exit 1; }' exited 1: disk full on h2";
+        assertThat(err).contains("node h2 failed its health check before attempt 1: " + why)
+                .contains("node h2 (" + jobs.bed.host(2).machine() + ") is quarantined until ")
+                .contains("spare h4 stands in for node h2 (node rank 1) from attempt 1: ");
+        String out = Files.readString(tmp.resolve(job.getFileName() + ".out"));
+        assertThat(out).contains("[h4/1#1] rank 1 of 3 attempt 1 on h4 node rank 1 ");
+        for (String line : List.of("[h1/0#1] rank 0 done at step 8", "[h4/1#1] rank 1 done at step 8", "[h3/2#1] rank 2 done at step 8")) {
+            assertThat(out).contains(line + "\n");
+        }
+        Path folder = NodeSideTest.runFolder("health", jobs.logs);
+        List<String> events = new ArrayList<>();
+        for (String line : Files.readAllLines(folder.resolve("events.jsonl"))) {
+            JsonNode e = JsonMapper.builder().build().readTree(line);
+            events.add(e.path("event").asString() + " " + e.path("node").asString("") + " " + e.path("nodes") + e.path("reason").asString(""));
+        }
+        assertThat(events).containsExactly("attempt_start  [\"h1\",\"h2\",\"h3\"]", "attempt_end  ", "health_check_failed h2 " + why,
+                "quarantine h2 health check: " + why, "stand_in h2 " + why, "attempt_start  [\"h1\",\"h4\",\"h3\"]", "attempt_end  ");
+        Cli nodes = Cli.runNow(System.getenv(), "nodes", "-o", "json");
+        JsonNode listed = JsonMapper.builder().build().readTree(nodes.out());
+        assertThat(listed).hasSize(1);
+        assertThat(List.of(listed.get(0).path("node").asString(), listed.get(0).path("reason").asString()))
+                .containsExactly("h2", "health check: " + why);
     }
 }

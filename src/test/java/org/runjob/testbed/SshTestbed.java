@@ -25,6 +25,12 @@ public final class SshTestbed {
 
     /** One host: its namespace, address on the bridge, sshd port and host public key. */
     public record Host(String name, String namespace, String veth, String address, int port, Path hostKey) {
+
+        /** The machine as runjob's quarantine names it: HOST:PORT. */
+        public String machine() {
+            return address + ":" + port;
+        }
+
         public String knownHostsName() {
             return port == 22 ? address : "[" + address + "]:" + port;
         }
