@@ -605,7 +605,17 @@ class SlurmBackendTest {
         assertThat(salloc.exitValue()).as(Files.readString(dir.resolve("inside.err"))).isZero();
         assertThat(Files.readString(dir.resolve("inside.out")).lines().filter(l -> l.matches(".*rank \\d tick \\d+")).count()).isEqualTo(3 * 40);
         // the steps were runjob's, named; the job ended as its owner's command did: COMPLETED, never CANCELLED
-        assertThat(slurm.out("scontrol", "show", "job", jobId)).contains("JobState=COMPLETED");
+        // (COMPLETING while Slurm ends the allocation after salloc exits)
+        String[] shown = {""};
+        Poll.until(() -> {
+            try {
+                shown[0] = slurm.out("scontrol", "show", "job", jobId);
+            } catch (IOException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+            return !shown[0].contains("JobState=COMPLETING");
+        }, Duration.ofSeconds(30), "job " + jobId + " to leave COMPLETING", () -> shown[0]);
+        assertThat(shown[0]).contains("JobState=COMPLETED");
     }
 
     @Test
