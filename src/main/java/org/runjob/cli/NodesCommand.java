@@ -55,8 +55,7 @@ final class NodesCommand implements Callable<Integer> {
         if (output == JobOptions.Output.json) {
             ArrayNode a = Json.array();
             for (QuarantineFile.Entry e : active) {
-                a.addObject().put("node", e.node()).put("machine", e.machine()).put("since", e.since().toString())
-                        .put("until", e.until().toString()).put("reason", e.reason()).put("run_id", e.runId()).put("job", e.job());
+                a.add(e.json());
             }
             io.out().println(Json.pretty(a));
         } else if (active.isEmpty()) {

@@ -38,6 +38,12 @@ public final class QuarantineFile implements Quarantine {
             return now.isBefore(until);
         }
 
+        /** The entry as its file holds it, and as {@code runjob nodes -o json} prints it. */
+        public ObjectNode json() {
+            return Json.object().put("machine", machine).put("node", node).put("reason", reason).put("since", since.toString())
+                    .put("until", until.toString()).put("run_id", runId).put("job", job);
+        }
+
         /** Whether {@code nameOrMachine} names this entry: its node's name or its machine. */
         public boolean named(String nameOrMachine) {
             return node.equals(nameOrMachine) || machine.equals(nameOrMachine);
@@ -120,9 +126,7 @@ public final class QuarantineFile implements Quarantine {
     }
 
     private static void write(Map<String, String> env, Entry e) throws IOException {
-        ObjectNode o = Json.object().put("machine", e.machine()).put("node", e.node()).put("reason", e.reason())
-                .put("since", e.since().toString()).put("until", e.until().toString()).put("run_id", e.runId()).put("job", e.job());
-        PrivateRecords.replace(dir(env), fileName(e.machine()), o);
+        PrivateRecords.replace(dir(env), fileName(e.machine()), e.json());
     }
 
     /** Every entry, ended ones too, by machine; damaged ones are skipped. */
