@@ -2,6 +2,7 @@ package org.runjob.cli;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 import org.runjob.run.Io;
@@ -9,11 +10,12 @@ import org.runjob.runs.Submit;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code runjob submit FILE [-- ARGS]}: hand a run to its nodes and exit ({@link Submit}). */
 @Command(name = "submit", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
-        description = {"Hand a run to its cluster: the run's coordinator runs on the master node, so this machine may sleep,"
+        description = {"Hand a run to its cluster: the run's coordinator runs on the master node (or --coordinator NODE), so this machine may sleep,"
                 + " go offline or be switched off once this returns. Preflight runs first, its table shown here.",
                 "runjob runs / status / logs -f / stop reach the run later from any directory of this machine.", ""},
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
@@ -30,6 +32,11 @@ final class SubmitCommand implements Callable<Integer> {
     @Parameters(index = "1..*", paramLabel = "ARGS", description = "After --: arguments appended to the entrypoint's.")
     List<String> args = new ArrayList<>();
 
+    @Option(names = "--coordinator", paramLabel = "NODE", description = {"Run the coordinator on NODE instead of the master node."
+            + " NODE may be one of the job's spares: it then runs no worker, so the run goes on when any node that runs workers is lost"
+            + " (a spare stands in, or min_nodes lets it shrink)."})
+    String coordinator;
+
     @Mixin
     JobOptions options;
 
@@ -39,6 +46,6 @@ final class SubmitCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        return Submit.submit(io, file, options.sets, args);
+        return Submit.submit(io, file, options.sets, args, Optional.ofNullable(coordinator));
     }
 }

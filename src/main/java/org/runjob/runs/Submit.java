@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 
 import org.runjob.backends.Backends;
@@ -64,13 +65,21 @@ public final class Submit {
     private Submit() {
     }
 
-    public static int submit(Io io, String file, List<String> sets, List<String> args) throws IOException {
+    /**
+     * Submits the run of {@code file}; its coordinator runs on the master node, or on {@code coordinator}:
+     * a node of the job, or one of its spares, which then runs no worker and stands in for no node.
+     */
+    public static int submit(Io io, String file, List<String> sets, List<String> args, Optional<String> coordinator) throws IOException {
         SpecLoader.Loaded loaded = Jobs.load(io, file, sets, args);
         if (loaded == null) {
             return ExitCode.INVALID;
         }
         JobSpec spec = loaded.spec();
         Backend backend = Backends.of(spec);
+        if (coordinator.isPresent() && backend.queues()) {
+            io.err().println("runjob: --coordinator is for runs over SSH; a " + spec.backend() + " run's coordinator runs in the job's own batch step");
+            return ExitCode.INVALID;
+        }
         if (backend.queues()) {
             return loaded.sweep().isPresent() ? QueuedRun.submitSweep(io, file, sets, args, loaded, backend)
                     : QueuedRun.submit(io, loaded, backend, args);
@@ -89,11 +98,27 @@ public final class Submit {
         List<FileList.Entry> files = FileList.of(spec.files());
         String runId = RunId.of(io.clock().instant(), io.random().getAsInt());
         byte[] secret = SecureLink.newSecret();
-        NodeSpec master = spec.masterNode();
-        // the spares too: the coordinator on the master reaches a spare through its node host when one stands in
-        List<NodeSpec> hostsOn = spec.withSparesAsNodes().nodes();
+        Optional<NodeSpec> coordinatorSpare = coordinator.flatMap(c -> spec.spares().stream().filter(s -> s.name().equals(c)).findFirst());
+        NodeSpec master = coordinatorSpare.isPresent() ? coordinatorSpare.get() : spec.masterNode();
+        if (coordinator.isPresent() && coordinatorSpare.isEmpty()) {
+            Optional<NodeSpec> node = spec.nodes().stream().filter(n -> n.name().equals(coordinator.get())).findFirst();
+            if (node.isEmpty()) {
+                List<String> names = new ArrayList<>();
+                spec.nodes().forEach(n -> names.add(n.name()));
+                spec.spares().forEach(n -> names.add(n.name() + " (spare)"));
+                io.err().println("runjob: --coordinator " + coordinator.get() + ": the job has no node or spare of that name; it has "
+                        + String.join(", ", names));
+                return ExitCode.INVALID;
+            }
+            master = node.get();
+        }
+        // the job the coordinator runs: a spare that coordinates is no longer a spare
+        JobSpec run = coordinatorSpare.isPresent() ? spec.withoutSpares(Set.of(master.name())) : spec;
+        // the spares too: the coordinator reaches a spare through its node host when one stands in
+        List<NodeSpec> hostsOn = run.withSparesAsNodes().nodes();
         io.err().println("runjob: submitting " + spec.name() + " run " + runId + ": node hosts on " + hostsOn.size()
-                + " node" + (hostsOn.size() == 1 ? "" : "s") + ", the coordinator on " + master.name());
+                + " node" + (hostsOn.size() == 1 ? "" : "s") + ", the coordinator on " + master.name()
+                + (coordinatorSpare.isPresent() ? " (a spare: it runs no worker)" : ""));
         try (Cluster cluster = Launch.open(Backends.of(spec), spec, io); FanOut fan = new FanOut(hostsOn.size())) {
             Map<NodeSpec, Object> started = fan.onEach(hostsOn, n -> startHost(io, cluster.node(n), n, runId, secret));
             Map<String, HostedRun.Endpoint> hosts = new LinkedHashMap<>();
@@ -112,7 +137,7 @@ public final class Submit {
                 return ExitCode.PREFLIGHT_FAILED;
             }
             HostedRun hosted = new HostedRun(secret, hosts);
-            return coordinate(io, cluster.node(master), master, spec, loaded, files, hosted, runId, args);
+            return coordinate(io, cluster.node(master), master, spec, loaded, files, hosted, runId, args, coordinatorSpare.isPresent());
         }
     }
 
@@ -138,14 +163,15 @@ public final class Submit {
     }
 
     private static int coordinate(Io io, NodeAccess access, NodeSpec master, JobSpec spec, SpecLoader.Loaded loaded,
-                                  List<FileList.Entry> files, HostedRun hosted, String runId, List<String> args) throws IOException {
+                                  List<FileList.Entry> files, HostedRun hosted, String runId, List<String> args,
+                                  boolean spareCoordinates) throws IOException {
         ByteArrayOutputStream remoteErr = new ByteArrayOutputStream();
         NodeProcess p = NodeCommand.runjob(master.name(), access, List.of("coordinate", spec.name(), runId), remoteErr, io.env());
         RunIndex.Entry entry = RunIndex.Entry.submitted(runId, spec.name(), io.clock().instant(), master.name(),
                 "~/.runjob/submitted/" + spec.name() + "/" + runId, reachJob(loaded, master));
         Thread watch = Jobs.onInterrupt(io, p::close, "submit-interrupt");
         try (p) {
-            Submission.send(p.stdin(), hosted.toLine(), submittedJob(loaded), files, args);
+            Submission.send(p.stdin(), hosted.toLine(), submittedJob(loaded, spareCoordinates ? master.name() : null), files, args);
             p.stdin().close();
             BufferedReader lines = new BufferedReader(new InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
             String line;
@@ -191,8 +217,19 @@ public final class Submit {
      * {@value Submission#FILES}/ beside it, and every {@code ${} kept literal (the document is
      * interpolated here already, with this machine's environment).
      */
-    private static byte[] submittedJob(SpecLoader.Loaded loaded) {
-        return JSON.writeValueAsBytes(handedJob(loaded, f -> Submission.FILES + "/" + f.destination()));
+    private static byte[] submittedJob(SpecLoader.Loaded loaded, String coordinatingSpare) {
+        ObjectNode doc = handedJob(loaded, f -> Submission.FILES + "/" + f.destination());
+        if (coordinatingSpare != null && doc.get("spares") instanceof ArrayNode spares) {
+            for (int i = spares.size() - 1; i >= 0; i--) {
+                if (spares.get(i).path("name").asString("").equals(coordinatingSpare)) {
+                    spares.remove(i);
+                }
+            }
+            if (spares.isEmpty()) {
+                doc.remove("spares");
+            }
+        }
+        return JSON.writeValueAsBytes(doc);
     }
 
     /**
@@ -232,8 +269,11 @@ public final class Submit {
     private static ObjectNode reachJob(SpecLoader.Loaded loaded, NodeSpec master) {
         JsonNode doc = loaded.document().json();
         ObjectNode job = JSON.createObjectNode().put("name", loaded.spec().name());
-        for (JsonNode n : doc.path("nodes")) {
-            if (n.path("name").asString("").equals(master.name())) {
+        List<JsonNode> entries = new ArrayList<>();
+        doc.path("nodes").forEach(entries::add);
+        doc.path("spares").forEach(entries::add);
+        for (JsonNode n : entries) {
+            if (n.path("name").asString("").equals(master.name()) && !job.has("nodes")) {
                 ObjectNode node = ((ObjectNode) n.deepCopy());
                 node.remove("gpus");
                 node.remove("env");

@@ -54,7 +54,7 @@ final class NodeAgentChannel extends StreamAgentChannel {
         }
         ScheduledFuture<?> deadline = Deadlines.after(timeoutMs, ch::kill);
         try {
-            boolean sent = Bootstrap.converse(node, ch.stdout(), ch.stdin(), jar.path(), (arch, libc) -> NodeRuntime.forNode(node, arch, libc, env));
+            boolean sent = Bootstrap.converse(node, ch.stdout(), ch.stdin(), jar.path(), (arch, libc) -> NodeRuntime.forNode(node, arch, libc, env, jar.runtimeModules()));
             stderr.started();
             LOG.debug("node {}: bootstrap done{}", node, sent ? ", agent jar sent" : ", agent jar cached");
         } catch (IOException e) {

@@ -52,7 +52,7 @@ public final class NodeCommand {
         }
         ScheduledFuture<?> deadline = Deadlines.after(NodeStarter.REMOTE_START_MS, ch::kill);
         try {
-            Bootstrap.converse(node, ch.stdout(), ch.stdin(), jar.path(), (arch, libc) -> NodeRuntime.forNode(node, arch, libc, env));
+            Bootstrap.converse(node, ch.stdout(), ch.stdin(), jar.path(), (arch, libc) -> NodeRuntime.forNode(node, arch, libc, env, jar.runtimeModules()));
         } catch (IOException e) {
             ch.kill();
             throw e;

@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,8 +20,9 @@ import org.runjob.distribute.Sha256;
  * ({@code ${XDG_CACHE_HOME:-~/.cache}/runjob/runtimes/}), sent once per node, where the bootstrap
  * keeps it by its SHA-256. Where runjob runs on the runtime of its release archive (a
  * {@value #BUNDLED} file in it says so) that runtime is packed as it is: nothing is built. Otherwise
- * it is made once per JDK with {@code jlink} from this machine's JDK (only the modules the agent and
- * the GPU probe use).
+ * it is made once per JDK with {@code jlink} from this machine's JDK: one with only the modules the
+ * agent and the GPU probe use, and, for a node that runs runjob itself (the coordinator of a
+ * submitted run), one with runjob's modules.
  *
  * <p>It runs only on nodes of this machine's CPU architecture and C library; {@link #forNode}
  * says none for any other.
@@ -32,10 +34,18 @@ record NodeRuntime(Path archive, String sha256, long size) {
     /** What the agent (and its GPU probe: Jackson wants java.xml) loads from the JDK. */
     static final List<String> MODULES = List.of("java.base", "java.logging", "java.xml", "jdk.unsupported");
 
+    /**
+     * What runjob's own classes load (jdeps of runjob.jar: Log4j wants java.desktop's java.beans,
+     * java.management and java.naming), and jdk.crypto.ec, loaded by name (EC and Ed25519 SSH keys).
+     */
+    static final List<String> RUNJOB_MODULES = List.of("java.base", "java.compiler", "java.desktop", "java.logging", "java.management",
+            "java.naming", "java.rmi", "java.scripting", "java.security.jgss", "java.sql", "java.xml", "jdk.crypto.ec", "jdk.unsupported");
+
     /** The file in a runtime that runjob's release build made: it has every module the agent needs. */
     static final String BUNDLED = "RUNJOB-RUNTIME";
 
-    private static NodeRuntime built;
+    /** The runtimes made so far, by their module list. */
+    private static final Map<List<String>, NodeRuntime> BUILT = new HashMap<>();
 
     /** This machine's architecture as {@code uname -m} names it. */
     static String arch() {
@@ -57,27 +67,28 @@ record NodeRuntime(Path archive, String sha256, long size) {
     }
 
     /**
-     * The runtime for a node of {@code arch} and {@code libc}, built on first use; empty (with the
-     * reason logged) when the node is of another kind or this JDK cannot make one.
+     * The runtime for a node of {@code arch} and {@code libc} that runs {@code modules}' classes
+     * ({@link #MODULES} or {@link #RUNJOB_MODULES}), built on first use; empty (with the reason
+     * logged) when the node is of another kind or this JDK cannot make one.
      */
-    static synchronized Optional<NodeRuntime> forNode(String node, String arch, String libc, Map<String, String> env) {
+    static synchronized Optional<NodeRuntime> forNode(String node, String arch, String libc, Map<String, String> env, List<String> modules) {
         if (!arch.equals(arch()) || !libc.equals(libc())) {
             LOG.warn("node {}: no java there, and it is {}/{} where this machine is {}/{}: install a JRE >= 17 on it", node, arch, libc,
                     arch(), libc());
             return Optional.empty();
         }
-        if (built == null) {
+        if (!BUILT.containsKey(modules)) {
             try {
-                built = build(env);
+                BUILT.put(modules, build(env, modules));
             } catch (IOException e) {
                 LOG.warn("node {}: no java there, and no runtime could be made here: {}", node, e.getMessage());
                 return Optional.empty();
             }
         }
-        return Optional.of(built);
+        return Optional.of(BUILT.get(modules));
     }
 
-    private static NodeRuntime build(Map<String, String> env) throws IOException {
+    private static NodeRuntime build(Map<String, String> env, List<String> modules) throws IOException {
         Path home = Path.of(System.getProperty("java.home"));
         String cacheHome = env.getOrDefault("XDG_CACHE_HOME", env.getOrDefault("HOME", System.getProperty("user.home")) + "/.cache");
         Path dir = Files.createDirectories(Path.of(cacheHome, "runjob", "runtimes"));
@@ -87,8 +98,9 @@ record NodeRuntime(Path archive, String sha256, long size) {
             throw new IOException("this Java has no jlink (" + jlink + "): run runjob with a JDK, not a JRE");
         }
         // the bundled runtime's name changes with its contents (a new release unpacked in the same place)
-        Path modules = home.resolve("lib/modules");
-        String kind = bundled ? "bundled-" + Files.size(modules) + "-" + Files.getLastModifiedTime(modules).toMillis() + "-" : "";
+        Path image = home.resolve("lib/modules");
+        String kind = bundled ? "bundled-" + Files.size(image) + "-" + Files.getLastModifiedTime(image).toMillis() + "-"
+                : modules.equals(MODULES) ? "" : "runjob-";
         Path archive = dir.resolve("jre-" + Runtime.version() + "-" + kind + arch() + "-" + libc() + ".tgz");
         if (!Files.isRegularFile(archive)) {
             Path work = Files.createTempDirectory(dir, ".build-");
@@ -98,7 +110,7 @@ record NodeRuntime(Path archive, String sha256, long size) {
                     // the archive's members are rt/...: the name the bootstrap unpacks
                     run(List.of("tar", "-czf", tgz.toString(), "-C", home.toString(), "--transform", "s,^\\.,rt,SH", "."));
                 } else {
-                    run(List.of(jlink.toString(), "--add-modules", String.join(",", MODULES), "--strip-debug", "--no-header-files",
+                    run(List.of(jlink.toString(), "--add-modules", String.join(",", modules), "--strip-debug", "--no-header-files",
                             "--no-man-pages", "--compress=0", "--generate-cds-archive", "--output", work.resolve("rt").toString()));
                     run(List.of("tar", "-czf", tgz.toString(), "-C", work.toString(), "rt"));
                 }

@@ -15,6 +15,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -60,6 +61,11 @@ public record PinnedJar(Path path, String sha256, long size, String main) {
             runjob = pinOwn("runjob", AgentBundle::runjobJar, NodeJvm.RUNJOB_MAIN);
         }
         return runjob;
+    }
+
+    /** The JDK modules a node without java needs to run this jar: runjob's own for runjob's jar, else the agent's. */
+    List<String> runtimeModules() {
+        return main.equals(NodeJvm.RUNJOB_MAIN) ? NodeRuntime.RUNJOB_MODULES : NodeRuntime.MODULES;
     }
 
     /** Makes a jar (AgentBundle's). */

@@ -198,6 +198,53 @@ class SubmitTest {
         Poll.until(() -> processesOf(runId).isEmpty(), Duration.ofSeconds(30), "the run's coordinator, node hosts and agents to end");
     }
 
+    @Test
+    void withItsCoordinatorOnASpareARunOutlivesItsMasterNodesPowerLossOnAnotherSpare() throws Exception {
+        SshTestbed.Host h1 = jobs.bed.host(1);
+        SshTestbed.Host h3 = jobs.bed.host(3);
+        SshTestbed.Host h4 = jobs.bed.host(4);
+        Path ckpt = Files.createDirectories(dir.resolve("ckpt"));
+        // h4, the launching machine here, is also the spare that coordinates; h3 the spare that stands in
+        Path job = jobs.job("standby", jobs.node(h1, 1) + jobs.node(jobs.bed.host(2), 1), jobs.worker("steps.py"), List.of("python3", "steps.py"),
+                "spares:\n" + jobs.node(h3, 1) + jobs.node(h4, 1) + "failure: {max_restarts: 1, grace_period_s: 1, heartbeat_timeout_s: 4}\n",
+                Map.of("CKPT", ckpt.toString(), "STEPS", "40", "STEP_S", "0.25"));
+        Result unknown = runjob(dir, Duration.ofSeconds(60), "submit", job.toString(), "--coordinator", "h9");
+        assertThat(unknown.code()).isEqualTo(2);
+        assertThat(unknown.err()).isEqualTo("runjob: --coordinator h9: the job has no node or spare of that name; it has h1, h2, h3 (spare),"
+                + " h4 (spare)\n");
+        Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString(), "--coordinator", "h4");
+        assertThat(submitted.code()).as(submitted.err()).isZero();
+        assertThat(submitted.err()).contains(": node hosts on 3 nodes, the coordinator on h4 (a spare: it runs no worker)\n")
+                .contains("its coordinator runs on h4 (pid ");
+        String runId = submitted.out().trim();
+        List<Long> workers = jobs.awaitPids(2, Duration.ofSeconds(30));
+        toClean.addAll(workers);
+        toClean.addAll(processesOf(runId));
+        List<ProcessHandle> coordinator = processesWith("--hosted", runId);
+        assertThat(coordinator).hasSize(1);
+        assertThat(inNamespace(coordinator.get(0).pid(), h4.namespace())).isTrue();
+        Poll.until(() -> ClusterJobs.savedStep(ckpt, 0) >= 2, Duration.ofSeconds(30), "rank 0 to save step 2");
+        // the master node loses power: its link first, then every process of the run on it, without a word
+        jobs.bed.link(h1, false);
+        try {
+            List<ProcessHandle> onMaster = ProcessHandle.allProcesses().filter(p -> inNamespace(p.pid(), h1.namespace()))
+                    .filter(p -> processesOf(runId).contains(p.pid()) || workers.contains(p.pid())).toList();
+            assertThat(onMaster.size()).as("node host, agent and rank 0 on the master node, and no coordinator").isGreaterThanOrEqualTo(3);
+            onMaster.forEach(ProcessHandle::destroyForcibly);
+            Poll.until(() -> statusOf(runId).contains("succeeded (exit 0)"), Duration.ofSeconds(120), "the run to succeed without its master node",
+                    () -> statusOf(runId));
+        } finally {
+            jobs.bed.link(h1, true);
+        }
+        String status = statusOf(runId);
+        assertThat(status).contains("\n  spare h3 stands in for node h1 (node rank 0) from attempt 1\nattempt 1 succeeded at ");
+        assertThat(ClusterJobs.savedStep(ckpt, 0)).isEqualTo(40);
+        assertThat(ClusterJobs.savedStep(ckpt, 1)).isEqualTo(40);
+        Result runs = runjob(dir, Duration.ofSeconds(60), "runs");
+        assertThat(runs.out()).containsPattern(runId + " +standby +succeeded on h4 ");
+        Poll.until(() -> processesOf(runId).isEmpty(), Duration.ofSeconds(30), "the run's coordinator, node hosts and agents to end");
+    }
+
     private String statusOf(String runId) {
         try {
             return runjob(dir, Duration.ofSeconds(60), "status", runId).out();
