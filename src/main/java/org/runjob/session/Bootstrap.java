@@ -27,7 +27,8 @@ import org.runjob.protocol.NodeJvm;
  *   <li>It uses the java named by {@code RUNJOB_JAVA} (set for local nodes: the one runjob runs
  *       on; unset before the agent starts), else {@code java} from the PATH when it is >= 17 (read from the JDK's release file, else
  *       {@code java -version}); else a runtime runjob sent before
- *       ({@code .../runjob/runtimes/SHA256/rt}); else it prints {@code RUNJOB-NEED runtime ARCH LIBC}
+ *       ({@code .../runjob/runtimes/SHA256/rt}; for runjob's own main, only one whose {@code release}
+ *       lists java.desktop, which the agent's runtime lacks); else it prints {@code RUNJOB-NEED runtime ARCH LIBC}
  *       and reads {@code SHA256 SIZE} and the {@link NodeRuntime} archive (or {@code none 0}: then
  *       {@code RUNJOB-FAIL java ...}), checks it, unpacks it into a new directory and renames that
  *       into place. An unpacked runtime is not hashed again at each start: it lives in the user's
@@ -87,7 +88,12 @@ final class Bootstrap {
             // no java >= 17: a runtime runjob sent before, else ask for one (kept by its SHA-256)
             "if [ -z \"$java\" ] && [ -d \"$c/runtimes\" ]; then",
             "  own \"$c/runtimes\"",
-            "  for x in \"$c\"/runtimes/*/rt/bin/java; do [ -x \"$x\" ] && java=$x; done",
+            // runjob itself (a submitted run's coordinator) needs java.desktop, which the agent's runtime lacks
+            "  for x in \"$c\"/runtimes/*/rt; do",
+            "    [ -x \"$x/bin/java\" ] || continue",
+            "    [ \"$main\" = " + NodeJvm.RUNJOB_MAIN + " ] && ! grep -q '^MODULES=.*[\" ]java\\.desktop[\" ]' \"$x/release\" 2>/dev/null && continue",
+            "    java=$x/bin/java",
+            "  done",
             "fi",
             "if [ -z \"$java\" ]; then",
             "  libc=glibc; for x in /lib/ld-musl-*; do [ -e \"$x\" ] && libc=musl; done",

@@ -86,6 +86,7 @@ class NodeSideTest {
     @Test
     void aNodeWithoutJavaGetsARuntimeOnceAndRuns() throws Exception {
         SshTestbed.Host h4 = jobs.bed.host(4);
+        jobs.bed.forgetRuntimes();
         Path job = jobs.job("nojava", jobs.node(h4, 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
         Cli first = jobs.run(job);
         assertThat(first.code()).as(first.err()).isZero();

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
 import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Pids;
@@ -208,6 +209,11 @@ class SubmitTest {
         Path job = jobs.job("standby", jobs.node(h1, 1) + jobs.node(jobs.bed.host(2), 1), jobs.worker("steps.py"), List.of("python3", "steps.py"),
                 "spares:\n" + jobs.node(h3, 1) + jobs.node(h4, 1) + "failure: {max_restarts: 1, grace_period_s: 1, heartbeat_timeout_s: 4}\n",
                 Map.of("CKPT", ckpt.toString(), "STEPS", "40", "STEP_S", "0.25"));
+        // h4 holds only the agent's runtime, as after any run with it as a node: the coordinator must not take it
+        jobs.bed.forgetRuntimes();
+        Path warm = jobs.job("warm", jobs.node(h4, 1), jobs.worker("flaky.py"), List.of("python3", "flaky.py"), "", Map.of());
+        Cli warmed = jobs.run(warm);
+        assertThat(warmed.code()).as(warmed.err()).isZero();
         Result unknown = runjob(dir, Duration.ofSeconds(60), "submit", job.toString(), "--coordinator", "h9");
         assertThat(unknown.code()).isEqualTo(2);
         assertThat(unknown.err()).isEqualTo("runjob: --coordinator h9: the job has no node or spare of that name; it has h1, h2, h3 (spare),"

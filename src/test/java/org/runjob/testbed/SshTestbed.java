@@ -206,6 +206,14 @@ public final class SshTestbed {
         return dir.resolve("cache");
     }
 
+    /** Removes every runtime runjob sent to h4 (the shared cache's), so a test sees the first send whatever ran before it. */
+    public void forgetRuntimes() throws IOException, InterruptedException {
+        Process rm = new ProcessBuilder("rm", "-rf", cache().resolve("runjob/runtimes").toString()).inheritIO().start();
+        if (!rm.waitFor(30, TimeUnit.SECONDS) || rm.exitValue() != 0) {
+            throw new IOException("cannot remove " + cache().resolve("runjob/runtimes"));
+        }
+    }
+
     /** h4's PATH: every program of /usr/bin but java, as on a GPU server with Python and no JRE. */
     private Path pathWithoutJava() throws IOException {
         Path bin = dir.resolve("nojava-bin");
