@@ -167,7 +167,7 @@ final class Supervisor {
         publish();
         Optional<RankResult> cause = rootCause == null ? Optional.empty()
                 : results.stream().filter(r -> r.rank() == rootCause.launch.rank()).findFirst();
-        return new AttemptResult(attempt, begin, clock.instant(), results, cause, interrupted, interrupted ? interrupts.reason() : Optional.empty());
+        return new AttemptResult(attempt, begin, clock.instant(), results, cause, interrupted, interrupted ? interrupts.explained() : Optional.empty());
     }
 
     /** Starts every agent ({@link AgentStartup}); a node that fails the start loses its workers and stops the rest. */

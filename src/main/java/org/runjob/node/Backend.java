@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -89,13 +90,16 @@ public interface Backend {
     /**
      * For a backend with a queue of its own (Slurm's sbatch): the command that queues a run of
      * {@code spec} whose coordinator is {@code coordinator} (an argv run inside the allocation),
-     * its scheduler output in {@code folder}; it prints the queued job's id. Empty for a backend
-     * whose runs are handed to their nodes directly ({@code runjob submit} over SSH).
+     * its scheduler output in {@code folder}; it prints the queued job's id. Where the scheduler
+     * picks the nodes, it keeps off the machines in {@code avoid} (quarantined ones, as
+     * {@link org.runjob.spec.NodeAddress#machine} names them). Empty for a backend whose runs are
+     * handed to their nodes directly ({@code runjob submit} over SSH).
      *
      * @throws IllegalArgumentException naming what of the job this backend cannot queue
      * @throws IOException when a file the command needs cannot be written into {@code folder}
      */
-    default Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator) throws IOException {
+    default Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator, Set<String> avoid)
+            throws IOException {
         return Optional.empty();
     }
 

@@ -2,6 +2,7 @@ package org.runjob.node;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 
 import org.runjob.spec.NodeSpec;
@@ -35,6 +36,25 @@ public interface Cluster extends AutoCloseable {
      * an attempt failed; empty while they can still be used.
      */
     default Optional<String> gone() {
+        return Optional.empty();
+    }
+
+    /**
+     * Why the scheduler is ending this run, when runjob runs as its batch step and was sent SIGTERM
+     * (a requeue, a node failure, a cancel), as far as the scheduler says; asked once, on the first
+     * such interrupt, while the step still runs. Empty for a backend without a scheduler, or outside
+     * a batch step.
+     */
+    default Optional<SchedulerStop> stoppedBy() {
+        return Optional.empty();
+    }
+
+    /**
+     * Keeps the run's next start off {@code machines} ({@link org.runjob.spec.NodeAddress#machine}
+     * names: the quarantined ones), when the scheduler requeued the batch job runjob runs in and
+     * picks its nodes again; the problem, when it could not. Nothing to do by default.
+     */
+    default Optional<String> keepOff(Set<String> machines) {
         return Optional.empty();
     }
 

@@ -3,6 +3,7 @@ package org.runjob.node;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
@@ -37,6 +38,16 @@ public final class MixedCluster implements Cluster {
     @Override
     public void ended(int exitCode) {
         byKind.values().forEach(c -> c.ended(exitCode));
+    }
+
+    @Override
+    public Optional<SchedulerStop> stoppedBy() {
+        return byKind.values().stream().map(Cluster::stoppedBy).flatMap(Optional::stream).findFirst();
+    }
+
+    @Override
+    public Optional<String> keepOff(Set<String> machines) {
+        return byKind.values().stream().map(c -> c.keepOff(machines)).flatMap(Optional::stream).findFirst();
     }
 
     @Override

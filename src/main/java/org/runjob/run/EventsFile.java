@@ -8,6 +8,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -25,7 +27,9 @@ import tools.jackson.databind.node.ObjectNode;
  * root-cause rank and outcome, lost nodes with their reasons), {@code stand_in} (spare, node,
  * node_rank, attempt, reason), {@code wait_for_node} (node, seconds, answered) and {@code shrink}
  * (attempt, the nodes dropped, the new world size), {@code health_check_failed} (attempt, node,
- * reason) and {@code quarantine} (node, reason). Appended as they
+ * reason), {@code quarantine} (node, reason) and {@code keep_off} (the quarantined machines a
+ * requeued batch job is kept off, and the scheduler's refusal, if any). An interrupted attempt's
+ * end names who interrupted it ({@code interrupted_by}) when that was said. Appended as they
  * happen, never through a link; a line that cannot be written is logged and skipped.
  */
 final class EventsFile implements Timeline {
@@ -56,6 +60,9 @@ final class EventsFile implements Timeline {
         r.lostNodes().forEach(lost::put);
         r.crashLoop().ifPresent(c -> o.put("crash_loop", c));
         r.nodesGone().ifPresent(g -> o.put("nodes_gone", g));
+        if (r.interrupted()) {
+            r.interruptReason().ifPresent(why -> o.put("interrupted_by", why));
+        }
         append(o);
     }
 
@@ -85,6 +92,14 @@ final class EventsFile implements Timeline {
     @Override
     public void quarantined(String node, String why) {
         append(event("quarantine").put("node", node).put("reason", why));
+    }
+
+    /** A requeued batch job kept off {@code machines} for its next start; {@code problem}: why the scheduler refused. */
+    void keptOff(Set<String> machines, Optional<String> problem) {
+        ObjectNode o = event("keep_off");
+        machines.forEach(o.putArray("machines")::add);
+        problem.ifPresent(p -> o.put("refused", p));
+        append(o);
     }
 
     private ObjectNode event(String name) {

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.TreeSet;
 
 import org.runjob.plan.Planner;
 import org.runjob.spec.JobSpec;
@@ -55,6 +56,16 @@ public final class Quarantined {
             avoided = avoided.withStandIn(node.name(), standIn.get());
         }
         return Optional.of(avoided);
+    }
+
+    /** The machines {@code spec} keeps off (every quarantined one in force), for a scheduler that picks the nodes itself. */
+    public static Set<String> machines(Io io, JobSpec spec) {
+        if (spec.failure().quarantineSeconds() == 0) {
+            return Set.of();
+        }
+        Set<String> out = new TreeSet<>();
+        QuarantineFile.active(io.env(), io.clock().instant()).forEach(e -> out.add(e.machine()));
+        return out;
     }
 
     /** The first spare of {@code spec} that runs as many workers as {@code node} (as far as the job says), if it may stand in for it at all. */

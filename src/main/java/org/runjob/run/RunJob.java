@@ -163,6 +163,10 @@ public final class RunJob {
             Health health = new Health(spec, runId, false);
             Quarantine quarantine = new QuarantineFile(io.env(), io.clock(), runId, spec.name(), spec.failure().quarantineSeconds(),
                     why -> io.err().println("runjob: " + why));
+            if (warnedByScheduler) {
+                io.interrupts().explainedBy(SchedulerStops.explainer(io, cluster, spec, asWritten.nodesUnnamed(), quarantine,
+                        logFile.getParent()));
+            }
             Spares spares = new Spares(spec.spares(), restarts, replanner,
                     node -> leased ? leaseRequest(node, report, plan) : Optional.empty(), health, quarantine);
             Launcher launcher = new Launcher(io.interrupts(), io.clock(), checked.sessions(), restarts, status).startingAt(firstAttempt)

@@ -20,6 +20,7 @@ import org.runjob.report.EnvironmentJson;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
+import org.runjob.run.Quarantined;
 import org.runjob.run.Requeued;
 import org.runjob.run.RunIds;
 import org.runjob.run.RunIndex;
@@ -157,9 +158,14 @@ public final class QueuedRun {
         run.add("--");
         run.addAll(args);
         List<String> coordinator = Detach.runjob(run);
+        // a quarantined node the job names fails here, before anything is queued; Slurm keeps counted nodes off them
+        if (Quarantined.avoid(io, spec).isEmpty()) {
+            RunJob.removeRefused(folder);
+            return ExitCode.PREFLIGHT_FAILED;
+        }
         List<String> queue;
         try {
-            queue = backend.queue(spec, folder, script, coordinator).orElseThrow();
+            queue = backend.queue(spec, folder, script, coordinator, Quarantined.machines(io, spec)).orElseThrow();
         } catch (IllegalArgumentException e) {
             io.err().println("runjob: " + e.getMessage());
             RunJob.removeRefused(folder);

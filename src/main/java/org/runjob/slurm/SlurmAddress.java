@@ -19,6 +19,21 @@ public record SlurmAddress(String node) implements NodeAddress {
         return Optional.empty();
     }
 
+    /** Prefix of a Slurm node's machine name, as a quarantine names it: {@code slurm:NODE}. */
+    public static final String MACHINE_PREFIX = "slurm:";
+
+    /** {@code slurm:NODE}: Slurm's node names are one namespace per cluster. */
+    @Override
+    public Optional<String> machine() {
+        return Optional.of(MACHINE_PREFIX + node);
+    }
+
+    /** The Slurm node a quarantine's machine name ({@link #machine}) names, if it names one. */
+    public static Optional<String> nodeOf(String machine) {
+        return machine.startsWith(MACHINE_PREFIX) && machine.length() > MACHINE_PREFIX.length()
+                ? Optional.of(machine.substring(MACHINE_PREFIX.length())) : Optional.empty();
+    }
+
     @Override
     public String describe() {
         return "slurm node " + node;

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -95,12 +96,15 @@ public final class SlurmBackend implements Backend {
     /**
      * {@code sbatch --parsable OPTIONS SCRIPT COORDINATOR...}: the allocation as sbatch options, the
      * coordinator in its batch step. A layout that needs a hostfile gets it as {@code folder/hostfile},
-     * named to sbatch by {@code env SLURM_HOSTFILE=...}.
+     * named to sbatch by {@code env SLURM_HOSTFILE=...}. Nodes given as a count keep off the Slurm
+     * nodes among {@code avoid} ({@code --exclude}).
      */
     @Override
-    public Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator) throws IOException {
+    public Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator, Set<String> avoid)
+            throws IOException {
         SlurmCommands commands = new SlurmCommands(spec, SlurmCommands.shapesOf(spec, Map.of()));
-        List<String> sbatch = commands.sbatch("runjob-" + spec.name(), folder, script, coordinator);
+        List<String> exclude = avoid.stream().map(SlurmAddress::nodeOf).flatMap(Optional::stream).sorted().toList();
+        List<String> sbatch = commands.sbatch("runjob-" + spec.name(), folder, script, coordinator, exclude);
         Optional<List<String>> hosts = commands.hostfile();
         if (hosts.isEmpty()) {
             return Optional.of(sbatch);

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -24,6 +25,7 @@ import org.runjob.node.NodeAccess;
 import org.runjob.node.NodeException;
 import org.runjob.node.NodeProcess;
 import org.runjob.node.RunHandle;
+import org.runjob.node.SchedulerStop;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 
@@ -116,6 +118,65 @@ public final class SlurmCluster implements Cluster {
                 Thread.currentThread().interrupt();
                 return SlurmEvents.gone(a.jobId(), out);
             }
+        }
+    }
+
+    /**
+     * Inside the user's or runjob's own batch job: what its record says while this step is being
+     * ended ({@link SlurmEvents#stop}); a record that reads only COMPLETING is asked again for up to
+     * 2 s, until it shows its end state.
+     */
+    @Override
+    public Optional<SchedulerStop> stoppedBy() {
+        if (inside.isEmpty() || insideNodes.isEmpty()) {
+            return Optional.empty();
+        }
+        int own = Optional.ofNullable(allEnv.get("SLURM_RESTART_COUNT")).filter(v -> v.matches("\\d{1,9}")).map(Integer::parseInt).orElse(0);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        try {
+            List<String> held = SlurmCommands.hostnames(insideNodes.get(), env);
+            while (true) {
+                String out = SlurmCommands.job(inside.get(), env).orElse("");
+                Optional<String> list = SlurmEvents.nodeList(out);
+                List<String> now = list.isPresent() ? SlurmCommands.hostnames(list.get(), env) : List.of();
+                Optional<SchedulerStop> stop = SlurmEvents.stop(inside.get(), out, own, held, now);
+                if (stop.isPresent() || System.nanoTime() > deadline) {
+                    return stop;
+                }
+                Thread.sleep(200);
+            }
+        } catch (NodeException e) {
+            LOG.warn("cannot tell why Slurm ends job {}: {}", inside.get(), e.getMessage());
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * {@code scontrol update JobId=J ExcNodeList=...}: the Slurm nodes among {@code machines} added to
+     * those the job already keeps off. Slurm takes it while the requeued job is still being ended
+     * (COMPLETING) or waits in the queue, and places its next start elsewhere.
+     */
+    @Override
+    public Optional<String> keepOff(Set<String> machines) {
+        List<String> nodes = machines.stream().map(SlurmAddress::nodeOf).flatMap(Optional::stream).sorted().toList();
+        if (inside.isEmpty() || nodes.isEmpty()) {
+            return Optional.empty();
+        }
+        List<String> all = new ArrayList<>();
+        SlurmCommands.job(inside.get(), env).flatMap(SlurmEvents::excluded).ifPresent(all::add);
+        all.addAll(nodes);
+        try {
+            SlurmCommands.Ran ran = SlurmCommands.run(List.of("scontrol", "update", "JobId=" + inside.get(), "ExcNodeList=" + String.join(",", all)),
+                    env);
+            return ran.ok() ? Optional.empty() : Optional.of("scontrol update ExcNodeList: " + ran.out().trim());
+        } catch (IOException e) {
+            return Optional.of("cannot run scontrol: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.of("interrupted");
         }
     }
 

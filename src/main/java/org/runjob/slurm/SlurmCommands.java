@@ -150,11 +150,12 @@ public final class SlurmCommands {
      * its output appended to {@code folder/slurm-JOBID.out}. The components are salloc's: nodes of
      * several GPU counts make a heterogeneous job ({@code :} between components, the batch step on
      * the first), unequal worker counts of one GPU count ask for {@code --distribution=arbitrary},
-     * laid out by {@link #hostfile} (which sbatch reads from {@code SLURM_HOSTFILE}).
+     * laid out by {@link #hostfile} (which sbatch reads from {@code SLURM_HOSTFILE}). Nodes given as
+     * a count are asked for with {@code --exclude} of {@code exclude} (quarantined nodes), when any.
      *
      * @throws IllegalArgumentException for {@code gpus: all}: Slurm needs the count before any node is reached
      */
-    public List<String> sbatch(String jobName, Path folder, Path script, List<String> coordinator) {
+    public List<String> sbatch(String jobName, Path folder, Path script, List<String> coordinator, List<String> exclude) {
         if (shapes.values().stream().anyMatch(s -> s.gpus() < 0)) {
             throw new IllegalArgumentException("submit asks Slurm for a number of GPUs per node, and gpus: all is known only once"
                     + " runjob reaches a node: give the count, e.g. gpus: {count: 8}");
@@ -168,6 +169,9 @@ public final class SlurmCommands {
                 argv.add(":");
             }
             argv.addAll(component(components.get(k)));
+            if (spec.nodesUnnamed() && !exclude.isEmpty()) {
+                argv.add("--exclude=" + String.join(",", exclude));
+            }
         }
         argv.add(script.toString());
         argv.addAll(coordinator);

@@ -1,9 +1,12 @@
 package org.runjob.slurm;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+
+import org.runjob.node.SchedulerStop;
 
 /**
  * Slurm's own word for how a job ended, read from {@code scontrol -o show job ID}: a cancel from
@@ -26,6 +29,10 @@ final class SlurmEvents {
 
     private static final Pattern EXIT = Pattern.compile("\\bExitCode=(\\S+)");
     private static final Pattern BATCH_HOST = Pattern.compile("\\bBatchHost=(\\S+)");
+
+    private static final Pattern RESTARTS = Pattern.compile("\\bRestarts=(\\d+)");
+    private static final Pattern NODE_LIST = Pattern.compile("\\bNodeList=(\\S+)");
+    private static final Pattern EXCLUDED = Pattern.compile("\\bExcNodeList=(\\S+)");
 
     /** How long a job that reads COMPLETING is given to show the state it ends in. */
     static final long SETTLE_S = 30;
@@ -78,5 +85,51 @@ final class SlurmEvents {
             what += ": is the run folder on a filesystem " + node + " shares? Slurm writes the job's output there";
         }
         return Optional.of(what);
+    }
+
+    /** The job's restart count ({@code Restarts=}); 0 when the record does not say. */
+    static int restarts(String scontrol) {
+        Matcher m = RESTARTS.matcher(scontrol);
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    }
+
+    /** The nodes the job holds now ({@code NodeList=}, a Slurm host list); empty when it holds none. */
+    static Optional<String> nodeList(String scontrol) {
+        Matcher m = NODE_LIST.matcher(scontrol);
+        return m.find() && !m.group(1).equals("(null)") ? Optional.of(m.group(1)) : Optional.empty();
+    }
+
+    /** The nodes the job is kept off ({@code ExcNodeList=}, a Slurm host list); empty when none. */
+    static Optional<String> excluded(String scontrol) {
+        Matcher m = EXCLUDED.matcher(scontrol);
+        return m.find() && !m.group(1).equals("(null)") ? Optional.of(m.group(1)) : Optional.empty();
+    }
+
+    /**
+     * Why Slurm is ending the batch step runjob runs as, read from the job's record while the step
+     * still runs (SIGTERM came): a restart count above {@code ownRestarts} (the one this start was
+     * given) is a requeue, and nodes of {@code held} (this start's allocation) missing from
+     * {@code now} (the nodes the record still holds) were lost: Slurm takes a failed node out of a
+     * job at once. Otherwise the job's end state, when the record shows one; empty when it says
+     * nothing more than COMPLETING.
+     */
+    static Optional<SchedulerStop> stop(String jobId, String scontrol, int ownRestarts, List<String> held, List<String> now) {
+        int restarts = restarts(scontrol);
+        boolean requeued = restarts > ownRestarts;
+        List<String> lost = now.isEmpty() ? List.of() : held.stream().filter(n -> !now.contains(n)).toList();
+        String again = requeued ? " and requeued it (restart " + restarts + ")" : "";
+        if (!lost.isEmpty()) {
+            return Optional.of(new SchedulerStop("Slurm job " + jobId + " lost node" + (lost.size() == 1 ? " " : "s ") + String.join(", ", lost)
+                    + " (node failure)" + again, requeued, lost.stream().map(n -> SlurmAddress.MACHINE_PREFIX + n).toList()));
+        }
+        if (requeued) {
+            return Optional.of(new SchedulerStop("Slurm requeued job " + jobId + " (restart " + restarts
+                    + ": preemption or scontrol requeue)", true, List.of()));
+        }
+        Matcher state = STATE.matcher(scontrol);
+        if (state.find() && !state.group(1).equals("COMPLETING") && ENDED.containsKey(state.group(1))) {
+            return gone(jobId, scontrol).map(g -> new SchedulerStop(g, false, List.of()));
+        }
+        return Optional.empty();
     }
 }

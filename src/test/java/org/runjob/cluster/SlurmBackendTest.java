@@ -489,6 +489,69 @@ class SlurmBackendTest {
         assertThat(jobState(jobId)).isEqualTo("COMPLETED");
     }
 
+    /**
+     * NODE_FAIL of a --requeue batch job whose nodes are a count: the failed node (not the batch
+     * host) is quarantined with Slurm's cause, the requeued job is kept off it, and the run's next
+     * attempt runs on the other two nodes, although Slurm returns the node to service at once.
+     */
+    @Test
+    void aNodeFailureRequeuesTheRunOffTheFailedNode() throws Exception {
+        String extra = "backend: slurm\nworkdir: " + dir.resolve("work") + "\nslurm: {alloc_args: [--requeue]}\n";
+        Path job = jobs.job("nodefail", "  - {count: 2, workers: 1}\n", jobs.worker("requeued.py"), List.of("python3", "requeued.py"), extra,
+                Map.of());
+        String runId = submit(job);
+        String jobId = queuedJobId("nodefail", runId);
+        List<Long> first = jobs.awaitPids(2, Duration.ofSeconds(90));
+        List<String> held = slurm.out("scontrol", "show", "hostnames", slurm.out("squeue", "-h", "-j", jobId, "-o", "%N").trim()).lines().toList();
+        assertThat(held).hasSize(2);
+        String failed = held.get(1);
+        String other = List.of("h1", "h2", "h3").stream().filter(h -> !held.contains(h)).findFirst().orElseThrow();
+        Path folder = jobs.logs.resolve("nodefail").resolve(runId);
+        try {
+            assertThat(slurm.out("scontrol", "update", "NodeName=" + failed, "State=DOWN", "Reason=test-node-failure")).isEmpty();
+            Pids.awaitGone(first, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "attempt 0's ranks");
+            Poll.until(() -> {
+                try {
+                    return jobState(jobId).equals("PENDING");
+                } catch (Exception e) {
+                    return false;
+                }
+            }, Duration.ofSeconds(30), "the requeued job to wait in the queue");
+            assertThat(slurm.out("scontrol", "-o", "show", "job", jobId)).contains(" ExcNodeList=" + failed + " ");
+            assertThat(slurm.out("scontrol", "update", "JobId=" + jobId, "StartTime=now+3")).isEmpty();
+            Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(150),
+                    "the requeued run to succeed", () -> seen(runId, jobId, folder));
+        } finally {
+            slurm.out("scontrol", "update", "NodeName=" + failed, "State=RESUME");
+        }
+        String cause = "Slurm job " + jobId + " lost node " + failed + " (node failure) and requeued it (restart 1)";
+        List<JsonNode> events = Files.readString(folder.resolve("events.jsonl")).lines().map(l -> JsonMapper.builder().build().readTree(l)).toList();
+        JsonNode end0 = events.stream().filter(e -> e.path("event").asString().equals("attempt_end") && e.path("attempt").asInt() == 0)
+                .findFirst().orElseThrow();
+        assertThat(end0.path("result").asString()).isEqualTo("interrupted");
+        assertThat(end0.path("interrupted_by").asString()).isEqualTo(cause);
+        assertThat(events.stream().filter(e -> e.path("event").asString().equals("quarantine")).map(e -> e.path("node").asString() + ": "
+                + e.path("reason").asString()).toList()).containsExactly(failed + ": lost: " + cause);
+        assertThat(events.stream().filter(e -> e.path("event").asString().equals("keep_off")).map(e -> e.path("machines").toString()).toList())
+                .containsExactly("[\"slurm:" + failed + "\"]");
+        JsonNode start1 = events.stream().filter(e -> e.path("event").asString().equals("attempt_start") && e.path("attempt").asInt() == 1)
+                .findFirst().orElseThrow();
+        assertThat(start1.path("nodes").toString()).isEqualTo("[\"" + held.get(0) + "\",\"" + other + "\"]");
+        assertThat(Files.readString(folder.resolve("rank-1.attempt-1.log"))).isEqualTo("rank 1 attempt 1 restarts 1\n");
+        String batch = Files.readString(folder.resolve("slurm-" + jobId + ".out"));
+        assertThat(batch).contains("runjob: " + cause + "\n").contains("runjob: the requeued job keeps off slurm:" + failed + " (quarantined)\n")
+                .contains("interrupted (" + cause + "): every worker was stopped");
+        Cli nodes = Cli.run(env, "nodes");
+        assertThat(nodes.out()).containsPattern(failed + " +slurm:" + failed + " .*" + runId + " +lost: " + Pattern.quote(cause));
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the batch job to leave the queue");
+        assertThat(jobState(jobId)).isEqualTo("COMPLETED");
+        // the quarantine keeps the next submitted run off it too, from its first start
+        String next = submit(job);
+        String nextJob = queuedJobId("nodefail", next);
+        assertThat(slurm.out("scontrol", "-o", "show", "job", nextJob)).contains(" ExcNodeList=" + failed + " ");
+        cancel(nextJob);
+    }
+
     @Test
     void eachWorkerGetsTheCpusTheJobAsksFor() throws Exception {
         Path job = evenJob("cpus", "cpus.py", Map.of());
@@ -699,6 +762,10 @@ class SlurmBackendTest {
             String err = RunjobProcess.stderrOf(dir, job);
             assertThat(p.exitValue()).as(err).isEqualTo(1);
             assertThat(err).as(victim).contains("node h2");
+            // a node lost for good is quarantined by its Slurm name, as an SSH node is by its address
+            assertThat(err).as(victim).containsPattern("runjob: node h2 \\(slurm:h2\\) is quarantined until \\S+ \\(failure.quarantine_s 3600\\): lost: ");
+            Cli cleared = Cli.run(env, "nodes", "--clear", "h2");
+            assertThat(cleared.out()).as(victim).isEqualTo("cleared node h2 (slurm:h2)\n");
             Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the ranks after kill -9 of the " + victim);
             Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "squeue empty after kill -9 of the " + victim);
             Poll.until(this::noTasks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "no step task left after kill -9 of the " + victim);

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -65,7 +66,7 @@ class SlurmCommandsTest {
         SlurmCommands c = commands(job(slurm, node("a", 2, List.of()), node("b", 2, List.of())));
         assertThat(c.salloc("r")).containsExactly("salloc", "--job-name=r", "--time=10", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2",
                 "--cpus-per-task=6", "sh", "-c", "read -r code || code=1; exit \"$code\"");
-        assertThat(c.sbatch("runjob-r", Path.of("/runs/r/1"), Path.of("/runs/r/1/submit.sh"), List.of("java", "run")))
+        assertThat(c.sbatch("runjob-r", Path.of("/runs/r/1"), Path.of("/runs/r/1/submit.sh"), List.of("java", "run"), List.of("gpu09")))
                 .containsExactly("sbatch", "--parsable", "--job-name=runjob-r", "--output=/runs/r/1/slurm-%j.out", "--open-mode=append",
                         "--signal=B:USR1@45", "--time=10", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2", "--cpus-per-task=6", "/runs/r/1/submit.sh",
                         "java", "run");
@@ -81,9 +82,14 @@ class SlurmCommandsTest {
                 OptionalInt.empty(), Optional.empty(), Map.of("A", "1"));
         JobSpec spec = job(counted, true, each, second);
         assertThat(spec.nodesUnnamed()).isTrue();
-        assertThat(commands(spec).sbatch("runjob-j", Path.of("/r"), Path.of("/r/submit.sh"), List.of("java")))
+        assertThat(commands(spec).sbatch("runjob-j", Path.of("/r"), Path.of("/r/submit.sh"), List.of("java"), List.of()))
                 .containsExactly("sbatch", "--parsable", "--job-name=runjob-j", "--output=/r/slurm-%j.out", "--open-mode=append",
                         "--signal=B:USR1@90", "--nodes=2", "--ntasks-per-node=4", "--gpus-per-node=4", "/r/submit.sh", "java");
+        // quarantined nodes: Slurm picks the counted nodes among the others
+        assertThat(commands(spec).sbatch("runjob-j", Path.of("/r"), Path.of("/r/submit.sh"), List.of("java"), List.of("gpu02", "gpu05")))
+                .containsExactly("sbatch", "--parsable", "--job-name=runjob-j", "--output=/r/slurm-%j.out", "--open-mode=append",
+                        "--signal=B:USR1@90", "--nodes=2", "--ntasks-per-node=4", "--gpus-per-node=4", "--exclude=gpu02,gpu05", "/r/submit.sh",
+                        "java");
         assertThat(SlurmCommands.notes(spec)).containsExactly("the 2 nodes are given as a count: Slurm picks them, and runjob names them"
                 + " from the allocation at start (NODE0, ... stand for them until then)");
         JobSpec named = spec.withNodes(List.of("gpu07", "gpu03"), SlurmAddress::new);
@@ -99,7 +105,7 @@ class SlurmCommandsTest {
     @Test
     void submitRefusesGpusAllForSlurmNeedsTheCountFirst() {
         NodeSpec all = new NodeSpec("a", new SlurmAddress("a"), new NodeSpec.GpuRequest.All(), OptionalInt.empty(), Optional.empty(), Map.of());
-        assertThatThrownBy(() -> commands(job(PLAIN, all)).sbatch("r", Path.of("/r"), Path.of("/r/s.sh"), List.of("java")))
+        assertThatThrownBy(() -> commands(job(PLAIN, all)).sbatch("r", Path.of("/r"), Path.of("/r/s.sh"), List.of("java"), List.of()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gpus: all is known only once runjob reaches a node");
     }
 
@@ -128,7 +134,7 @@ class SlurmCommandsTest {
     @Test
     void submitQueuesSeveralGpuCountsAsAHeterogeneousJobAndUnequalWorkersByAHostfile() throws Exception {
         SlurmCommands het = commands(job(PLAIN, node("a", 2, List.of(0, 1)), node("b", 1, List.of(5))));
-        assertThat(het.sbatch("r", Path.of("/f"), Path.of("/f/submit.sh"), List.of("java")))
+        assertThat(het.sbatch("r", Path.of("/f"), Path.of("/f/submit.sh"), List.of("java"), List.of()))
                 .containsExactly("sbatch", "--parsable", "--job-name=r", "--output=/f/slurm-%j.out", "--open-mode=append", "--signal=B:USR1@90",
                         "--nodelist=a", "--nodes=1", "--ntasks-per-node=2", "--gpus-per-node=2", ":",
                         "--nodelist=b", "--nodes=1", "--ntasks-per-node=1", "--gpus-per-node=1", "/f/submit.sh", "java");
@@ -136,7 +142,7 @@ class SlurmCommandsTest {
 
         Path folder = tmp;
         JobSpec unequal = job(PLAIN, node("a", 2, List.of()), node("b", 1, List.of()));
-        List<String> queue = new SlurmBackend().queue(unequal, folder, folder.resolve("submit.sh"), List.of("java")).orElseThrow();
+        List<String> queue = new SlurmBackend().queue(unequal, folder, folder.resolve("submit.sh"), List.of("java"), Set.of("slurm:gpu01")).orElseThrow();
         assertThat(queue).startsWith("env", "SLURM_HOSTFILE=" + folder.resolve("hostfile"), "sbatch")
                 .contains("--nodelist=a,b", "--nodes=2", "--ntasks=3", "--distribution=arbitrary");
         assertThat(Files.readAllLines(folder.resolve("hostfile"))).containsExactly("a", "a", "b");

@@ -2,7 +2,10 @@ package org.runjob.slurm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
+import org.runjob.node.SchedulerStop;
 
 class SlurmEventsTest {
 
@@ -38,5 +41,34 @@ class SlurmEventsTest {
         assertThat(SlurmEvents.unstarted("12", job("CANCELLED", "None"))).as("withdrawn").isEmpty();
         assertThat(SlurmEvents.unstarted("12", job("PENDING", "Resources"))).isEmpty();
         assertThat(SlurmEvents.unstarted("12", "slurm_load_jobs error: Invalid job id specified\n")).isEmpty();
+    }
+
+    /** The record of a batch job being ended, as scontrol showed it while its batch step had SIGTERM. */
+    static String ending(int restarts, String nodes, String excluded) {
+        return "JobId=12 JobName=runjob-x JobState=COMPLETING Reason=None Requeue=1 Restarts=" + restarts + " ReqNodeList=(null) ExcNodeList="
+                + excluded + " NodeList=" + nodes + " BatchHost=h1\n";
+    }
+
+    @Test
+    void aBatchStepBeingEndedIsToldARequeueANodeFailureAndACancelApart() {
+        List<String> held = List.of("h1", "h2");
+        // a node failure with --requeue: the failed node is gone from NodeList at once, Restarts counts up
+        assertThat(SlurmEvents.stop("12", ending(1, "h1", "(null)"), 0, held, List.of("h1")))
+                .contains(new SchedulerStop("Slurm job 12 lost node h2 (node failure) and requeued it (restart 1)", true, List.of("slurm:h2")));
+        assertThat(SlurmEvents.stop("12", ending(3, "h1", "(null)"), 2, held, List.of("h1")).orElseThrow().why())
+                .isEqualTo("Slurm job 12 lost node h2 (node failure) and requeued it (restart 3)");
+        // scontrol requeue or preemption: every node still there
+        assertThat(SlurmEvents.stop("12", ending(1, "h[1-2]", "(null)"), 0, held, held))
+                .contains(new SchedulerStop("Slurm requeued job 12 (restart 1: preemption or scontrol requeue)", true, List.of()));
+        // a cancel, once the record shows it; COMPLETING alone says nothing yet
+        assertThat(SlurmEvents.stop("12", job("CANCELLED", "None"), 0, held, List.of()))
+                .contains(new SchedulerStop("Slurm job 12 was cancelled from outside runjob (scancel) (CANCELLED)", false, List.of()));
+        assertThat(SlurmEvents.stop("12", ending(0, "h[1-2]", "(null)"), 0, held, held)).isEmpty();
+        // the record's fields, as the cluster reads them
+        assertThat(SlurmEvents.restarts(ending(4, "h1", "(null)"))).isEqualTo(4);
+        assertThat(SlurmEvents.nodeList(ending(0, "h[1-2]", "h3"))).contains("h[1-2]");
+        assertThat(SlurmEvents.nodeList(ending(0, "(null)", "h3"))).isEmpty();
+        assertThat(SlurmEvents.excluded(ending(0, "h1", "h[3-4]"))).contains("h[3-4]");
+        assertThat(SlurmEvents.excluded(ending(0, "h1", "(null)"))).isEmpty();
     }
 }
