@@ -12,6 +12,7 @@ import java.util.function.Consumer;
 import org.runjob.spec.BackendSpec;
 import org.runjob.spec.GpuAuthority;
 import org.runjob.spec.JobSpec;
+import org.runjob.spec.WorkerVariables;
 
 /**
  * One way of running a job's agents (SSH logins, a Slurm allocation), chosen by the job file's
@@ -80,6 +81,11 @@ public interface Backend {
     /** For a backend whose scheduler gives each node its GPUs: how its agents report them; empty: runjob probes and leases. */
     default Optional<SchedulerGpus> schedulerGpus() {
         return Optional.empty();
+    }
+
+    /** What this backend adds to each worker's environment from its ranks; nothing by default. */
+    default WorkerVariables workerVariables() {
+        return WorkerVariables.NONE;
     }
 
     /** True for a backend with a queue of its own: {@code runjob submit} queues the run ({@link #queue}). */

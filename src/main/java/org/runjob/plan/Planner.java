@@ -11,6 +11,7 @@ import java.util.stream.Collectors;
 import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
+import org.runjob.spec.WorkerVariables;
 
 /**
  * Turns a {@link JobSpec} into a {@link LaunchPlan}. Pure: it reads no clock, environment, file or
@@ -52,6 +53,38 @@ public final class Planner {
     static final List<String> SOCKET_INTERFACE_VARIABLES = List.of("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME");
 
     private Planner() {
+    }
+
+    /**
+     * {@code plan} with {@code variables} added to each worker's environment (a backend's own, from
+     * {@link org.runjob.node.Backend#workerVariables}); the job's {@code env} keeps the last word.
+     */
+    public static LaunchPlan withVariables(LaunchPlan plan, WorkerVariables variables) {
+        List<Integer> perNode = plan.nodes().stream().map(n -> n.workers().size()).toList();
+        List<NodePlan> nodes = new ArrayList<>();
+        for (NodePlan n : plan.nodes()) {
+            Map<String, String> nodeEnv = plan.spec().nodes().stream().filter(s -> s.name().equals(n.name())).findFirst().map(NodeSpec::env)
+                    .orElse(Map.of());
+            List<WorkerLaunch> workers = new ArrayList<>();
+            for (WorkerLaunch w : n.workers()) {
+                Map<String, String> added = variables.of(w.env(), perNode);
+                if (added.isEmpty()) {
+                    workers.add(w);
+                    continue;
+                }
+                Map<String, String> env = new LinkedHashMap<>(w.env());
+                added.forEach((k, v) -> {
+                    if (!plan.spec().env().containsKey(k) && !nodeEnv.containsKey(k)) {
+                        env.put(k, v);
+                    }
+                });
+                workers.add(new WorkerLaunch(w.rank(), w.localRank(), w.node(), w.nodeRank(), w.argv(), env));
+            }
+            nodes.add(new NodePlan(n.name(), n.nodeRank(), n.address(), n.visibleDevices(), n.workdir(), n.files(), workers, n.environment(),
+                    n.activated(), n.unset()));
+        }
+        return new LaunchPlan(plan.job(), plan.runId(), plan.worldSize(), plan.masterNode(), plan.masterAddr(), plan.masterPort(), nodes,
+                plan.spec());
     }
 
     /**

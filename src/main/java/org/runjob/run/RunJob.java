@@ -144,7 +144,7 @@ public final class RunJob {
                     report.activations());
             LaunchPlan plan;
             try {
-                plan = Planner.plan(spec, inventory, runId, report.masterPort());
+                plan = Planner.withVariables(Planner.plan(spec, inventory, runId, report.masterPort()), backend.workerVariables());
             } catch (PlanningException e) {
                 io.err().println("runjob: " + file + ": " + e.getMessage());
                 refused(logFile.getParent(), givenRunId);
@@ -158,8 +158,8 @@ public final class RunJob {
             }
             NodeStarter restarts = new NodeStarter(spec, cluster, io.env(), Optional.of(runId));
             boolean leased = backend.gpus() == GpuAuthority.PROBED_AND_LEASED;
-            Spares.Replanner replanner = (changed, masterAddr) -> Planner.plan(changed, inventory.withMasterAddr(masterAddr), runId,
-                    plan.masterPort());
+            Spares.Replanner replanner = (changed, masterAddr) -> Planner.withVariables(Planner.plan(changed,
+                    inventory.withMasterAddr(masterAddr), runId, plan.masterPort()), backend.workerVariables());
             Health health = new Health(spec, runId, false);
             Quarantine quarantine = new QuarantineFile(io.env(), io.clock(), runId, spec.name(), spec.failure().quarantineSeconds(),
                     why -> io.err().println("runjob: " + why));

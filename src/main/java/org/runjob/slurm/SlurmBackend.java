@@ -4,8 +4,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
@@ -19,6 +21,7 @@ import org.runjob.plan.ShellWords;
 import org.runjob.spec.BackendSpec;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
+import org.runjob.spec.WorkerVariables;
 
 /**
  * {@code backend: slurm}: the job is one Slurm allocation ({@code salloc}, one component per node
@@ -66,6 +69,35 @@ public final class SlurmBackend implements Backend {
                     + (held.size() == 1 ? "" : "s") + " (" + list.get() + "); the job asks for " + n);
         }
         return spec.withNodes(held.subList(0, n), SlurmAddress::new);
+    }
+
+    /**
+     * Slurm's per-task variables as {@code srun --ntasks=WORLD_SIZE} would give each worker: its
+     * SLURM_PROCID is its RANK, SLURM_LOCALID its LOCAL_RANK, SLURM_NODEID its NODE_RANK,
+     * SLURM_NTASKS and SLURM_NPROCS the world size, SLURM_NTASKS_PER_NODE its node's worker count
+     * (one number, as Lightning compares it with its devices), SLURM_TASKS_PER_NODE every node's
+     * count in Slurm's form ({@code 2(x3),1}), SLURM_NNODES the node count. Each node's step is
+     * one task, and its workers would otherwise all read rank 0 of 1.
+     */
+    @Override
+    public WorkerVariables workerVariables() {
+        return (worker, perNode) -> {
+            Map<String, String> out = new LinkedHashMap<>();
+            out.put("SLURM_PROCID", worker.get("RANK"));
+            out.put("SLURM_LOCALID", worker.get("LOCAL_RANK"));
+            out.put("SLURM_NODEID", worker.get("NODE_RANK"));
+            out.put("SLURM_NTASKS", worker.get("WORLD_SIZE"));
+            out.put("SLURM_NPROCS", worker.get("WORLD_SIZE"));
+            String tasks = SlurmCommands.perNodeCounts(perNode);
+            out.put("SLURM_NTASKS_PER_NODE", worker.get("LOCAL_WORLD_SIZE"));
+            out.put("SLURM_TASKS_PER_NODE", tasks);
+            out.put("SLURM_STEP_TASKS_PER_NODE", tasks);
+            out.put("SLURM_STEP_NUM_TASKS", worker.get("WORLD_SIZE"));
+            out.put("SLURM_NNODES", Integer.toString(perNode.size()));
+            out.put("SLURM_STEP_NUM_NODES", Integer.toString(perNode.size()));
+            out.values().removeIf(Objects::isNull);
+            return out;
+        };
     }
 
     @Override

@@ -204,6 +204,20 @@ public final class SlurmCommands {
         return argv;
     }
 
+    /** Per-node counts in Slurm's form, runs of equal counts folded: {@code [2, 2, 2, 1]} is {@code 2(x3),1}. */
+    static String perNodeCounts(List<Integer> counts) {
+        List<String> parts = new ArrayList<>();
+        for (int i = 0; i < counts.size(); ) {
+            int j = i;
+            while (j < counts.size() && counts.get(j).equals(counts.get(i))) {
+                j++;
+            }
+            parts.add(counts.get(i) + (j - i > 1 ? "(x" + (j - i) + ")" : ""));
+            i = j;
+        }
+        return String.join(",", parts);
+    }
+
     /** A Slurm client command's exit status (-1 when it did not end in time) and its output, stdout and stderr together. */
     record Ran(int code, String out) {
         boolean ok() {

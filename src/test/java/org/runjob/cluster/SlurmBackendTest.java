@@ -125,6 +125,18 @@ class SlurmBackendTest {
         assertThat(slurm.queue()).isEmpty();
     }
 
+    /** Code that reads Slurm's task variables (Lightning's SLURMEnvironment, submitit) sees each worker's own rank. */
+    @Test
+    void eachWorkerReadsItsOwnRankInSlurmsVariables() throws Exception {
+        Path job = job("slurmenv", jobs.worker("slurm_env.py"), List.of("python3", "slurm_env.py"), "", Map.of());
+        Cli r = run(job);
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out().lines().filter(l -> l.contains(" RANK ")).sorted().toList()).containsExactly(
+                "[h1/0] RANK 0 LOCAL_RANK 0 NODE_RANK 0 WORLD_SIZE 3 slurm 0 0 0 3 per-node 2 nodes 2 tasks 2,1",
+                "[h1/1] RANK 1 LOCAL_RANK 1 NODE_RANK 0 WORLD_SIZE 3 slurm 1 1 0 3 per-node 2 nodes 2 tasks 2,1",
+                "[h2/2] RANK 2 LOCAL_RANK 0 NODE_RANK 1 WORLD_SIZE 3 slurm 2 0 1 3 per-node 1 nodes 2 tasks 2,1");
+    }
+
     /** The Slurm job id of job {@code name}'s newest run, from its summary.json. */
     private String lastJobId(String name) throws Exception {
         try (var runs = Files.list(jobs.logs.resolve(name))) {

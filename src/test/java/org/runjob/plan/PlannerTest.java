@@ -21,6 +21,7 @@ import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 import org.runjob.spec.Relay;
+import org.runjob.spec.WorkerVariables;
 
 /** The planner at argv and env level: exact values per rank. */
 class PlannerTest {
@@ -265,5 +266,17 @@ class PlannerTest {
         assertThat(command.subList(0, 3)).containsExactly("podman", "run", "--rm");
         assertThat(command).contains("--device", "nvidia.com/gpu=3", "-e", "CUDA_VISIBLE_DEVICES=0", "-e", "RANK");
         assertThat(command.subList(command.size() - 3, command.size())).containsExactly("img", "python3", "train.py");
+    }
+
+    @Test
+    void aBackendsWorkerVariablesFollowEachRankAndTheJobsEnvHasTheLastWord() throws Exception {
+        LaunchPlan plan = Planner.plan(job(List.of(node("a", "10.0.0.1", List.of(), 2), node("b", "10.0.0.2", List.of(), 1)), PY,
+                new JobSpec.MasterPort.Fixed(29500), Map.of("TASK_SET", "mine")), Inventory.unprobed(), RUN, OptionalInt.empty());
+        LaunchPlan with = Planner.withVariables(plan, (worker, perNode) -> Map.of("TASK_ID", worker.get("RANK") + "/" + perNode,
+                "TASK_SET", "backend's"));
+        assertThat(with.workers()).extracting(w -> w.env().get("TASK_ID")).containsExactly("0/[2, 1]", "1/[2, 1]", "2/[2, 1]");
+        assertThat(with.workers()).extracting(w -> w.env().get("TASK_SET")).containsOnly("mine");
+        assertThat(with.workers()).extracting(WorkerLaunch::rank).containsExactly(0, 1, 2);
+        assertThat(Planner.withVariables(plan, WorkerVariables.NONE)).isEqualTo(plan);
     }
 }

@@ -174,4 +174,21 @@ class SlurmCommandsTest {
                 "SRUN_CPUS_PER_TASK", "4", "SALLOC_PARTITION", "x", "SBATCH_TIMELIMIT", "1")))
                 .containsOnlyKeys("PATH", "SLURM_CONF");
     }
+
+    @Test
+    void perNodeCountsFoldRunsAsSlurmWritesThem() {
+        assertThat(SlurmCommands.perNodeCounts(List.of(2, 2, 2, 1))).isEqualTo("2(x3),1");
+        assertThat(SlurmCommands.perNodeCounts(List.of(8))).isEqualTo("8");
+        assertThat(SlurmCommands.perNodeCounts(List.of(1, 2, 1))).isEqualTo("1,2,1");
+    }
+
+    @Test
+    void eachWorkerGetsSlurmsTaskVariablesForItsOwnRank() {
+        Map<String, String> worker = Map.of("RANK", "5", "LOCAL_RANK", "1", "NODE_RANK", "2", "WORLD_SIZE", "7", "LOCAL_WORLD_SIZE", "2");
+        assertThat(new SlurmBackend().workerVariables().of(worker, List.of(2, 2, 2, 1))).containsExactly(
+                Map.entry("SLURM_PROCID", "5"), Map.entry("SLURM_LOCALID", "1"), Map.entry("SLURM_NODEID", "2"), Map.entry("SLURM_NTASKS", "7"),
+                Map.entry("SLURM_NPROCS", "7"), Map.entry("SLURM_NTASKS_PER_NODE", "2"), Map.entry("SLURM_TASKS_PER_NODE", "2(x3),1"),
+                Map.entry("SLURM_STEP_TASKS_PER_NODE", "2(x3),1"), Map.entry("SLURM_STEP_NUM_TASKS", "7"), Map.entry("SLURM_NNODES", "4"),
+                Map.entry("SLURM_STEP_NUM_NODES", "4"));
+    }
 }
