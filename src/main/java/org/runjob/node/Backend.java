@@ -110,8 +110,9 @@ public interface Backend {
     }
 
     /**
-     * Where a queued job ({@link #queue}) stands in its scheduler: "queued" (pending, with the
-     * scheduler's reason), "running", or empty once the scheduler no longer has it.
+     * Where a queued job ({@link #queue}) stands in its scheduler, on one line: "queued" (pending,
+     * with the scheduler's reason), "requeued" (waiting to start again after a requeue, with until
+     * when or why), "running", or empty once it has ended or the scheduler no longer has it.
      */
     default Optional<String> queued(String jobId, Map<String, String> env) {
         return Optional.empty();

@@ -28,7 +28,8 @@ import tools.jackson.databind.json.JsonMapper;
  * The runs under a logs dir ({@code LOGS/JOB/RUN_ID/}), read from their folders: a finished run
  * from its {@code summary.json}; a run without one from its {@code status.json} and whether the
  * coordinator it names still runs (a run whose coordinator is gone, killed say, is {@code dead},
- * never shown as running).
+ * never shown as running). A queued run whose summary reads interrupted asks its scheduler first:
+ * one in a requeue's hold reads {@code requeued (until TIME)}.
  */
 public final class RunRecords {
 
@@ -42,13 +43,19 @@ public final class RunRecords {
         /** A queued job that ended before its runjob started: {@link #why} says what the scheduler recorded. */
         static final String UNSTARTED = "failed to start";
 
+        /**
+         * A queued run whose scheduler requeued it after its last attempt (the summary reads
+         * interrupted): it waits to start again as its next attempt, and is live.
+         */
+        static final String REQUEUED = "requeued";
+
         Run(Path folder, String job, String runId, String state, Optional<Integer> exitCode, Optional<String> started,
             Optional<String> ended, Optional<String> commit, Optional<JsonNode> status, Optional<JsonNode> summary) {
             this(folder, job, runId, state, exitCode, started, ended, commit, status, summary, Optional.empty());
         }
 
         public boolean live() {
-            return summary.isEmpty() && !state.equals("dead") && !state.equals(RunState.PREFLIGHT_FAILED.label()) && !state.equals("withdrawn")
+            return (summary.isEmpty() || state.startsWith(REQUEUED)) && !state.equals("dead") && !state.equals(RunState.PREFLIGHT_FAILED.label()) && !state.equals("withdrawn")
                     && !state.equals(UNSTARTED);
         }
 
@@ -132,6 +139,13 @@ public final class RunRecords {
         String state;
         if (summary.isPresent()) {
             state = summary.get().path("result").asString("?");
+            if (state.equals("interrupted") && QueuedRun.of(folder).isPresent()) {
+                // a requeue interrupts the attempt: the scheduler holds the job, which starts again as the next attempt
+                Optional<String> queued = QueuedRun.state(folder, env).filter(q -> q.startsWith(Run.REQUEUED));
+                if (queued.isPresent()) {
+                    state = queued.get();
+                }
+            }
         } else if (status.isPresent()) {
             String s = status.get().path("state").asString("?");
             state = s.equals(RunState.PREFLIGHT_FAILED.label()) ? s : StatusJson.coordinator(status.get()).alive() ? s : "dead";

@@ -147,14 +147,10 @@ public final class SlurmBackend implements Backend {
         return Optional.of(argv);
     }
 
+    /** From the job's record ({@link SlurmEvents#queueState}): one line, a requeued job's hold included. */
     @Override
     public Optional<String> queued(String jobId, Map<String, String> env) {
-        String out = SlurmCommands.ask(List.of("squeue", "-h", "-j", jobId, "-o", "%T %r"), SlurmEnv.of(env)).orElse("").trim();
-        String first = out.split("\\s+")[0];
-        if (!first.matches("[A-Z_]+") || out.contains("Invalid job id")) {
-            return Optional.empty(); // gone from the queue, or squeue could not say
-        }
-        return Optional.of(out.startsWith("PENDING") ? "queued (" + out.substring("PENDING".length()).trim() + ")" : "running");
+        return SlurmCommands.job(jobId, SlurmEnv.of(env)).flatMap(SlurmEvents::queueState);
     }
 
     @Override
@@ -164,7 +160,7 @@ public final class SlurmBackend implements Backend {
 
     @Override
     public Optional<String> cancel(String jobId, boolean now, Map<String, String> env) {
-        boolean pending = queued(jobId, env).map(s -> s.startsWith("queued")).orElse(false);
+        boolean pending = queued(jobId, env).map(s -> s.startsWith("queued") || s.startsWith("requeued")).orElse(false);
         List<String> argv = now || pending ? List.of("scancel", jobId) : List.of("scancel", "--batch", "--signal=TERM", jobId);
         String out = SlurmCommands.ask(argv, SlurmEnv.of(env)).orElse("scancel did not answer").trim();
         return out.isEmpty() ? Optional.empty() : Optional.of(out);

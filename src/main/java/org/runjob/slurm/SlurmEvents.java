@@ -3,6 +3,7 @@ package org.runjob.slurm;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -131,5 +132,43 @@ final class SlurmEvents {
             return gone(jobId, scontrol).map(g -> new SchedulerStop(g, false, List.of()));
         }
         return Optional.empty();
+    }
+
+    private static final Pattern START = Pattern.compile("\\bStartTime=(\\S+)");
+    private static final Set<String> RUNNING = Set.of("RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "RESIZING",
+            "SIGNALING", "STAGE_OUT");
+    private static final Set<String> REQUEUEING = Set.of("REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "SPECIAL_EXIT");
+
+    /**
+     * Where a queued job stands, on one line, from its record (the first line: a heterogeneous
+     * job's first component): {@code queued (REASON)} while it waits, {@code requeued (until TIME)}
+     * in Slurm's hold after a requeue (a restart count and reason BeginTime; {@code requeued (REASON)}
+     * for another reason, {@code requeued} while Slurm requeues it), {@code running} while it runs
+     * or ends; empty once it has ended or Slurm does not know it.
+     */
+    static Optional<String> queueState(String scontrol) {
+        String first = scontrol.lines().findFirst().orElse("");
+        Matcher state = STATE.matcher(first);
+        if (!state.find()) {
+            return Optional.empty();
+        }
+        String s = state.group(1);
+        if (RUNNING.contains(s)) {
+            return Optional.of("running");
+        }
+        if (REQUEUEING.contains(s)) {
+            return Optional.of("requeued");
+        }
+        if (!s.equals("PENDING")) {
+            return Optional.empty();
+        }
+        Matcher reason = REASON.matcher(first);
+        String why = reason.find() ? reason.group(1) : "None";
+        if (restarts(first) == 0) {
+            return Optional.of("queued (" + why + ")");
+        }
+        Matcher start = START.matcher(first);
+        return Optional.of(why.equals("BeginTime") && start.find() && !start.group(1).equals("Unknown")
+                ? "requeued (until " + start.group(1) + ")" : "requeued (" + why + ")");
     }
 }

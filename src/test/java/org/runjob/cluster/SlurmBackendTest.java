@@ -479,6 +479,11 @@ class SlurmBackendTest {
                 return false;
             }
         }, Duration.ofSeconds(30), "the requeued job to wait in the queue");
+        // in Slurm's hold the run is not over: it reads requeued, on one line, until Slurm starts it again
+        String status = Cli.run(env, "status", runId).out();
+        assertThat(status).containsPattern("requeued \\(until \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\)").doesNotContain("interrupted");
+        assertThat(Cli.run(env, "runs").out().lines().filter(l -> l.contains(runId)).toList()).singleElement().asString()
+                .containsPattern(" requeued \\(until \\S+\\)");
         // not "now": slurmd refuses a job whose new credential is from the second its old one was revoked in
         // ("Killing non-startable batch job: Job credential revoked", seen in CI); Slurm's own 2 min hold avoids that
         assertThat(slurm.out("scontrol", "update", "JobId=" + jobId, "StartTime=now+3")).isEmpty();
@@ -499,6 +504,27 @@ class SlurmBackendTest {
                 .contains("runjob: run " + runId + " started again by its scheduler (restart 1): it goes on as attempt 1\n");
         Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the batch job to leave the queue");
         assertThat(jobState(jobId)).isEqualTo("COMPLETED");
+    }
+
+    /** stop of a run in Slurm's requeue hold reaches it through scancel: it never starts again. */
+    @Test
+    void stopEndsARunInItsRequeueHold() throws Exception {
+        Path job = evenJob("held", "requeued.py", Map.of());
+        Files.writeString(job, Files.readString(job) + "slurm: {alloc_args: [--requeue]}\n");
+        String runId = submit(job);
+        String jobId = queuedJobId("held", runId);
+        List<Long> first = jobs.awaitPids(2, Duration.ofSeconds(90));
+        assertThat(slurm.out("scontrol", "requeue", jobId)).isEmpty();
+        Pids.awaitGone(first, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "attempt 0's ranks");
+        Poll.until(() -> Cli.run(env, "status", runId).out().contains("requeued (until "), Duration.ofSeconds(30), "the run to read requeued");
+        Cli stop = Cli.run(env, "stop", runId);
+        assertThat(stop.code()).as(stop.err()).isZero();
+        assertThat(stop.err()).isEqualTo("runjob: run " + runId + " interrupted (exit 130)\n");
+        assertThat(jobState(jobId)).isEqualTo("CANCELLED");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the cancelled job to leave the queue");
+        Path folder = jobs.logs.resolve("held").resolve(runId);
+        assertThat(folder.resolve("rank-0.attempt-1.log")).doesNotExist();
+        assertThat(Cli.run(env, "status", runId).out()).contains("interrupted").doesNotContain("requeued");
     }
 
     /**

@@ -71,4 +71,22 @@ class SlurmEventsTest {
         assertThat(SlurmEvents.excluded(ending(0, "h1", "h[3-4]"))).contains("h[3-4]");
         assertThat(SlurmEvents.excluded(ending(0, "h1", "(null)"))).isEmpty();
     }
+
+    @Test
+    void aQueuedJobStandsOnOneLineRequeuedOnesIncluded() {
+        String hold = "JobId=12 JobName=runjob-x JobState=PENDING Reason=BeginTime Requeue=1 Restarts=1 StartTime=2026-12-06T19:21:38 NodeList=\n";
+        assertThat(SlurmEvents.queueState(hold)).contains("requeued (until 2026-12-06T19:21:38)");
+        assertThat(SlurmEvents.queueState(hold.replace("BeginTime", "Resources"))).contains("requeued (Resources)");
+        assertThat(SlurmEvents.queueState(hold.replace("Restarts=1", "Restarts=0").replace("BeginTime", "Priority"))).contains("queued (Priority)");
+        // a heterogeneous job: one record line per component, the first one speaks for it
+        assertThat(SlurmEvents.queueState(job("PENDING", "Dependency") + job("PENDING", "Dependency").replace("JobId=12", "JobId=13")))
+                .contains("queued (Dependency)");
+        assertThat(SlurmEvents.queueState(job("RUNNING", "None"))).contains("running");
+        assertThat(SlurmEvents.queueState(job("COMPLETING", "None"))).contains("running");
+        assertThat(SlurmEvents.queueState(job("REQUEUED", "None"))).contains("requeued");
+        assertThat(SlurmEvents.queueState(job("COMPLETED", "None"))).isEmpty();
+        assertThat(SlurmEvents.queueState(job("CANCELLED", "None"))).isEmpty();
+        assertThat(SlurmEvents.queueState("slurm_load_jobs error: Invalid job id specified\n")).isEmpty();
+        assertThat(SlurmEvents.queueState("")).isEmpty();
+    }
 }
