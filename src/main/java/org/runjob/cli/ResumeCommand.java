@@ -2,6 +2,7 @@ package org.runjob.cli;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -26,7 +27,8 @@ import picocli.CommandLine.Parameters;
  * in the same directory on every node (so its script finds its snapshot there) and the same run
  * folder. It runs the folder's {@code job.yaml}, the job as it ran (its arguments included);
  * the earlier attempts' {@code summary.json} is kept as {@code summary.until-attempt-N.json}.
- * A run that still runs, a submitted run and a run that never started are refused by name.
+ * A run that still runs, a submitted run and a run that never started are refused by name; a
+ * resume refused before its attempt ran (preflight) leaves the run's records as they were.
  */
 @Command(name = "resume", mixinStandardHelpOptions = true,
         description = "Continue a run that ended as its next attempt: same run id, same directory on every node (its snapshot is there), same run folder.")
@@ -69,12 +71,25 @@ final class ResumeCommand implements Callable<Integer> {
             io.err().println("runjob: run " + r.runId() + " never started (" + r.state() + "): there is nothing to resume; run its job again");
             return ExitCode.INVALID;
         }
+        Path summary = r.folder().resolve("summary.json");
+        Path status = r.folder().resolve("status.json");
+        Optional<byte[]> statusBefore = Files.isRegularFile(status) ? Optional.of(Files.readAllBytes(status)) : Optional.empty();
         int next = RunStatus.nextAttempt(r.folder()).orElse(1);
         io.err().println("runjob: resuming run " + r.runId() + " of job " + r.job() + " as attempt " + next);
         // the run folder stays where it is, whatever the current directory
         List<String> sets = List.of("logs.dir=" + r.folder().getParent().getParent().toAbsolutePath());
         List<String> command = List.of("runjob", "resume", r.runId());
-        return RunJob.run(io, new RunRequest(job.toString(), sets, List.of(), 0, false, options.output == JobOptions.Output.json,
+        int code = RunJob.run(io, new RunRequest(job.toString(), sets, List.of(), 0, false, options.output == JobOptions.Output.json,
                 new RankSelection(Set.of()), command, Optional.of(r.runId()), waitForGpus.duration(), Optional.empty(), next));
+        Path kept = r.folder().resolve("summary.until-attempt-" + (next - 1) + ".json");
+        if (!Files.exists(summary, LinkOption.NOFOLLOW_LINKS) && Files.isRegularFile(kept, LinkOption.NOFOLLOW_LINKS)) {
+            // refused before any attempt ran: the run reads as it did
+            Files.move(kept, summary);
+            if (statusBefore.isPresent()) {
+                Files.write(status, statusBefore.get());
+            }
+            io.err().println("runjob: run " + r.runId() + " was not resumed: it reads as before");
+        }
+        return code;
     }
 }

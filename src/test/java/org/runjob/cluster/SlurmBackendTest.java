@@ -268,6 +268,17 @@ class SlurmBackendTest {
         cancel(holder);
         Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 10), "the queue to empty");
         assertThat(jobState(jobId)).isEqualTo("COMPLETED");
+        // resume here, outside any allocation, is refused before anything runs: the run's records are as they were
+        Path folder = jobs.logs.resolve("counted").resolve(runId);
+        String summary = Files.readString(folder.resolve("summary.json"));
+        String status = Files.readString(folder.resolve("status.json"));
+        Cli resume = Cli.run(env, "resume", runId);
+        assertThat(resume.code()).as(resume.err()).isEqualTo(3);
+        assertThat(resume.err()).contains("given as a count").endsWith("runjob: run " + runId + " was not resumed: it reads as before\n");
+        assertThat(Files.readString(folder.resolve("summary.json"))).isEqualTo(summary);
+        assertThat(Files.readString(folder.resolve("status.json"))).isEqualTo(status);
+        assertThat(folder.resolve("summary.until-attempt-0.json")).doesNotExist();
+        assertThat(Cli.run(env, "status", runId).out()).contains("succeeded (exit 0)");
 
         // inside the user's allocation of h1 and h3, a count of 1 is its first node
         Path one = jobs.job("counted1", "  - {count: 1, workers: 2}\n", jobs.worker("where.py"), List.of("python3", "where.py"), extra, Map.of());
