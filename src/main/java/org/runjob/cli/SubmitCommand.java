@@ -37,6 +37,10 @@ final class SubmitCommand implements Callable<Integer> {
             + " (a spare stands in, or min_nodes lets it shrink)."})
     String coordinator;
 
+    @Option(names = "--dry-run", description = {"Print what would be submitted and submit nothing: under Slurm the exact sbatch command"
+            + " and batch script (RUN_FOLDER and RUN_ID stand for what submit makes); over SSH the plan, as runjob FILE --dry-run."})
+    boolean dryRun;
+
     @Mixin
     JobOptions options;
 
@@ -46,6 +50,10 @@ final class SubmitCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (dryRun) {
+            Optional<Integer> queued = Submit.dryRun(io, file, options.sets, args);
+            return queued.isPresent() ? queued.get() : PlanCommand.printPlan(io, file, options, args);
+        }
         return Submit.submit(io, file, options.sets, args, Optional.ofNullable(coordinator));
     }
 }

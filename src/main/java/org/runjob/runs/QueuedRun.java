@@ -16,6 +16,7 @@ import org.runjob.json.Json;
 import org.runjob.logs.Coordinator;
 import org.runjob.node.Backend;
 import org.runjob.plan.RunId;
+import org.runjob.plan.ShellWords;
 import org.runjob.report.EnvironmentJson;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
@@ -49,6 +50,8 @@ public final class QueuedRun {
     /** How long withdrawn runs are given to leave the queue (a started one stops first) before their folders go. */
     private static final long WITHDRAW_WAIT_S = 60;
     private static final JsonMapper JSON = Json.MAPPER;
+    /** The batch script in the run folder: a constant {@code exec "$@"}, with what it stands for in comments. */
+    static final String BATCH_SCRIPT = "submit.sh";
     private static final String SCRIPT = "#!/bin/sh\n# runjob's batch step: the coordinator's argv comes as arguments\n";
 
     private QueuedRun() {
@@ -79,10 +82,65 @@ public final class QueuedRun {
     static int submit(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args) throws IOException {
         List<Queued> queued = new ArrayList<>();
         int code = queue(io, loaded, backend, args, Optional.empty(), queued);
-        if (code == ExitCode.OK) {
+        if (code == ExitCode.OK && !queued.isEmpty()) {
             Jobs.handedOver(io, queued.get(0).runId(), "");
         }
         return code;
+    }
+
+    /** What a placeholder stands for in {@link #dryRun}'s command: the run folder, as yet unmade. */
+    static final String FOLDER_PLACEHOLDER = "RUN_FOLDER";
+    static final String RUN_ID_PLACEHOLDER = "RUN_ID";
+
+    /**
+     * {@code runjob submit --dry-run}: the exact command {@link #queue} would run and the batch
+     * script it would write, with {@value #FOLDER_PLACEHOLDER} for the run folder (made only by
+     * the real submit) and {@value #RUN_ID_PLACEHOLDER} for the run id; nothing is queued, no run
+     * folder is made. A layout's hostfile is shown by its lines.
+     */
+    static int dryRun(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args) throws IOException {
+        JobSpec spec = loaded.spec();
+        Path logs = Path.of(spec.logsDir()).toAbsolutePath().normalize();
+        Path scratch = Files.createTempDirectory("runjob-submit-dry-");
+        try {
+            Path folder = scratch.resolve(FOLDER_PLACEHOLDER);
+            Files.createDirectory(folder);
+            List<String> queue;
+            try {
+                queue = backend.queue(spec, folder, folder.resolve(BATCH_SCRIPT),
+                        coordinator(folder.resolve(Submission.JOB_FILE), RUN_ID_PLACEHOLDER, logs, Optional.empty(), args),
+                        Quarantined.machines(io, spec)).orElseThrow();
+            } catch (IllegalArgumentException e) {
+                io.err().println("runjob: " + e.getMessage());
+                return ExitCode.INVALID;
+            }
+            String where = scratch.toString() + "/";
+            io.out().println("# runjob submit runs, once it made the run folder " + logs.resolve(spec.name()).resolve(RUN_ID_PLACEHOLDER)
+                    + " (" + FOLDER_PLACEHOLDER + " below):");
+            io.out().println(ShellWords.join(queue).replace(where, ""));
+            Path hostfile = folder.resolve("hostfile");
+            if (Files.isRegularFile(hostfile)) {
+                io.out().println("# " + FOLDER_PLACEHOLDER + "/hostfile, one line per task:");
+                Files.readAllLines(hostfile).forEach(l -> io.out().println("#   " + l));
+            }
+            io.out().println("# " + FOLDER_PLACEHOLDER + "/" + BATCH_SCRIPT + ", the batch script (the coordinator's argv comes as its arguments):");
+            io.out().print(script(spec));
+            io.out().flush();
+            return ExitCode.OK;
+        } finally {
+            RunJob.removeRefused(scratch);
+        }
+    }
+
+    /** The coordinator's argv: this runjob's java, flags and content-pinned jar, running the handed job in its run folder. */
+    private static List<String> coordinator(Path job, String runId, Path logs, Optional<SweepRecord> sweep, List<String> args)
+            throws IOException {
+        List<String> run = new ArrayList<>(List.of("run", job.toString(), "--run-id", runId,
+                "--continue-requeued", "--set", "logs.dir=" + logs));
+        sweep.ifPresent(w -> run.addAll(List.of("--sweep-point", Integer.toString(w.point()))));
+        run.add("--");
+        run.addAll(args);
+        return Detach.runjob(run);
     }
 
     /**
@@ -146,18 +204,13 @@ public final class QueuedRun {
             sweep.get().write(folder);
         }
         Path job = folder.resolve(Submission.JOB_FILE);
-        Path script = folder.resolve("submit.sh");
+        Path script = folder.resolve(BATCH_SCRIPT);
         // the nodes see this machine's files where they are (a shared filesystem)
         Files.writeString(job, JSON.writeValueAsString(Submit.handedJob(loaded, f -> f.source().toAbsolutePath().toString())));
         Files.writeString(script, script(spec));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
         // the coordinator: this runjob's java, flags (heap, collector, class-data archive) and content-pinned jar
-        List<String> run = new ArrayList<>(List.of("run", job.toString(), "--run-id", runId,
-                "--continue-requeued", "--set", "logs.dir=" + logs));
-        sweep.ifPresent(w -> run.addAll(List.of("--sweep-point", Integer.toString(w.point()))));
-        run.add("--");
-        run.addAll(args);
-        List<String> coordinator = Detach.runjob(run);
+        List<String> coordinator = coordinator(job, runId, logs, sweep, args);
         // a quarantined node the job names fails here, before anything is queued; Slurm keeps counted nodes off them
         if (Quarantined.avoid(io, spec).isEmpty()) {
             RunJob.removeRefused(folder);
@@ -184,14 +237,21 @@ public final class QueuedRun {
             Thread.currentThread().interrupt();
             code = -1;
         }
+        if (code == 0 && queue.contains("--test-only")) {
+            // slurm.alloc_args asked Slurm only whether and when it would run: nothing is queued
+            io.err().println("runjob: " + backend.name() + " was asked only whether it would run the job (--test-only), and said: " + out);
+            RunJob.removeRefused(folder);
+            return ExitCode.OK;
+        }
         String jobId = out.lines().reduce((a, b) -> b).orElse("").split(";")[0].trim();
         if (code != 0 || !jobId.matches("\\d+")) {
             io.err().println("runjob: " + backend.name() + " refused the run: " + out);
             RunJob.removeRefused(folder);
             return ExitCode.PREFLIGHT_FAILED;
         }
-        Files.writeString(folder.resolve(QUEUE_FILE), JSON.writeValueAsString(JSON.createObjectNode()
-                .put("backend", backend.name()).put("job_id", jobId)));
+        var record = JSON.createObjectNode().put("backend", backend.name()).put("job_id", jobId);
+        queue.forEach(record.putArray("command")::add);
+        Files.writeString(folder.resolve(QUEUE_FILE), JSON.writeValueAsString(record));
         RunIndex.add(io, RunIndex.Entry.here(runId, spec.name(), io.clock().instant(), folder));
         io.err().println("runjob: run " + runId + " is queued as " + backend.name() + " job " + jobId + "; its folder is " + folder
                 + " (the nodes must see it)" + (sweep.isPresent() ? "" : "; this machine may now go"));

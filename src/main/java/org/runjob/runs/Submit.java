@@ -66,6 +66,26 @@ public final class Submit {
     }
 
     /**
+     * {@code runjob submit --dry-run}: for a backend with a queue, the command and batch script
+     * {@code submit} would hand it ({@link QueuedRun#dryRun}; a sweep's first run, its others
+     * alike); empty for a backend whose runs go to their nodes directly, whose plan the caller shows.
+     */
+    public static Optional<Integer> dryRun(Io io, String file, List<String> sets, List<String> args) throws IOException {
+        SpecLoader.Loaded loaded = Jobs.load(io, file, sets, args);
+        if (loaded == null) {
+            return Optional.of(ExitCode.INVALID);
+        }
+        Backend backend = Backends.of(loaded.spec());
+        if (!backend.queues()) {
+            return Optional.empty();
+        }
+        if (loaded.sweep().isPresent()) {
+            io.out().println("# a sweep of " + loaded.sweep().get().size() + " runs: one batch job each; the first run's:");
+        }
+        return Optional.of(QueuedRun.dryRun(io, loaded.sweep().isPresent() ? Jobs.load(io, file, sets, args, 0) : loaded, backend, args));
+    }
+
+    /**
      * Submits the run of {@code file}; its coordinator runs on the master node, or on {@code coordinator}:
      * a node of the job, or one of its spares, which then runs no worker and stands in for no node.
      */

@@ -232,12 +232,50 @@ class SlurmBackendTest {
         String after = sbatch("--job-name=after", "--dependency=afterok:" + jobId, "--nodelist=h1", "--output=/dev/null", "--wrap", "true");
         // the run's runjob is the batch step's, under slurmstepd: nothing of the run is a child of the submitting runjob, which exited
         Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(90), "the queued run to succeed");
+        JsonNode record = JsonMapper.builder().build().readTree(Files.readString(jobs.logs.resolve("queued").resolve(runId).resolve("queued.json")));
+        assertThat(record.path("command").get(0).asString()).as("the command it was queued with is kept").isEqualTo("sbatch");
+        assertThat(record.path("command").toString()).contains("\"--job-name=runjob-queued\"", "\"--nodelist=h1,h2\"");
         assertThat(Files.readString(jobs.logs.resolve("queued").resolve(runId).resolve("all.log")).lines()
                 .filter(l -> l.matches(".*rank \\d tick \\d+")).count()).isEqualTo(2 * 20);
         Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the batch job to leave the queue");
         assertThat(jobState(jobId)).isEqualTo("COMPLETED");
         assertThat(Cli.run(env, "runs").out()).containsPattern(runId + " +queued +succeeded ");
         assertThat(jobState(after)).as("the afterok job ran").isEqualTo("COMPLETED");
+    }
+
+    /** submit --dry-run prints what sbatch is handed, which Slurm takes as it is; --test-only in alloc_args asks Slurm and queues nothing. */
+    @Test
+    void submitDryRunPrintsTheExactSbatchCommandAndTestOnlyAsksSlurm() throws Exception {
+        Path job = evenJob("shown", "ticks.py", Map.of("TICKS", "1"));
+        Cli dry = Cli.run(env, "submit", "--dry-run", job.toString());
+        assertThat(dry.code()).as(dry.err()).isZero();
+        List<String> lines = dry.out().lines().toList();
+        assertThat(lines.get(0)).isEqualTo("# runjob submit runs, once it made the run folder " + jobs.logs.resolve("shown").resolve("RUN_ID")
+                + " (RUN_FOLDER below):");
+        String sbatch = lines.get(1);
+        assertThat(sbatch).startsWith("sbatch --parsable --job-name=runjob-shown --output=RUN_FOLDER/slurm-%j.out --open-mode=append"
+                + " --signal=B:USR1@90 --nodelist=h1,h2 --nodes=2 --ntasks-per-node=1 RUN_FOLDER/submit.sh ")
+                .contains(" run RUN_FOLDER/submitted.yaml --run-id RUN_ID --continue-requeued --set logs.dir=" + jobs.logs + " --");
+        assertThat(lines.get(2)).isEqualTo("# RUN_FOLDER/submit.sh, the batch script (the coordinator's argv comes as its arguments):");
+        assertThat(dry.out()).endsWith("#!/bin/sh\n# runjob's batch step: the coordinator's argv comes as arguments\nexec \"$@\"\n");
+        assertThat(jobs.logs.resolve("shown")).doesNotExist();
+        assertThat(slurm.queue()).isEmpty();
+        // the printed command, with a folder for RUN_FOLDER, is one Slurm accepts: asked with --test-only, it says when it would run it
+        Path folder = Files.createDirectories(dir.resolve("shown-folder"));
+        Files.writeString(folder.resolve("submit.sh"), dry.out().substring(dry.out().indexOf("#!/bin/sh")));
+        String asked = slurm.out("bash", "-c", sbatch.replace("RUN_FOLDER", folder.toString()).replaceFirst("^sbatch ", "sbatch --test-only "));
+        assertThat(asked).containsPattern("sbatch: Job \\d+ to start at \\S+ using 2 processors on nodes h\\[1-2\\] in partition");
+        assertThat(slurm.queue()).isEmpty();
+
+        Cli testOnly = Cli.run(env, "submit", "--set", "slurm.alloc_args=[--test-only]", job.toString());
+        assertThat(testOnly.code()).as(testOnly.err()).isZero();
+        assertThat(testOnly.out()).isEmpty();
+        assertThat(testOnly.err()).containsPattern("runjob: slurm was asked only whether it would run the job \\(--test-only\\), and said: sbatch: Job"
+                + " \\d+ to start at ");
+        try (var runs = Files.list(jobs.logs.resolve("shown"))) {
+            assertThat(runs.toList()).as("no run folder is left").isEmpty();
+        }
+        assertThat(slurm.queue()).isEmpty();
     }
 
     @Test
