@@ -1,8 +1,11 @@
 package org.runjob.session;
 
 import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
 
 import org.apache.logging.log4j.LogManager;
@@ -31,6 +34,9 @@ final class NodeAgentChannel extends StreamAgentChannel {
     private final FramePump pump;
     /** True when the node's processes are this machine's: the worker trees the agent reported can be killed from here. */
     private final boolean onThisMachine;
+
+    /** How long a failed start waits for the channel's stderr to say why. */
+    private static final long STDERR_WAIT_MS = 500;
 
     private NodeAgentChannel(String node, NodeProcess channel, FramePump pump, boolean onThisMachine) {
         super(node, channel.stdin());
@@ -61,6 +67,13 @@ final class NodeAgentChannel extends StreamAgentChannel {
             ch.kill();
             if (deadline.isDone() && !(e instanceof Bootstrap.Failure)) {
                 throw new IOException("the node's agent did not start within " + timeoutMs / 1000 + " s", e);
+            }
+            if (!(e instanceof Bootstrap.Failure)) {
+                // what ended the channel is most often said on its stderr (srun refusing the step, a shell's error)
+                Optional<String> said = stderr.last(STDERR_WAIT_MS);
+                if (said.isPresent()) {
+                    throw new IOException(e.getMessage() + "; its stderr said: " + said.get());
+                }
             }
             throw e;
         } finally {
@@ -102,6 +115,9 @@ final class NodeAgentChannel extends StreamAgentChannel {
     private static final class StderrLog {
         private final String node;
         private volatile boolean started;
+        /** The last {@value #KEPT} non-blank lines before the agent started, oldest first. */
+        private final Deque<String> last = new ArrayDeque<>();
+        private static final int KEPT = 2;
         final LineOutput out = new LineOutput(this::line);
 
         StderrLog(String node) {
@@ -112,7 +128,37 @@ final class NodeAgentChannel extends StreamAgentChannel {
             started = true;
         }
 
+        /** The last lines before the agent started, joined by "; ", waited for up to {@code waitMs} (their copy may lag the channel's end). */
+        Optional<String> last(long waitMs) {
+            long deadline = System.nanoTime() + waitMs * 1_000_000;
+            while (isEmpty() && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            synchronized (last) {
+                return last.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", last));
+            }
+        }
+
+        private boolean isEmpty() {
+            synchronized (last) {
+                return last.isEmpty();
+            }
+        }
+
         private void line(String text) {
+            if (!started && !text.isBlank()) {
+                synchronized (last) {
+                    last.addLast(text.strip());
+                    if (last.size() > KEPT) {
+                        last.removeFirst();
+                    }
+                }
+            }
             if (started) {
                 LOG.warn("node {} agent: {}", node, text);
             } else {

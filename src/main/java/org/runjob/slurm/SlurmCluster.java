@@ -391,7 +391,8 @@ public final class SlurmCluster implements Cluster {
             Process p;
             try {
                 List<String> step = a.borrowed()
-                        ? commands.step(a.jobId(), name, argv, Optional.ofNullable(insideGroups.get(name)).map(OptionalInt::of).orElse(OptionalInt.empty()))
+                        ? commands.borrowedStep(a.jobId(), name, argv, Optional.ofNullable(insideGroups.get(name)).map(OptionalInt::of)
+                                .orElse(OptionalInt.empty()))
                         : commands.step(a.jobId(), name, argv);
                 p = spawner.start(step, env, "KILL");
             } catch (IOException e) {

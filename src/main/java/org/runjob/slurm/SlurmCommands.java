@@ -314,10 +314,42 @@ public final class SlurmCommands {
 
     /** The same, in component {@code group} of a heterogeneous allocation ({@code --het-group}), or in its only one. */
     public List<String> step(String jobId, String node, List<String> argv, OptionalInt group) {
+        return step(jobId, node, argv, group, OptionalInt.empty());
+    }
+
+    /**
+     * The step of {@code node} in an allocation runjob did not shape (the user's, or a submitted
+     * run's batch job): {@code --whole} gives the step every GPU the allocation holds on the node,
+     * so a node that asks for a number of GPUs also gets {@code --gres=gpu:N}, which limits the step
+     * to N of them (srun refuses the step when the node holds fewer); {@code gpus: all} and a node
+     * without GPUs take what the allocation holds.
+     */
+    public List<String> borrowedStep(String jobId, String node, List<String> argv, OptionalInt group) {
+        return step(jobId, node, argv, group, askedGpus(node));
+    }
+
+    /** The GPUs {@code node} asks for by number (a list or a count); empty for {@code all}, none, or a node the job does not have. */
+    OptionalInt askedGpus(String node) {
+        for (NodeSpec n : spec.nodes()) {
+            if (!n.name().equals(node)) {
+                continue;
+            }
+            if (n.gpus() instanceof NodeSpec.GpuRequest.Listed l && !l.indices().isEmpty()) {
+                return OptionalInt.of(l.indices().size());
+            }
+            if (n.gpus() instanceof NodeSpec.GpuRequest.Count c && c.count() > 0) {
+                return OptionalInt.of(c.count());
+            }
+        }
+        return OptionalInt.empty();
+    }
+
+    private List<String> step(String jobId, String node, List<String> argv, OptionalInt group, OptionalInt gpus) {
         List<String> cmd = new ArrayList<>(List.of("srun", "--jobid=" + jobId, "--job-name=" + STEP_NAME));
         group.ifPresent(k -> cmd.add("--het-group=" + k));
         cmd.addAll(List.of("--nodelist=" + node, "--nodes=1", "--ntasks=1", "--whole", "--unbuffered", "--quiet",
                 "--kill-on-bad-exit=1", "--cpu-bind=none"));
+        gpus.ifPresent(g -> cmd.add("--gres=gpu:" + g));
         cmd.addAll(slurm.srunArgs());
         cmd.addAll(argv);
         return cmd;

@@ -894,6 +894,25 @@ class SlurmBackendTest {
         assertThat(preflight).contains("CUDA_VISIBLE_DEVICES=1 (SLURM_STEP_GPUS=1)").contains("CUDA_VISIBLE_DEVICES=0,1 (SLURM_STEP_GPUS=0,1)");
     }
 
+    /** Inside the user's allocation of 2 GPUs a node, the job file's count decides: its step gets that many, and too many is refused by name. */
+    @Test
+    void insideAnAllocationTheJobFilesGpuCountDecidesTheWorkers() throws Exception {
+        String show = "sh, -c, 'echo rank $RANK of $WORLD_SIZE cvd $CUDA_VISIBLE_DEVICES'";
+        String extra = "backend: slurm\nworkdir: " + dir.resolve("work") + "\n";
+        Path one = jobs.job("onegpu", "  - {name: h1, gpus: {count: 1}}\n", List.of(), List.of(show), extra, Map.of());
+        assertThat(insideSalloc("onegpu", one, "--nodes=1", "--nodelist=h1", "--gpus-per-node=2")).as(read(dir.resolve("onegpu.err"))).isZero();
+        assertThat(Files.readString(dir.resolve("onegpu.out")).lines().filter(l -> l.contains(" rank ")).toList())
+                .containsExactly("[h1/0] rank 0 of 1 cvd 0");
+        Path three = jobs.job("threegpus", "  - {name: h1, gpus: {count: 3}}\n", List.of(), List.of(show), extra, Map.of());
+        assertThat(insideSalloc("threegpus", three, "--nodes=1", "--nodelist=h1", "--gpus-per-node=2")).as(read(dir.resolve("threegpus.err")))
+                .isEqualTo(3);
+        // srun names both numbers
+        assertThat(read(dir.resolve("threegpus.err"))).contains("FAIL h1 java: the agent did not start: the node closed the channel before the"
+                + " agent started; its stderr said: srun: error: Step requested gres_per_node=gpu:3 is more than the job's gres_per_node=gpu:2;"
+                + " srun: error: Unable to create step for job ").contains(": Invalid generic resource (gres) specification");
+        assertThat(Files.readString(dir.resolve("threegpus.out"))).doesNotContain(" rank ");
+    }
+
     @Test
     void anUnknownNodeIsNamedAndNothingIsAllocated() throws Exception {
         String nodes = "  - {name: h1, workers: 1}\n  - {name: h9, workers: 1}\n";

@@ -191,4 +191,13 @@ class SlurmCommandsTest {
                 Map.entry("SLURM_STEP_TASKS_PER_NODE", "2(x3),1"), Map.entry("SLURM_STEP_NUM_TASKS", "7"), Map.entry("SLURM_NNODES", "4"),
                 Map.entry("SLURM_STEP_NUM_NODES", "4"));
     }
+
+    @Test
+    void aStepInAnAllocationRunjobDidNotShapeIsLimitedToTheGpusTheNodeAsksFor() {
+        SlurmCommands c = commands(job(PLAIN, node("a", 2, List.of(0, 1)), node("b", 1, List.of())));
+        assertThat(c.borrowedStep("7", "a", List.of("x"), OptionalInt.empty())).contains("--whole", "--gres=gpu:2");
+        assertThat(c.borrowedStep("7", "b", List.of("x"), OptionalInt.empty())).as("no GPUs asked: what the allocation holds")
+                .noneMatch(a -> a.startsWith("--gres"));
+        assertThat(c.step("7", "a", List.of("x"))).as("runjob's own allocation is shaped already").noneMatch(a -> a.startsWith("--gres"));
+    }
 }
