@@ -59,6 +59,16 @@ public interface Cluster extends AutoCloseable {
     }
 
     /**
+     * After a run that the scheduler's time-limit warning stopped, when the job file asks for it:
+     * requeues the batch job runjob runs in, so the run goes on as its next attempt when the
+     * scheduler starts it again. What was done (or why it could not be), for the console; empty
+     * when nothing was asked.
+     */
+    default Optional<String> requeueAfterTimeLimit() {
+        return Optional.empty();
+    }
+
+    /**
      * Asks to be told, with the reason, when the nodes will soon be taken away (a scheduler's time
      * limit ahead), so the run can stop gracefully first, as for Ctrl-C. A backend whose nodes stay
      * has nothing to tell.

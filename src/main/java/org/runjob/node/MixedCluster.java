@@ -51,6 +51,11 @@ public final class MixedCluster implements Cluster {
     }
 
     @Override
+    public Optional<String> requeueAfterTimeLimit() {
+        return byKind.values().stream().map(Cluster::requeueAfterTimeLimit).flatMap(Optional::stream).findFirst();
+    }
+
+    @Override
     public void close() {
         List<Cluster> all = List.copyOf(byKind.values());
         RuntimeException first = null;

@@ -46,6 +46,7 @@ import org.runjob.report.EnvironmentJson;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
 import org.runjob.report.RunReport;
+import org.runjob.session.Interrupts;
 import org.runjob.session.NodeSession;
 import org.runjob.session.NodeStarter;
 import org.runjob.spec.EntrypointSpec;
@@ -173,6 +174,9 @@ public final class RunJob {
                     .withLeases(leased ? leaseRequests(plan, report) : Map.of()).withSpares(spares)
                     .withShrink(new Shrink(restarts, replanner)).withHealth(health, quarantine);
             int code = launch(io, request, loaded, plan, backend, report, launcher, checked.shipped(), status, cluster.handle(), restarts);
+            if (warnedByScheduler && io.interrupts().reason().filter(Interrupts.TIME_LIMIT::equals).isPresent()) {
+                cluster.requeueAfterTimeLimit().ifPresent(what -> io.err().println("runjob: " + what));
+            }
             cluster.ended(code);
             return code;
         } finally {

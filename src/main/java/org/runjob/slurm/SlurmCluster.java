@@ -180,6 +180,24 @@ public final class SlurmCluster implements Cluster {
         }
     }
 
+    /** {@code scontrol requeue J} of the batch job runjob runs in, when {@code slurm.requeue_on_time_limit} asks for it. */
+    @Override
+    public Optional<String> requeueAfterTimeLimit() {
+        if (inside.isEmpty() || !spec.settings(SlurmSettings.class).requeueOnTimeLimit()) {
+            return Optional.empty();
+        }
+        try {
+            SlurmCommands.Ran ran = SlurmCommands.run(List.of("scontrol", "requeue", inside.get()), env);
+            return Optional.of(ran.ok() ? "Slurm job " + inside.get() + " is requeued (slurm.requeue_on_time_limit): the run goes on as its"
+                    + " next attempt when Slurm starts it again" : "cannot requeue Slurm job " + inside.get() + ": " + ran.out().trim());
+        } catch (IOException e) {
+            return Optional.of("cannot requeue Slurm job " + inside.get() + ": " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.of("cannot requeue Slurm job " + inside.get() + ": interrupted");
+        }
+    }
+
     /** The node's NodeAddr, once sinfo answered. */
     synchronized Optional<String> address(String node) {
         return Optional.ofNullable(infos).map(i -> i.get(node)).map(SlurmNodeInfo::address);

@@ -13,9 +13,11 @@ import org.runjob.spec.BackendSettings;
  * @param srunArgs               more arguments for each node's {@code srun} step
  * @param stopBeforeLimitSeconds a run stops gracefully this long before its time limit
  * @param cpusPerWorker          CPUs the allocation holds per worker (Slurm's default: one)
+ * @param requeueOnTimeLimit     a submitted run stopped by Slurm's time-limit warning requeues its job, to go on as its next attempt
  */
 public record SlurmSettings(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
-                            List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker)
+                            List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker,
+                            boolean requeueOnTimeLimit)
         implements BackendSettings {
 
     public static final int DEFAULT_STOP_BEFORE_LIMIT_S = 90;
@@ -23,6 +25,11 @@ public record SlurmSettings(Optional<String> partition, Optional<String> account
     public SlurmSettings {
         allocArgs = List.copyOf(allocArgs);
         srunArgs = List.copyOf(srunArgs);
+    }
+
+    public SlurmSettings(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
+                         List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker) {
+        this(partition, account, time, qos, allocArgs, srunArgs, stopBeforeLimitSeconds, cpusPerWorker, false);
     }
 
     public SlurmSettings(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,

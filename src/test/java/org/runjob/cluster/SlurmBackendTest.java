@@ -492,6 +492,30 @@ class SlurmBackendTest {
         assertThat(jobState(jobId)).as("ended by runjob before Slurm's limit: not TIMEOUT").isEqualTo("FAILED");
     }
 
+    /** requeue_on_time_limit: stopped at the warning, the run requeues its job and finishes as its next attempt. */
+    @Test
+    void aSubmittedRunPastItsTimeLimitRequeuesItselfAndFinishes() throws Exception {
+        Path job = jobs.job("past", evenNodes(), jobs.worker("requeued.py"), List.of("python3", "requeued.py"), "backend: slurm\nworkdir: "
+                + dir.resolve("work") + "\nslurm: {time: '2', stop_before_limit_s: 30, requeue_on_time_limit: true}\nfailure: {grace_period_s: 2}\n",
+                Map.of());
+        String runId = submit(job);
+        String jobId = queuedJobId("past", runId);
+        jobs.awaitPids(2, Duration.ofSeconds(30));
+        Path folder = jobs.logs.resolve("past").resolve(runId);
+        Poll.until(() -> Cli.run(env, "status", runId).out().contains("requeued (until "), Duration.ofSeconds(120),
+                "the run to requeue itself at Slurm's time-limit warning", () -> seen(runId, jobId, folder));
+        assertThat(slurm.out("scontrol", "update", "JobId=" + jobId, "StartTime=now+3")).isEmpty();
+        Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(150),
+                "the requeued run to succeed", () -> seen(runId, jobId, folder));
+        assertThat(Files.readString(folder.resolve("rank-1.attempt-1.log"))).isEqualTo("rank 1 attempt 1 restarts 1\n");
+        JsonNode first = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.until-attempt-0.json")));
+        assertThat(first.path("interrupted_by").asString()).isEqualTo(Interrupts.TIME_LIMIT);
+        assertThat(Files.readString(folder.resolve("slurm-" + jobId + ".out"))).contains("runjob: Slurm job " + jobId
+                + " is requeued (slurm.requeue_on_time_limit): the run goes on as its next attempt when Slurm starts it again\n");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the batch job to leave the queue");
+        assertThat(jobState(jobId)).isEqualTo("COMPLETED");
+    }
+
     @Test
     void anInteractiveRunStopsGracefullyBeforeItsAllocationsTimeLimit() throws Exception {
         String nodes = evenNodes();
