@@ -78,10 +78,17 @@ final class LogsCommand implements Callable<Integer> {
         long at = 0;
         ByteArrayOutputStream partial = new ByteArrayOutputStream();
         long endedAt = 0;
+        String waiting = "";
         while (true) {
             // whether the run had ended is read before the file, so nothing written before the end is missed; a console is
             // whole only once its runjob has exited (it prints the report after writing summary.json), waited for up to 10 s
             RunRecords.Run now = RunRecords.read(r.folder(), io.env());
+            if (follow && RunRecords.waitsInQueue(now) && !now.state().equals(waiting)) {
+                // a queued run prints nothing until its scheduler starts it: say where it stands, each time that changes
+                waiting = now.state();
+                io.err().println("runjob: run " + r.runId() + " is " + waiting + " in its scheduler's queue");
+                io.err().flush();
+            }
             if (!now.live() && endedAt == 0) {
                 endedAt = System.nanoTime();
             }
@@ -105,6 +112,10 @@ final class LogsCommand implements Callable<Integer> {
             return ExitCode.OK;
         }
         RunRecords.Run end = RunRecords.read(r.folder(), io.env());
+        if (end.exitCode().isEmpty() && end.state().equals("withdrawn")) {
+            io.err().println("runjob: run " + r.runId() + " was withdrawn from its scheduler's queue before it started");
+            return ExitCode.INTERRUPTED;
+        }
         if (end.exitCode().isEmpty()) {
             io.err().println("runjob: run " + r.runId() + " ended without a summary (" + end.state() + ": its runjob is gone)");
             return ExitCode.WORKER_FAILED;

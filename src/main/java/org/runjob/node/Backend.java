@@ -109,6 +109,11 @@ public interface Backend {
         return Optional.empty();
     }
 
+    /** Where the scheduler writes a queued job's own output (its batch step's stdout and stderr), if runjob names it. */
+    default Optional<Path> queuedOutput(Path folder, String jobId) {
+        return Optional.empty();
+    }
+
     /**
      * Where a queued job ({@link #queue}) stands in its scheduler, on one line: "queued" (pending,
      * with the scheduler's reason), "requeued" (waiting to start again after a requeue, with until

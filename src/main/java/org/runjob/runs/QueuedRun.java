@@ -254,7 +254,8 @@ public final class QueuedRun {
         Files.writeString(folder.resolve(QUEUE_FILE), JSON.writeValueAsString(record));
         RunIndex.add(io, RunIndex.Entry.here(runId, spec.name(), io.clock().instant(), folder));
         io.err().println("runjob: run " + runId + " is queued as " + backend.name() + " job " + jobId + "; its folder is " + folder
-                + " (the nodes must see it)" + (sweep.isPresent() ? "" : "; this machine may now go"));
+                + " (the nodes must see it)" + backend.queuedOutput(folder, jobId).map(o -> ", the batch job's own output " + o).orElse("")
+                + (sweep.isPresent() ? "" : "; this machine may now go"));
         queued.add(new Queued(runId, folder, jobId));
         return ExitCode.OK;
     }

@@ -125,6 +125,11 @@ public final class RunRecords {
                 || Files.isRegularFile(p.resolve(QueuedRun.QUEUE_FILE));
     }
 
+    /** True while {@code run} waits in its scheduler's queue: queued, or requeued and held. */
+    public static boolean waitsInQueue(Run run) {
+        return run.state().startsWith("queued") || run.state().startsWith(Run.REQUEUED);
+    }
+
     /** @param env where a queued run's scheduler is asked from (Slurm's client finds its cluster through it) */
     public static Run read(Path folder, Map<String, String> env) {
         Optional<String> oversized = oversized(folder);

@@ -147,6 +147,12 @@ public final class SlurmBackend implements Backend {
         return Optional.of(argv);
     }
 
+    /** {@code FOLDER/slurm-JOBID.out}, as sbatch's {@code --output} names it. */
+    @Override
+    public Optional<Path> queuedOutput(Path folder, String jobId) {
+        return Optional.of(folder.resolve("slurm-" + jobId + ".out"));
+    }
+
     /** From the job's record ({@link SlurmEvents#queueState}): one line, a requeued job's hold included. */
     @Override
     public Optional<String> queued(String jobId, Map<String, String> env) {

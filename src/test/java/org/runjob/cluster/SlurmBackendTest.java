@@ -232,6 +232,8 @@ class SlurmBackendTest {
         String after = sbatch("--job-name=after", "--dependency=afterok:" + jobId, "--nodelist=h1", "--output=/dev/null", "--wrap", "true");
         // the run's runjob is the batch step's, under slurmstepd: nothing of the run is a child of the submitting runjob, which exited
         Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(90), "the queued run to succeed");
+        assertThat(RunjobProcess.stderrOf(dir, job)).contains("; its folder is " + jobs.logs.resolve("queued").resolve(runId)
+                + " (the nodes must see it), the batch job's own output " + jobs.logs.resolve("queued").resolve(runId).resolve("slurm-" + jobId + ".out"));
         JsonNode record = JsonMapper.builder().build().readTree(Files.readString(jobs.logs.resolve("queued").resolve(runId).resolve("queued.json")));
         assertThat(record.path("command").get(0).asString()).as("the command it was queued with is kept").isEqualTo("sbatch");
         assertThat(record.path("command").toString()).contains("\"--job-name=runjob-queued\"", "\"--nodelist=h1,h2\"");
@@ -740,9 +742,20 @@ class SlurmBackendTest {
         Poll.until(() -> Cli.run(env, "status", runId).out().startsWith("run " + runId + " of job pending: queued ("),
                 Duration.ofSeconds(30), "status to show the pending reason");
         assertThat(Cli.run(env, "runs").out()).containsPattern(runId + " +pending +queued \\(");
+        // logs -f of a queued run says where it stands while nothing is printed yet, and ends when it is withdrawn
+        Process follow = RunjobProcess.start(dir, "follow", env, List.of("logs", "-f"), Path.of(runId), List.of());
+        running.add(follow);
+        Poll.until(() -> read(dir.resolve("follow.err")).contains("runjob: run " + runId + " is queued ("), Duration.ofSeconds(30),
+                "logs -f to say the run is queued");
         Cli stop = Cli.run(env, "stop", runId);
         assertThat(stop.code()).as(stop.err()).isZero();
         assertThat(stop.err()).isEqualTo("runjob: run " + runId + " withdrawn\n");
+        assertThat(follow.waitFor(30, TimeUnit.SECONDS)).as("logs -f ends with the run").isTrue();
+        assertThat(follow.exitValue()).isEqualTo(130);
+        // one line each time the pending reason changes, then the end
+        assertThat(read(dir.resolve("follow.err"))).matches("(runjob: run " + runId + " is queued \\(\\w+\\) in its scheduler's queue\n)+"
+                + "runjob: run " + runId + " was withdrawn from its scheduler's queue before it started");
+        assertThat(read(dir.resolve("follow.out"))).isEmpty();
         assertThat(slurm.queue()).doesNotContain("runjob-pending").contains("RUNNING blocker");
         slurm.queue().lines().filter(l -> l.contains("blocker")).forEach(l -> cancel(l.split(" ")[0]));
     }
