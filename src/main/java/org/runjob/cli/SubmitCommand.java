@@ -5,7 +5,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
+import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
+import org.runjob.runs.QueuedRun;
 import org.runjob.runs.Submit;
 
 import picocli.CommandLine.Command;
@@ -26,7 +28,7 @@ final class SubmitCommand implements Callable<Integer> {
 
     private final Io io;
 
-    @Parameters(index = "0", paramLabel = "FILE", description = "The job file.")
+    @Parameters(index = "0", arity = "0..1", paramLabel = "FILE", description = "The job file (not with --resume).")
     String file;
 
     @Parameters(index = "1..*", paramLabel = "ARGS", description = "After --: arguments appended to the entrypoint's.")
@@ -36,6 +38,10 @@ final class SubmitCommand implements Callable<Integer> {
             + " NODE may be one of the job's spares: it then runs no worker, so the run goes on when any node that runs workers is lost"
             + " (a spare stands in, or min_nodes lets it shrink)."})
     String coordinator;
+
+    @Option(names = "--resume", paramLabel = "RUN", description = {"Queue the next attempt of a submitted Slurm run that ended"
+            + " (the time limit, a failure): the same run id and folder, with the command it was first queued with."})
+    String resume;
 
     @Option(names = "--dry-run", description = {"Print what would be submitted and submit nothing: under Slurm the exact sbatch command"
             + " and batch script (RUN_FOLDER and RUN_ID stand for what submit makes); over SSH the plan, as runjob FILE --dry-run."})
@@ -50,6 +56,25 @@ final class SubmitCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (resume != null) {
+            if (file != null) {
+                io.err().println("runjob: submit --resume RUN takes no job file: the run's folder holds the job it ran");
+                return ExitCode.INVALID;
+            }
+            var found = new RunsOptions().find(io, resume);
+            if (found.isEmpty()) {
+                return ExitCode.INVALID;
+            }
+            if (!(found.get() instanceof RunsOptions.Here here)) {
+                io.err().println("runjob: run " + resume + " was submitted over SSH: runjob resume continues a run that ran here");
+                return ExitCode.INVALID;
+            }
+            return QueuedRun.resume(io, here.run());
+        }
+        if (file == null) {
+            io.err().println("runjob: submit needs a job file (or --resume RUN)");
+            return ExitCode.INVALID;
+        }
         if (dryRun) {
             Optional<Integer> queued = Submit.dryRun(io, file, options.sets, args);
             return queued.isPresent() ? queued.get() : PlanCommand.printPlan(io, file, options, args);

@@ -224,31 +224,20 @@ public final class QueuedRun {
             RunJob.removeRefused(folder);
             return ExitCode.INVALID;
         }
-        ProcessBuilder pb = new ProcessBuilder(queue).redirectErrorStream(true);
-        pb.environment().clear();
-        pb.environment().putAll(io.env());
-        Process p = pb.start();
-        p.getOutputStream().close();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        int code;
-        try {
-            code = p.waitFor();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            code = -1;
-        }
-        if (code == 0 && queue.contains("--test-only")) {
+        Ran ran = run(io, queue);
+        if (ran.code() == 0 && queue.contains("--test-only")) {
             // slurm.alloc_args asked Slurm only whether and when it would run: nothing is queued
-            io.err().println("runjob: " + backend.name() + " was asked only whether it would run the job (--test-only), and said: " + out);
+            io.err().println("runjob: " + backend.name() + " was asked only whether it would run the job (--test-only), and said: " + ran.out());
             RunJob.removeRefused(folder);
             return ExitCode.OK;
         }
-        String jobId = out.lines().reduce((a, b) -> b).orElse("").split(";")[0].trim();
-        if (code != 0 || !jobId.matches("\\d+")) {
-            io.err().println("runjob: " + backend.name() + " refused the run: " + out);
+        Optional<String> queuedAs = ran.jobId();
+        if (queuedAs.isEmpty()) {
+            io.err().println("runjob: " + backend.name() + " refused the run: " + ran.out());
             RunJob.removeRefused(folder);
             return ExitCode.PREFLIGHT_FAILED;
         }
+        String jobId = queuedAs.get();
         var record = JSON.createObjectNode().put("backend", backend.name()).put("job_id", jobId);
         queue.forEach(record.putArray("command")::add);
         Files.writeString(folder.resolve(QUEUE_FILE), JSON.writeValueAsString(record));
@@ -258,6 +247,76 @@ public final class QueuedRun {
                 + (sweep.isPresent() ? "" : "; this machine may now go"));
         queued.add(new Queued(runId, folder, jobId));
         return ExitCode.OK;
+    }
+
+    /**
+     * {@code runjob submit --resume RUN}: queues a submitted run that ended as its next attempt, by
+     * running again the command it was queued with ({@code queued.json}'s {@code command}): the same
+     * run id, folder and coordinator, whose start goes on from the attempts the folder holds, as a
+     * requeued job's does. The folder's {@value #QUEUE_FILE} then names the new job (the earlier
+     * ones under {@code earlier_job_ids}). Refused, changing nothing: a run still queued or running,
+     * one not queued with a scheduler, one queued before runjob kept the command.
+     */
+    public static int resume(Io io, RunRecords.Run run) throws IOException {
+        Optional<Map.Entry<Backend, String>> queued = of(run.folder());
+        if (queued.isEmpty()) {
+            io.err().println("runjob: run " + run.runId() + " was not queued with a scheduler: runjob resume " + run.runId() + " continues it");
+            return ExitCode.INVALID;
+        }
+        if (run.live()) {
+            io.err().println("runjob: run " + run.runId() + " is " + run.state() + ": it has not ended (runjob stop " + run.runId() + " ends it)");
+            return ExitCode.INVALID;
+        }
+        JsonNode record = Json.read(run.folder().resolve(QUEUE_FILE));
+        List<String> command = new ArrayList<>();
+        record.path("command").forEach(w -> command.add(w.asString()));
+        if (command.isEmpty()) {
+            io.err().println("runjob: run " + run.runId() + " was queued before runjob kept the command it was queued with: submit its job again");
+            return ExitCode.INVALID;
+        }
+        Backend backend = queued.get().getKey();
+        Ran ran = run(io, command);
+        Optional<String> jobId = ran.jobId();
+        if (jobId.isEmpty()) {
+            io.err().println("runjob: " + backend.name() + " refused the run: " + ran.out());
+            return ExitCode.PREFLIGHT_FAILED;
+        }
+        var updated = JSON.createObjectNode().put("backend", backend.name()).put("job_id", jobId.get());
+        command.forEach(updated.putArray("command")::add);
+        var earlier = updated.putArray("earlier_job_ids");
+        record.path("earlier_job_ids").forEach(earlier::add);
+        earlier.add(queued.get().getValue());
+        Files.writeString(run.folder().resolve(QUEUE_FILE), JSON.writeValueAsString(updated));
+        io.err().println("runjob: run " + run.runId() + " is queued again as " + backend.name() + " job " + jobId.get()
+                + ": it goes on as its next attempt in " + run.folder() + "; this machine may now go");
+        io.out().println(run.runId());
+        io.out().flush();
+        return ExitCode.OK;
+    }
+
+    /** A queue command's exit status and output (stdout and stderr, trimmed). */
+    private record Ran(int code, String out) {
+        /** The job id it printed ({@code sbatch --parsable}: "ID" or "ID;CLUSTER" on its last line), when it queued one. */
+        Optional<String> jobId() {
+            String id = out.lines().reduce((a, b) -> b).orElse("").split(";")[0].trim();
+            return code == 0 && id.matches("\\d+") ? Optional.of(id) : Optional.empty();
+        }
+    }
+
+    /** Runs a queue command with runjob's environment and nothing on its stdin. */
+    private static Ran run(Io io, List<String> queue) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(queue).redirectErrorStream(true);
+        pb.environment().clear();
+        pb.environment().putAll(io.env());
+        Process p = pb.start();
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        try {
+            return new Ran(p.waitFor(), out);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Ran(-1, out);
+        }
     }
 
     /** The backend and job id a queued run's folder names, if it is one. */

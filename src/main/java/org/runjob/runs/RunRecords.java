@@ -55,7 +55,7 @@ public final class RunRecords {
         }
 
         public boolean live() {
-            return (summary.isEmpty() || state.startsWith(REQUEUED)) && !state.equals("dead") && !state.equals(RunState.PREFLIGHT_FAILED.label()) && !state.equals("withdrawn")
+            return (summary.isEmpty() || state.startsWith(REQUEUED) || state.startsWith("queued")) && !state.equals("dead") && !state.equals(RunState.PREFLIGHT_FAILED.label()) && !state.equals("withdrawn")
                     && !state.equals(UNSTARTED);
         }
 
@@ -144,9 +144,11 @@ public final class RunRecords {
         String state;
         if (summary.isPresent()) {
             state = summary.get().path("result").asString("?");
-            if (state.equals("interrupted") && QueuedRun.of(folder).isPresent()) {
-                // a requeue interrupts the attempt: the scheduler holds the job, which starts again as the next attempt
-                Optional<String> queued = QueuedRun.state(folder, env).filter(q -> q.startsWith(Run.REQUEUED));
+            Optional<String> job = QueuedRun.of(folder).map(Map.Entry::getValue);
+            String ranIn = summary.get().path("slurm").path("job_id").asString("");
+            if (job.isPresent() && (state.equals("interrupted") || !job.get().equals(ranIn))) {
+                // a requeue interrupts the attempt, and submit --resume queues a new job: either waits to go on as the next attempt
+                Optional<String> queued = QueuedRun.state(folder, env).filter(q -> q.startsWith(Run.REQUEUED) || q.startsWith("queued"));
                 if (queued.isPresent()) {
                     state = queued.get();
                 }

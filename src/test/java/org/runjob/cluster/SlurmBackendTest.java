@@ -581,6 +581,36 @@ class SlurmBackendTest {
         assertThat(jobState(jobId)).isEqualTo("COMPLETED");
     }
 
+    /** submit --resume queues a submitted run that ended as its next attempt, in its folder; a live one is refused. */
+    @Test
+    void submitResumeQueuesAnEndedRunsNextAttempt() throws Exception {
+        Path job = evenJob("again", "requeued.py", Map.of());
+        String runId = submit(job);
+        String first = queuedJobId("again", runId);
+        jobs.awaitPids(2, Duration.ofSeconds(90));
+        Cli early = Cli.run(env, "submit", "--resume", runId);
+        assertThat(early.code()).isEqualTo(2);
+        assertThat(early.err()).isEqualTo("runjob: run " + runId + " is running: it has not ended (runjob stop " + runId + " ends it)\n");
+        Cli stop = Cli.run(env, "stop", runId);
+        assertThat(stop.code()).as(stop.err()).isZero();
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the stopped job to leave the queue");
+        Cli resumed = Cli.run(env, "submit", "--resume", runId);
+        assertThat(resumed.code()).as(resumed.err()).isZero();
+        assertThat(resumed.out()).isEqualTo(runId + "\n");
+        String second = queuedJobId("again", runId);
+        assertThat(second).isNotEqualTo(first);
+        Path folder = jobs.logs.resolve("again").resolve(runId);
+        assertThat(resumed.err()).isEqualTo("runjob: run " + runId + " is queued again as slurm job " + second + ": it goes on as its next"
+                + " attempt in " + folder + "; this machine may now go\n");
+        Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(90),
+                "the resumed run to succeed", () -> seen(runId, second, folder));
+        assertThat(Files.readString(folder.resolve("rank-1.attempt-1.log"))).isEqualTo("rank 1 attempt 1 restarts 1\n");
+        assertThat(folder.resolve("summary.until-attempt-0.json")).isRegularFile();
+        assertThat(Files.readString(folder.resolve("queued.json"))).contains("\"earlier_job_ids\":[\"" + first + "\"]");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the resumed job to leave the queue");
+        assertThat(jobState(second)).isEqualTo("COMPLETED");
+    }
+
     /** stop of a run in Slurm's requeue hold reaches it through scancel: it never starts again. */
     @Test
     void stopEndsARunInItsRequeueHold() throws Exception {
