@@ -10,6 +10,8 @@ KillWait=5), then runs R rounds of each case, runjob and its peer one after the 
   fail-fast      3 tasks (2+1); rank 1 exits 3 once all are up, the others sleep: seconds from the
                  failing task's exit (it writes the time) to the launcher's exit:
                  runjob JOB  vs  srun --kill-on-bad-exit=1 (same hostfile)
+  submit 3x1     the trivial job queued as a batch job, until it has ended (the run's exit code):
+                 runjob submit JOB; runjob logs -f RUN  vs  sbatch --wait -N3 -n3 -w b1,b2,b3 --wrap 'srun true'
 Reported per tool: median (min-max) wall seconds, client CPU-seconds (the launcher and its
 children, wait4 rusage), cluster CPU-seconds (this machine's CPU time during the run minus the
 client's: slurmctld, slurmd, slurmstepd, runjob's agents and the tasks), and the runjob/peer
@@ -188,6 +190,9 @@ def main():
             ("fail-fast 2+1", job_file(d, "ff", uneven, ["/usr/bin/python3", "worker.py"], f"failure: {{grace_period_s: 5}}\nfiles: [{d}/worker.py]\n"),
              ["srun", "-m", "arbitrary", "-n3", "--cpu-bind=none", "--kill-on-bad-exit=1", f"--chdir={d}/work", "/usr/bin/python3", "worker.py"],
              hostfile(d, uneven), (1, None)),
+            ("submit 3x1", ["sh", "-c", 'r=$("$0" submit "$1") && exec "$0" logs -f "$r" >/dev/null', RUNJOB, job_file(d, "s3", three, ["'true'"])],
+             ["sbatch", "--wait", "--quiet", "-N3", "-n3", "-w", ",".join(NODES), f"--output={d}/sbatch-%j.out", "--wrap", "srun true"], None,
+             (0, 0)),
         ]
         timed([RUNJOB, cases[0][1]], env, d)  # the first contact: agent jar into the node's cache
         print(f"bench/slurm.py  {time.strftime('%Y-%m-%d')}  {socket.gethostname()}  {os.cpu_count()} cores  runs={args.runs}")
@@ -202,7 +207,8 @@ def main():
                     e = dict(env)
                     if tool == "srun" and hosts:
                         e["SLURM_HOSTFILE"] = hosts
-                    code, wall, client, cluster, out = timed([RUNJOB, job] if tool == "runjob" else peer, e, d)
+                    runjob = job if isinstance(job, list) else [RUNJOB, job]
+                    code, wall, client, cluster, out = timed(runjob if tool == "runjob" else peer, e, d)
                     want = want_runjob if tool == "runjob" else want_peer
                     if (want is not None and code != want) or (want is None and code == 0):
                         sys.exit(f"{name}: {tool} exited {code} (wanted {want if want is not None else 'non-zero'}):\n{out}")
