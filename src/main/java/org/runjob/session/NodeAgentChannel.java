@@ -36,7 +36,7 @@ final class NodeAgentChannel extends StreamAgentChannel {
     private final boolean onThisMachine;
 
     /** How long a failed start waits for the channel's stderr to say why. */
-    private static final long STDERR_WAIT_MS = 500;
+    private static final long STDERR_WAIT_MS = 2000;
 
     private NodeAgentChannel(String node, NodeProcess channel, FramePump pump, boolean onThisMachine) {
         super(node, channel.stdin());
@@ -128,10 +128,13 @@ final class NodeAgentChannel extends StreamAgentChannel {
             started = true;
         }
 
-        /** The last lines before the agent started, joined by "; ", waited for up to {@code waitMs} (their copy may lag the channel's end). */
+        /**
+         * The last lines before the agent started, joined by "; ": waited for until the stderr copy
+         * ended (closed) or {@value #KEPT} lines came, up to {@code waitMs} (the copy may lag the channel's end).
+         */
         Optional<String> last(long waitMs) {
             long deadline = System.nanoTime() + waitMs * 1_000_000;
-            while (isEmpty() && System.nanoTime() < deadline) {
+            while (!out.closed() && size() < KEPT && System.nanoTime() < deadline) {
                 try {
                     Thread.sleep(20);
                 } catch (InterruptedException e) {
@@ -144,9 +147,9 @@ final class NodeAgentChannel extends StreamAgentChannel {
             }
         }
 
-        private boolean isEmpty() {
+        private int size() {
             synchronized (last) {
-                return last.isEmpty();
+                return last.size();
             }
         }
 

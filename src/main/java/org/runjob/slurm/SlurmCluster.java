@@ -432,8 +432,9 @@ public final class SlurmCluster implements Cluster {
         }
     }
 
+    /** Copies a step's stderr to {@code out} until its end, then closes {@code out}: the reader knows it has every line. */
     private static void copy(InputStream in, OutputStream out) {
-        try (in) {
+        try (in; out) {
             in.transferTo(out);
             out.flush();
         } catch (IOException e) {
