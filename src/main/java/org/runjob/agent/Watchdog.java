@@ -74,10 +74,13 @@ public final class Watchdog {
             "fi",
             "rm -rf \"$d\"",
             // the bootstrap's class-data archive: kept only when the agent ended normally (so it was written whole), with
-            // its checksum beside it, which the bootstrap checks before each use
+            // its checksum beside it, which the bootstrap checks before each use; agents of one cache that end together
+            // (nodes on a shared home) install the pair one at a time (a lock directory), else archive and sum could differ
             "if [ -n \"${RUNJOB_JSA_DUMP:-}\" ]; then",
-            "  if [ \"$rc\" = 0 ] && [ -n \"${RUNJOB_JSA:-}\" ] && [ -s \"$RUNJOB_JSA_DUMP\" ] && cksum < \"$RUNJOB_JSA_DUMP\" > \"$RUNJOB_JSA_DUMP.sum\"; then",
+            "  if [ \"$rc\" = 0 ] && [ -n \"${RUNJOB_JSA:-}\" ] && [ -s \"$RUNJOB_JSA_DUMP\" ] && cksum < \"$RUNJOB_JSA_DUMP\" > \"$RUNJOB_JSA_DUMP.sum\""
+                    + " && mkdir \"$RUNJOB_JSA.lock\" 2>/dev/null; then",
             "    mv -f \"$RUNJOB_JSA_DUMP.sum\" \"$RUNJOB_JSA.sum\" && mv -f \"$RUNJOB_JSA_DUMP\" \"$RUNJOB_JSA\"",
+            "    rmdir \"$RUNJOB_JSA.lock\"",
             "  fi",
             "  rm -f \"$RUNJOB_JSA_DUMP\" \"$RUNJOB_JSA_DUMP.sum\"",
             "fi",

@@ -124,6 +124,8 @@ final class Bootstrap {
             "RUNJOB_JSA=$c/agents/$sha.jsa",
             "if [ -s \"$RUNJOB_JSA\" ] && [ \"$(cksum < \"$RUNJOB_JSA\")\" != \"$(cat \"$RUNJOB_JSA.sum\" 2>/dev/null)\" ]; then"
                     + " rm -f \"$RUNJOB_JSA\" \"$RUNJOB_JSA.sum\"; fi",
+            // an install lock left by an agent killed between its two renames (older than a minute) is not waited for
+            "[ -d \"$RUNJOB_JSA.lock\" ] && find \"$RUNJOB_JSA.lock\" -maxdepth 0 -mmin +1 -exec rmdir {} \\; 2>/dev/null",
             "if [ -s \"$RUNJOB_JSA\" ]; then x=-XX:SharedArchiveFile=$RUNJOB_JSA; RUNJOB_JSA=",
             "else RUNJOB_JSA_DUMP=$(mktemp \"$RUNJOB_JSA.XXXXXXXX\") && x=-XX:ArchiveClassesAtExit=$RUNJOB_JSA_DUMP || x=; fi",
             "export RUNJOB_JSA RUNJOB_JSA_DUMP",
