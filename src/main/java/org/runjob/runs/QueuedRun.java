@@ -238,9 +238,7 @@ public final class QueuedRun {
             return ExitCode.PREFLIGHT_FAILED;
         }
         String jobId = queuedAs.get();
-        var record = JSON.createObjectNode().put("backend", backend.name()).put("job_id", jobId);
-        queue.forEach(record.putArray("command")::add);
-        Files.writeString(folder.resolve(QUEUE_FILE), JSON.writeValueAsString(record));
+        writeRecord(folder, backend, jobId, queue, List.of());
         RunIndex.add(io, RunIndex.Entry.here(runId, spec.name(), io.clock().instant(), folder));
         io.err().println("runjob: run " + runId + " is queued as " + backend.name() + " job " + jobId + "; its folder is " + folder
                 + " (the nodes must see it)" + backend.queuedOutput(folder, jobId).map(o -> ", the batch job's own output " + o).orElse("")
@@ -281,17 +279,25 @@ public final class QueuedRun {
             io.err().println("runjob: " + backend.name() + " refused the run: " + ran.out());
             return ExitCode.PREFLIGHT_FAILED;
         }
-        var updated = JSON.createObjectNode().put("backend", backend.name()).put("job_id", jobId.get());
-        command.forEach(updated.putArray("command")::add);
-        var earlier = updated.putArray("earlier_job_ids");
-        record.path("earlier_job_ids").forEach(earlier::add);
+        List<String> earlier = new ArrayList<>();
+        record.path("earlier_job_ids").forEach(w -> earlier.add(w.asString()));
         earlier.add(queued.get().getValue());
-        Files.writeString(run.folder().resolve(QUEUE_FILE), JSON.writeValueAsString(updated));
+        writeRecord(run.folder(), backend, jobId.get(), command, earlier);
         io.err().println("runjob: run " + run.runId() + " is queued again as " + backend.name() + " job " + jobId.get()
                 + ": it goes on as its next attempt in " + run.folder() + "; this machine may now go");
         io.out().println(run.runId());
         io.out().flush();
         return ExitCode.OK;
+    }
+
+    /** The folder's {@value #QUEUE_FILE}: the backend, the job id, the command that queued it, and the jobs before it, if any. */
+    private static void writeRecord(Path folder, Backend backend, String jobId, List<String> command, List<String> earlier) throws IOException {
+        var record = JSON.createObjectNode().put("backend", backend.name()).put("job_id", jobId);
+        command.forEach(record.putArray("command")::add);
+        if (!earlier.isEmpty()) {
+            earlier.forEach(record.putArray("earlier_job_ids")::add);
+        }
+        Files.writeString(folder.resolve(QUEUE_FILE), JSON.writeValueAsString(record));
     }
 
     /** A queue command's exit status and output (stdout and stderr, trimmed). */

@@ -45,9 +45,15 @@ public final class RunRecords {
 
         /**
          * A queued run whose scheduler requeued it after its last attempt (the summary reads
-         * interrupted): it waits to start again as its next attempt, and is live.
+         * interrupted): it waits to start again as its next attempt, and is live, as a run that
+         * {@code submit --resume} queued again is.
          */
         static final String REQUEUED = "requeued";
+
+        /** True for a state that waits in a scheduler's queue: queued, or requeued and held. */
+        static boolean waiting(String state) {
+            return state.startsWith("queued") || state.startsWith(REQUEUED);
+        }
 
         Run(Path folder, String job, String runId, String state, Optional<Integer> exitCode, Optional<String> started,
             Optional<String> ended, Optional<String> commit, Optional<JsonNode> status, Optional<JsonNode> summary) {
@@ -55,8 +61,8 @@ public final class RunRecords {
         }
 
         public boolean live() {
-            return (summary.isEmpty() || state.startsWith(REQUEUED) || state.startsWith("queued")) && !state.equals("dead") && !state.equals(RunState.PREFLIGHT_FAILED.label()) && !state.equals("withdrawn")
-                    && !state.equals(UNSTARTED);
+            return (summary.isEmpty() || waiting(state)) && !state.equals("dead") && !state.equals(RunState.PREFLIGHT_FAILED.label())
+                    && !state.equals("withdrawn") && !state.equals(UNSTARTED);
         }
 
         public Optional<Coordinator> coordinator() {
@@ -127,7 +133,7 @@ public final class RunRecords {
 
     /** True while {@code run} waits in its scheduler's queue: queued, or requeued and held. */
     public static boolean waitsInQueue(Run run) {
-        return run.state().startsWith("queued") || run.state().startsWith(Run.REQUEUED);
+        return Run.waiting(run.state());
     }
 
     /** @param env where a queued run's scheduler is asked from (Slurm's client finds its cluster through it) */
@@ -148,7 +154,7 @@ public final class RunRecords {
             String ranIn = summary.get().path("slurm").path("job_id").asString("");
             if (job.isPresent() && (state.equals("interrupted") || !job.get().equals(ranIn))) {
                 // a requeue interrupts the attempt, and submit --resume queues a new job: either waits to go on as the next attempt
-                Optional<String> queued = QueuedRun.state(folder, env).filter(q -> q.startsWith(Run.REQUEUED) || q.startsWith("queued"));
+                Optional<String> queued = QueuedRun.state(folder, env).filter(Run::waiting);
                 if (queued.isPresent()) {
                     state = queued.get();
                 }

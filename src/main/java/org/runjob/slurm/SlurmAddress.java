@@ -1,5 +1,7 @@
 package org.runjob.slurm;
 
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -32,6 +34,11 @@ public record SlurmAddress(String node) implements NodeAddress {
     public static Optional<String> nodeOf(String machine) {
         return machine.startsWith(MACHINE_PREFIX) && machine.length() > MACHINE_PREFIX.length()
                 ? Optional.of(machine.substring(MACHINE_PREFIX.length())) : Optional.empty();
+    }
+
+    /** The Slurm nodes among {@code machines} ({@link #nodeOf}), sorted. */
+    public static List<String> nodesOf(Collection<String> machines) {
+        return machines.stream().map(SlurmAddress::nodeOf).flatMap(Optional::stream).sorted().toList();
     }
 
     @Override

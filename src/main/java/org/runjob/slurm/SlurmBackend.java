@@ -135,7 +135,7 @@ public final class SlurmBackend implements Backend {
     public Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator, Set<String> avoid)
             throws IOException {
         SlurmCommands commands = new SlurmCommands(spec, SlurmCommands.shapesOf(spec, Map.of()));
-        List<String> exclude = avoid.stream().map(SlurmAddress::nodeOf).flatMap(Optional::stream).sorted().toList();
+        List<String> exclude = SlurmAddress.nodesOf(avoid);
         List<String> sbatch = commands.sbatch("runjob-" + spec.name(), folder, script, coordinator, exclude);
         Optional<List<String>> hosts = commands.hostfile();
         if (hosts.isEmpty()) {

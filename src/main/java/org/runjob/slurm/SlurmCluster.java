@@ -161,23 +161,15 @@ public final class SlurmCluster implements Cluster {
      */
     @Override
     public Optional<String> keepOff(Set<String> machines) {
-        List<String> nodes = machines.stream().map(SlurmAddress::nodeOf).flatMap(Optional::stream).sorted().toList();
+        List<String> nodes = SlurmAddress.nodesOf(machines);
         if (inside.isEmpty() || nodes.isEmpty()) {
             return Optional.empty();
         }
         List<String> all = new ArrayList<>();
         SlurmCommands.job(inside.get(), env).flatMap(SlurmEvents::excluded).ifPresent(all::add);
         all.addAll(nodes);
-        try {
-            SlurmCommands.Ran ran = SlurmCommands.run(List.of("scontrol", "update", "JobId=" + inside.get(), "ExcNodeList=" + String.join(",", all)),
-                    env);
-            return ran.ok() ? Optional.empty() : Optional.of("scontrol update ExcNodeList: " + ran.out().trim());
-        } catch (IOException e) {
-            return Optional.of("cannot run scontrol: " + e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Optional.of("interrupted");
-        }
+        return SlurmCommands.failure(List.of("scontrol", "update", "JobId=" + inside.get(), "ExcNodeList=" + String.join(",", all)), env)
+                .map(p -> "scontrol update ExcNodeList: " + p);
     }
 
     /** {@code scontrol requeue J} of the batch job runjob runs in, when {@code slurm.requeue_on_time_limit} asks for it. */
@@ -186,16 +178,9 @@ public final class SlurmCluster implements Cluster {
         if (inside.isEmpty() || !spec.settings(SlurmSettings.class).requeueOnTimeLimit()) {
             return Optional.empty();
         }
-        try {
-            SlurmCommands.Ran ran = SlurmCommands.run(List.of("scontrol", "requeue", inside.get()), env);
-            return Optional.of(ran.ok() ? "Slurm job " + inside.get() + " is requeued (slurm.requeue_on_time_limit): the run goes on as its"
-                    + " next attempt when Slurm starts it again" : "cannot requeue Slurm job " + inside.get() + ": " + ran.out().trim());
-        } catch (IOException e) {
-            return Optional.of("cannot requeue Slurm job " + inside.get() + ": " + e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Optional.of("cannot requeue Slurm job " + inside.get() + ": interrupted");
-        }
+        Optional<String> refused = SlurmCommands.failure(List.of("scontrol", "requeue", inside.get()), env);
+        return Optional.of(refused.map(r -> "cannot requeue Slurm job " + inside.get() + ": " + r).orElse("Slurm job " + inside.get()
+                + " is requeued (slurm.requeue_on_time_limit): the run goes on as its next attempt when Slurm starts it again"));
     }
 
     /** The node's NodeAddr, once sinfo answered. */

@@ -258,6 +258,19 @@ public final class SlurmCommands {
         }
     }
 
+    /** Runs a Slurm client command that should just work: empty when it exited 0, else what it said (or why it could not run). */
+    static Optional<String> failure(List<String> argv, Map<String, String> env) {
+        try {
+            Ran ran = run(argv, env);
+            return ran.ok() ? Optional.empty() : Optional.of(ran.out().trim());
+        } catch (IOException e) {
+            return Optional.of("cannot run " + argv.get(0) + ": " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.of(argv.get(0) + " was interrupted");
+        }
+    }
+
     /** The job's record on one line ({@code scontrol -o show job ID}); empty when scontrol cannot run. */
     static Optional<String> job(String jobId, Map<String, String> env) {
         return ask(List.of("scontrol", "-o", "show", "job", jobId), env);

@@ -539,21 +539,11 @@ class SlurmBackendTest {
 
     @Test
     void aRequeuedRunGoesOnAsItsNextAttemptInTheSameFolder() throws Exception {
-        Path job = evenJob("requeued", "requeued.py", Map.of());
-        Files.writeString(job, Files.readString(job) + "slurm: {alloc_args: [--requeue]}\n");
-        String runId = submit(job);
-        String jobId = queuedJobId("requeued", runId);
-        List<Long> first = jobs.awaitPids(2, Duration.ofSeconds(90));
         // what preemption does to a --requeue job; Slurm holds a requeued job back 2 min, which the test skips
-        assertThat(slurm.out("scontrol", "requeue", jobId)).isEmpty();
-        Pids.awaitGone(first, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "attempt 0's ranks");
-        Poll.until(() -> {
-            try {
-                return jobState(jobId).equals("PENDING");
-            } catch (Exception e) {
-                return false;
-            }
-        }, Duration.ofSeconds(30), "the requeued job to wait in the queue");
+        String[] requeued = requeuedWhileRunning("requeued");
+        String runId = requeued[0];
+        String jobId = requeued[1];
+        awaitPending(jobId);
         // in Slurm's hold the run is not over: it reads requeued, on one line, until Slurm starts it again
         String status = Cli.run(env, "status", runId).out();
         assertThat(status).containsPattern("requeued \\(until \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\)").doesNotContain("interrupted");
@@ -611,16 +601,38 @@ class SlurmBackendTest {
         assertThat(jobState(second)).isEqualTo("COMPLETED");
     }
 
-    /** stop of a run in Slurm's requeue hold reaches it through scancel: it never starts again. */
-    @Test
-    void stopEndsARunInItsRequeueHold() throws Exception {
-        Path job = evenJob("held", "requeued.py", Map.of());
+    /**
+     * A submitted --requeue run of requeued.py (job {@code name}) requeued with {@code scontrol
+     * requeue} while attempt 0 ran, once that attempt's ranks are gone: its run id and job id.
+     */
+    private String[] requeuedWhileRunning(String name) throws Exception {
+        Path job = evenJob(name, "requeued.py", Map.of());
         Files.writeString(job, Files.readString(job) + "slurm: {alloc_args: [--requeue]}\n");
         String runId = submit(job);
-        String jobId = queuedJobId("held", runId);
+        String jobId = queuedJobId(name, runId);
         List<Long> first = jobs.awaitPids(2, Duration.ofSeconds(90));
         assertThat(slurm.out("scontrol", "requeue", jobId)).isEmpty();
         Pids.awaitGone(first, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "attempt 0's ranks");
+        return new String[] {runId, jobId};
+    }
+
+    /** Waits for a requeued job to be back in the queue (PENDING). */
+    private void awaitPending(String jobId) {
+        Poll.until(() -> {
+            try {
+                return jobState(jobId).equals("PENDING");
+            } catch (Exception e) {
+                return false;
+            }
+        }, Duration.ofSeconds(30), "the requeued job to wait in the queue");
+    }
+
+    /** stop of a run in Slurm's requeue hold reaches it through scancel: it never starts again. */
+    @Test
+    void stopEndsARunInItsRequeueHold() throws Exception {
+        String[] requeued = requeuedWhileRunning("held");
+        String runId = requeued[0];
+        String jobId = requeued[1];
         Poll.until(() -> Cli.run(env, "status", runId).out().contains("requeued (until "), Duration.ofSeconds(30), "the run to read requeued");
         Cli stop = Cli.run(env, "stop", runId);
         assertThat(stop.code()).as(stop.err()).isZero();
@@ -653,13 +665,7 @@ class SlurmBackendTest {
         try {
             assertThat(slurm.out("scontrol", "update", "NodeName=" + failed, "State=DOWN", "Reason=test-node-failure")).isEmpty();
             Pids.awaitGone(first, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "attempt 0's ranks");
-            Poll.until(() -> {
-                try {
-                    return jobState(jobId).equals("PENDING");
-                } catch (Exception e) {
-                    return false;
-                }
-            }, Duration.ofSeconds(30), "the requeued job to wait in the queue");
+            awaitPending(jobId);
             assertThat(slurm.out("scontrol", "-o", "show", "job", jobId)).contains(" ExcNodeList=" + failed + " ");
             assertThat(slurm.out("scontrol", "update", "JobId=" + jobId, "StartTime=now+3")).isEmpty();
             Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(150),
