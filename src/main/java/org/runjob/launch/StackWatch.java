@@ -6,6 +6,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -194,9 +195,15 @@ final class StackWatch {
         return (s == Math.rint(s) ? Long.toString((long) s) : Double.toString(s)) + " s";
     }
 
+    /**
+     * Writes {@code file} whole or not at all (a temporary file renamed over it): {@code runjob stacks}
+     * polls for summary.txt and reads it as soon as it exists.
+     */
     private static void write(Path file, String text) {
+        Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
         try {
-            Files.writeString(file, text, StandardCharsets.UTF_8);
+            Files.writeString(tmp, text, StandardCharsets.UTF_8);
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             LOG.warn("cannot write {}: {}", file, e.getMessage());
         }

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -204,17 +205,41 @@ class FileRelayTest {
 
     @Test
     void theRelaysListeningSocketIsGoneWhenCloseServerReturns() throws Exception {
-        // a socket closed while its acceptor blocks in accept stays listening until that thread leaves
-        // accept; closeServer waits for it, so the relay's listening socket is gone when it returns.
-        // Judged by the kernel's socket (its inode), not by a connect: another test of this build may
-        // bind the freed port at once, and a connect to a free local port can meet itself.
+        // a socket closed while its acceptor blocks in accept stays open until that thread leaves
+        // accept; closeServer waits for it, so this process holds the relay's listening socket no more
+        // when it returns. Judged by the kernel's socket (its inode) among this process's descriptors,
+        // not by a connect (another test of this build may bind the freed port at once, and a connect
+        // to a free local port can meet itself) nor by /proc/net (a process another test starts in that
+        // moment inherits every descriptor until its exec closes them).
         for (int i = 0; i < 100; i++) {
             int p = (int) server.serve(KEY).number();
             List<String> listening = listeningInodes(p);
             assertThat(listening).as("attempt %d: the relay listens on port %d", i, p).isNotEmpty();
+            assertThat(heldHere(listening)).as("attempt %d: this process holds the relay's socket", i).isNotEmpty();
             server.closeServer();
-            assertThat(listeningInodes(p)).as("attempt %d: port %d still listens after closeServer", i, p).doesNotContainAnyElementsOf(listening);
+            assertThat(heldHere(listening)).as("attempt %d: port %d still held after closeServer", i, p).isEmpty();
         }
+    }
+
+    /** Which of the socket inodes {@code inodes} this process holds a descriptor of, from /proc/self/fd. */
+    private static List<String> heldHere(List<String> inodes) throws IOException {
+        List<String> out = new ArrayList<>();
+        try (DirectoryStream<Path> fds = Files.newDirectoryStream(Path.of("/proc/self/fd"))) {
+            for (Path fd : fds) {
+                String target;
+                try {
+                    target = Files.readSymbolicLink(fd).toString();
+                } catch (IOException e) {
+                    continue; // closed since the listing (the listing's own descriptor among them)
+                }
+                for (String inode : inodes) {
+                    if (target.equals("socket:[" + inode + "]")) {
+                        out.add(inode);
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     /** The inodes of the sockets in state LISTEN on local port {@code port} (IPv4 and IPv6), from /proc/net. */
