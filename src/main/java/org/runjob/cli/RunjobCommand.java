@@ -1,8 +1,10 @@
 package org.runjob.cli;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -16,6 +18,7 @@ import org.runjob.run.RankSelection;
 import org.runjob.run.Requeued;
 import org.runjob.run.RunJob;
 import org.runjob.run.RunRequest;
+import org.runjob.runs.ArrayTask;
 import org.runjob.runs.Detach;
 import org.runjob.runs.HostedStart;
 import org.runjob.runs.SweepRun;
@@ -82,6 +85,13 @@ final class RunjobCommand implements Callable<Integer> {
     @Option(names = "--continue-requeued", hidden = true)
     boolean continueRequeued;
 
+    /**
+     * A task of a submitted sweep's job array: FILE is the sweep's table, which names this task's
+     * run, its job file and point ({@link ArrayTask}).
+     */
+    @Option(names = "--array-task", hidden = true)
+    boolean arrayTask;
+
     /** A submitted run's coordinator: its node hosts and secret come on stdin ({@link HostedStart}). */
     @Option(names = "--hosted", hidden = true)
     boolean hosted;
@@ -100,7 +110,22 @@ final class RunjobCommand implements Callable<Integer> {
             return ExitCode.INVALID;
         }
         RankSelection selection = RankSelection.parse(ranks);
-        List<String> original = spec.commandLine().getParseResult().originalArgs();
+        List<String> original = new ArrayList<>(spec.commandLine().getParseResult().originalArgs());
+        if (arrayTask) {
+            ArrayTask task;
+            try {
+                task = ArrayTask.of(Path.of(file), io.env());
+            } catch (IllegalArgumentException | IOException e) {
+                io.err().println("runjob: " + e.getMessage());
+                return ExitCode.INVALID;
+            }
+            // as the run's own coordinator would be started: its job file, run id and sweep point
+            original.set(original.indexOf(file), task.job());
+            original.remove("--array-task");
+            file = task.job();
+            runId = task.runId();
+            options.sweepPoint = task.task();
+        }
         if (options.sweepPoint == null && runId == null && !hosted) {
             SpecLoader.Loaded first = Jobs.load(io, file, options.sets, args);
             if (first == null) {

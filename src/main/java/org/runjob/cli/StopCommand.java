@@ -173,10 +173,24 @@ final class StopCommand implements Callable<Integer> {
             }
         }
         Set<String> signalled = new HashSet<>();
+        // a sweep queued as one job array: one cancel of the array reaches every task, waiting or running
+        Map<String, List<RunRecords.Run>> byArray = new TreeMap<>();
+        for (RunRecords.Run r : bySweep.get(id)) {
+            QueuedRun.arrayOf(r.folder()).ifPresent(a -> byArray.computeIfAbsent(a.getValue(), k -> new ArrayList<>()).add(r));
+        }
+        for (var array : byArray.entrySet()) {
+            var backend = QueuedRun.arrayOf(array.getValue().get(0).folder()).orElseThrow().getKey();
+            var complaint = backend.cancelArray(array.getKey(), now, io.env());
+            complaint.ifPresent(c -> io.err().println("runjob: cannot stop " + backend.name() + " job array " + array.getKey() + ": " + c));
+            if (complaint.isEmpty()) {
+                array.getValue().forEach(r -> signalled.add(r.runId()));
+            }
+        }
         for (RunRecords.Run r : bySweep.get(id)) {
             RunRecords.Run current = RunRecords.read(r.folder(), io.env());
             boolean queued = QueuedRun.of(current.folder()).isPresent();
-            if (current.live() && (queued ? cancel(current) : current.coordinator().isPresent() && signal(current) == ExitCode.OK)) {
+            if (!signalled.contains(r.runId()) && current.live()
+                    && (queued ? cancel(current) : current.coordinator().isPresent() && signal(current) == ExitCode.OK)) {
                 signalled.add(r.runId());
             }
         }

@@ -47,6 +47,10 @@ final class SubmitCommand implements Callable<Integer> {
             + " and batch script (RUN_FOLDER and RUN_ID stand for what submit makes); over SSH the plan, as runjob FILE --dry-run."})
     boolean dryRun;
 
+    @Option(names = "--max-parallel", paramLabel = "K", description = {"For a job with a sweep under Slurm: at most K of its runs at once"
+            + " (the sweep is one job array, --array=0-N%K; default: as many as Slurm has room for)."})
+    Integer maxParallel;
+
     @Mixin
     JobOptions options;
 
@@ -75,10 +79,14 @@ final class SubmitCommand implements Callable<Integer> {
             io.err().println("runjob: submit needs a job file (or --resume RUN)");
             return ExitCode.INVALID;
         }
+        if (maxParallel != null && maxParallel < 1) {
+            io.err().println("runjob: --max-parallel takes a number of runs of at least 1");
+            return ExitCode.INVALID;
+        }
         if (dryRun) {
-            Optional<Integer> queued = Submit.dryRun(io, file, options.sets, args);
+            Optional<Integer> queued = Submit.dryRun(io, file, options.sets, args, Optional.ofNullable(maxParallel));
             return queued.isPresent() ? queued.get() : PlanCommand.printPlan(io, file, options, args);
         }
-        return Submit.submit(io, file, options.sets, args, Optional.ofNullable(coordinator));
+        return Submit.submit(io, file, options.sets, args, Optional.ofNullable(coordinator), Optional.ofNullable(maxParallel));
     }
 }

@@ -99,14 +99,54 @@ public interface Backend {
      * its scheduler output in {@code folder}; it prints the queued job's id. Where the scheduler
      * picks the nodes, it keeps off the machines in {@code avoid} (quarantined ones, as
      * {@link org.runjob.spec.NodeAddress#machine} names them). Empty for a backend whose runs are
-     * handed to their nodes directly ({@code runjob submit} over SSH).
+     * handed to their nodes directly ({@code runjob submit} over SSH). {@code env} is runjob's
+     * environment, for what the command needs to ask the scheduler first.
      *
      * @throws IllegalArgumentException naming what of the job this backend cannot queue
      * @throws IOException when a file the command needs cannot be written into {@code folder}
      */
-    default Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator, Set<String> avoid)
-            throws IOException {
+    default Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator, Set<String> avoid,
+                                         Map<String, String> env) throws IOException {
         return Optional.empty();
+    }
+
+    /**
+     * For a backend whose queue runs job arrays (Slurm's {@code --array}): the command that queues
+     * {@code size} tasks of one allocation of {@code spec} as one job, at most {@code maxParallel}
+     * of them at once, each task running {@code coordinator} (which tells its task from the
+     * scheduler's environment) with its scheduler output in {@code folder}; it prints the array's
+     * job id, and task {@code i} is then {@link #arrayTask}. Empty where this backend, or this
+     * job's allocation, has no arrays (a sweep's points are then queued as a job each).
+     *
+     * @throws IllegalArgumentException naming what of the job this backend cannot queue
+     * @throws IOException when a file the command needs cannot be written into {@code folder}
+     */
+    default Optional<List<String>> queueArray(JobSpec spec, Path folder, Path script, List<String> coordinator, Set<String> avoid,
+                                              int size, Optional<Integer> maxParallel, Map<String, String> env) throws IOException {
+        return Optional.empty();
+    }
+
+    /** The job id of task {@code task} of job array {@code arrayId} ({@link #queueArray}), as the scheduler's commands take it. */
+    default String arrayTask(String arrayId, int task) {
+        return arrayId + "_" + task;
+    }
+
+    /**
+     * {@code command} (what {@link #queue} made for a run with batch script {@code script}, kept in
+     * its folder) as it is to be run again: where the scheduler picks the nodes, kept off the
+     * machines in {@code avoid} as they are now (quarantined since, or no longer). Unchanged by default.
+     */
+    default List<String> again(List<String> command, Path script, Set<String> avoid) {
+        return command;
+    }
+
+    /**
+     * Stops every task of job array {@code arrayId} ({@link #queueArray}) at once, as {@link #cancel}
+     * stops one job: the tasks still waiting are withdrawn, the running ones stop gracefully (or
+     * {@code now}). Returns the scheduler's complaint, or empty.
+     */
+    default Optional<String> cancelArray(String arrayId, boolean now, Map<String, String> env) {
+        return Optional.of("backend " + name() + " runs no job arrays");
     }
 
     /** Where the scheduler writes a queued job's own output (its batch step's stdout and stderr), if runjob names it. */

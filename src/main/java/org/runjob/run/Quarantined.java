@@ -60,9 +60,11 @@ public final class Quarantined {
 
     /** The machines {@code spec} keeps off (every quarantined one in force), for a scheduler that picks the nodes itself. */
     public static Set<String> machines(Io io, JobSpec spec) {
-        if (spec.failure().quarantineSeconds() == 0) {
-            return Set.of();
-        }
+        return spec.failure().quarantineSeconds() == 0 ? Set.of() : machines(io);
+    }
+
+    /** Every machine quarantined now, whatever a job says of quarantine. */
+    public static Set<String> machines(Io io) {
         Set<String> out = new TreeSet<>();
         QuarantineFile.active(io.env(), io.clock().instant()).forEach(e -> out.add(e.machine()));
         return out;

@@ -1,14 +1,20 @@
 package org.runjob.runs;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import org.runjob.backends.Backends;
@@ -109,7 +115,7 @@ public final class QueuedRun {
             try {
                 queue = backend.queue(spec, folder, folder.resolve(BATCH_SCRIPT),
                         coordinator(folder.resolve(Submission.JOB_FILE), RUN_ID_PLACEHOLDER, logs, Optional.empty(), args),
-                        Quarantined.machines(io, spec)).orElseThrow();
+                        Quarantined.machines(io, spec), io.env()).orElseThrow();
             } catch (IllegalArgumentException e) {
                 io.err().println("runjob: " + e.getMessage());
                 return ExitCode.INVALID;
@@ -118,17 +124,66 @@ public final class QueuedRun {
             io.out().println("# runjob submit runs, once it made the run folder " + logs.resolve(spec.name()).resolve(RUN_ID_PLACEHOLDER)
                     + " (" + FOLDER_PLACEHOLDER + " below):");
             io.out().println(ShellWords.join(queue).replace(where, ""));
-            Path hostfile = folder.resolve("hostfile");
-            if (Files.isRegularFile(hostfile)) {
-                io.out().println("# " + FOLDER_PLACEHOLDER + "/hostfile, one line per task:");
-                Files.readAllLines(hostfile).forEach(l -> io.out().println("#   " + l));
-            }
+            printHostfile(io, folder, FOLDER_PLACEHOLDER);
             io.out().println("# " + FOLDER_PLACEHOLDER + "/" + BATCH_SCRIPT + ", the batch script (the coordinator's argv comes as its arguments):");
             io.out().print(script(spec));
             io.out().flush();
             return ExitCode.OK;
         } finally {
             RunJob.removeRefused(scratch);
+        }
+    }
+
+    /** What a placeholder stands for in {@link #dryRunArray}'s command: the sweep's folder, as yet unmade. */
+    static final String SWEEP_FOLDER_PLACEHOLDER = "SWEEP_FOLDER";
+
+    /**
+     * {@code runjob submit --dry-run} of a sweep: the job array {@link #submitSweep} would queue
+     * (with {@value #SWEEP_FOLDER_PLACEHOLDER} for the sweep's folder), or, where its points cannot
+     * be one array, why, and the first run's job ({@link #dryRun}).
+     */
+    static int dryRunSweep(Io io, String file, List<String> sets, List<String> args, SpecLoader.Loaded first, Backend backend,
+                           Optional<Integer> maxParallel) throws IOException {
+        int size = first.sweep().orElseThrow().size();
+        Optional<Points> loaded = points(io, file, sets, args, size, backend, maxParallel);
+        if (loaded.isEmpty()) {
+            return ExitCode.INVALID;
+        }
+        List<SpecLoader.Loaded> points = loaded.get().points();
+        Optional<String> apart = loaded.get().apart();
+        if (apart.isPresent()) {
+            io.out().println("# a sweep of " + size + " runs: one batch job each (" + apart.get() + "); the first run's:");
+            return dryRun(io, points.get(0), backend, args);
+        }
+        JobSpec spec = points.get(0).spec();
+        Path logs = logsOf(spec);
+        Path scratch = Files.createTempDirectory("runjob-submit-dry-");
+        try {
+            Path folder = Files.createDirectory(scratch.resolve(SWEEP_FOLDER_PLACEHOLDER));
+            List<String> run = new ArrayList<>(List.of("run", folder.resolve(ARRAY_FILE).toString(), "--array-task", "--continue-requeued",
+                    "--set", "logs.dir=" + logs, "--"));
+            run.addAll(args);
+            List<String> queue = backend.queueArray(spec, folder, folder.resolve(BATCH_SCRIPT), Detach.runjob(run),
+                    Quarantined.machines(io, spec), size, maxParallel, io.env()).orElseThrow();
+            io.out().println("# a sweep of " + size + " runs as one job array; runjob submit runs, once it made a folder per run and the sweep's "
+                    + logs.resolve(spec.name()).resolve("sweep-ID") + " (" + SWEEP_FOLDER_PLACEHOLDER + " below):");
+            io.out().println(ShellWords.join(queue).replace(scratch + "/", ""));
+            printHostfile(io, folder, SWEEP_FOLDER_PLACEHOLDER);
+            io.out().println("# " + SWEEP_FOLDER_PLACEHOLDER + "/" + ARRAY_FILE + " names each task's run (task N: point N);"
+                    + " " + SWEEP_FOLDER_PLACEHOLDER + "/" + BATCH_SCRIPT + ", the batch script (the coordinator's argv comes as its arguments):");
+            io.out().print(script(spec));
+            io.out().flush();
+            return ExitCode.OK;
+        } finally {
+            RunJob.removeRefused(scratch);
+        }
+    }
+
+    private static void printHostfile(Io io, Path folder, String placeholder) throws IOException {
+        Path hostfile = folder.resolve("hostfile");
+        if (Files.isRegularFile(hostfile)) {
+            io.out().println("# " + placeholder + "/hostfile, one line per task:");
+            Files.readAllLines(hostfile).forEach(l -> io.out().println("#   " + l));
         }
     }
 
@@ -143,20 +198,34 @@ public final class QueuedRun {
         return Detach.runjob(run);
     }
 
+    /** The table a job array's tasks read their run from ({@link #ARRAY_FILE}), in the sweep's folder. */
+    public static final String ARRAY_FILE = "array.json";
+
     /**
-     * Queues each point of the job's sweep as a run and a job of its own (the scheduler runs them
-     * as it has room, as a job array would), each run's folder naming the sweep ({@link SweepRecord}),
-     * so {@code runs} groups them and {@code stop SWEEP} stops them. Prints their run ids. When one
-     * cannot be queued, those already queued are withdrawn: the sweep is queued whole or not at all.
+     * Queues the job's sweep, each point a run with a folder of its own that names the sweep
+     * ({@link SweepRecord}), so {@code runs} groups them and {@code stop SWEEP} stops them; prints
+     * their run ids. Where the backend runs job arrays and every point asks for the same
+     * allocation, the sweep is one array ({@link #queueArray}), at most {@code maxParallel} tasks
+     * at once; otherwise each point is a job of its own ({@code maxParallel} is then refused: the
+     * scheduler has nothing to hold the others back with). When one cannot be queued, those
+     * already queued are withdrawn: the sweep is queued whole or not at all.
      */
-    static int submitSweep(Io io, String file, List<String> sets, List<String> args, SpecLoader.Loaded first, Backend backend)
-            throws IOException {
+    static int submitSweep(Io io, String file, List<String> sets, List<String> args, SpecLoader.Loaded first, Backend backend,
+                           Optional<Integer> maxParallel) throws IOException {
         Sweep sweep = first.sweep().orElseThrow();
         String id = SweepRecord.PREFIX + RunId.of(io.clock().instant(), io.random().getAsInt());
+        Optional<Points> loaded = points(io, file, sets, args, sweep.size(), backend, maxParallel);
+        if (loaded.isEmpty()) {
+            return ExitCode.INVALID;
+        }
+        List<SpecLoader.Loaded> points = loaded.get().points();
+        Optional<String> apart = loaded.get().apart();
+        if (apart.isEmpty()) {
+            return queueArray(io, id, points, backend, args, maxParallel);
+        }
         List<Queued> queued = new ArrayList<>();
         for (int i = 0; i < sweep.size(); i++) {
-            SpecLoader.Loaded point = Jobs.load(io, file, sets, args, i);
-            int code = point == null ? ExitCode.INVALID : queue(io, point, backend, args, Optional.of(
+            int code = queue(io, points.get(i), backend, args, Optional.of(
                     new SweepRecord(id, first.spec().name(), i, sweep.size(), sweep.point(i), Coordinator.current())), queued);
             if (code != ExitCode.OK) {
                 withdraw(io, backend, queued);
@@ -168,9 +237,162 @@ public final class QueuedRun {
         queued.forEach(q -> io.out().println(q.runId()));
         io.out().flush();
         io.err().println("runjob: " + id + " of job " + first.spec().name() + ": " + queued.size() + " runs queued as " + backend.name()
-                + " jobs " + queued.get(0).jobId() + "-" + queued.get(queued.size() - 1).jobId() + "; runjob runs lists them, runjob stop "
-                + id + " stops them all; this machine may now go");
+                + " jobs " + queued.get(0).jobId() + "-" + queued.get(queued.size() - 1).jobId() + " (" + apart.get()
+                + ", so not as one job array); runjob runs lists them, runjob stop " + id + " stops them all; this machine may now go");
         return ExitCode.OK;
+    }
+
+    /** A sweep's points, each loaded, and why they cannot be one job array (empty when they can). */
+    private record Points(List<SpecLoader.Loaded> points, Optional<String> apart) {
+    }
+
+    /**
+     * Loads the sweep's {@code size} points and judges them ({@link #arrayRefused}); empty, after
+     * saying why, for a point that does not load, a job the backend cannot queue, or
+     * {@code maxParallel} of points that cannot be one array.
+     */
+    private static Optional<Points> points(Io io, String file, List<String> sets, List<String> args, int size, Backend backend,
+                                           Optional<Integer> maxParallel) throws IOException {
+        List<SpecLoader.Loaded> points = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            SpecLoader.Loaded point = Jobs.load(io, file, sets, args, i);
+            if (point == null) {
+                return Optional.empty();
+            }
+            points.add(point);
+        }
+        Optional<String> apart;
+        try {
+            apart = arrayRefused(io, points, backend, maxParallel);
+        } catch (IllegalArgumentException e) {
+            io.err().println("runjob: " + e.getMessage());
+            return Optional.empty();
+        }
+        if (apart.isPresent() && maxParallel.isPresent()) {
+            io.err().println("runjob: --max-parallel needs the sweep queued as one job array, and " + apart.get()
+                    + ": each point would be a job of its own, which " + backend.name() + " runs as it has room");
+            return Optional.empty();
+        }
+        return Optional.of(new Points(points, apart));
+    }
+
+    /**
+     * Why the sweep's points cannot be one job array (empty when they can): the backend runs no
+     * arrays of this job, or a point's allocation, batch script or logs dir differs from the first's
+     * (each point's queue command is made in one scratch folder and compared, its hostfile with it).
+     */
+    private static Optional<String> arrayRefused(Io io, List<SpecLoader.Loaded> points, Backend backend, Optional<Integer> maxParallel)
+            throws IOException {
+        Path scratch = Files.createTempDirectory("runjob-array-");
+        try {
+            List<String> first = null;
+            for (int i = 0; i < points.size(); i++) {
+                JobSpec spec = points.get(i).spec();
+                Optional<List<String>> argv = backend.queueArray(spec, scratch, scratch.resolve(BATCH_SCRIPT), List.of(),
+                        Quarantined.machines(io, spec), points.size(), maxParallel, io.env());
+                if (argv.isEmpty()) {
+                    return Optional.of(backend.name() + " runs no job array of this job's allocation");
+                }
+                List<String> key = new ArrayList<>(argv.get());
+                key.add(script(spec));
+                key.add(logsOf(spec).toString());
+                Path hostfile = scratch.resolve("hostfile");
+                if (Files.isRegularFile(hostfile)) {
+                    key.add(Files.readString(hostfile));
+                    Files.delete(hostfile);
+                }
+                if (first == null) {
+                    first = key;
+                } else if (!first.equals(key)) {
+                    return Optional.of("run " + (i + 1) + " asks for another allocation than the first");
+                }
+            }
+            return Optional.empty();
+        } finally {
+            RunJob.removeRefused(scratch);
+        }
+    }
+
+    /**
+     * The sweep as one job array: a folder per point (as {@link #queue} makes one), and the sweep's
+     * own folder beside them ({@code LOGS/JOB/SWEEP/}) with the batch script, the tasks' scheduler
+     * output and {@value #ARRAY_FILE}, from which each task's coordinator takes its run by the
+     * task's index ({@code run ARRAY_FILE --array-task}). Each run's {@value #QUEUE_FILE} names its
+     * task's job id and the command that would queue it alone ({@code submit --resume}).
+     */
+    private static int queueArray(Io io, String id, List<SpecLoader.Loaded> points, Backend backend, List<String> args,
+                                  Optional<Integer> maxParallel) throws IOException {
+        JobSpec first = points.get(0).spec();
+        Sweep sweep = points.get(0).sweep().orElseThrow();
+        for (SpecLoader.Loaded point : points) {
+            // a quarantined node the job names fails here, before anything is queued
+            if (Quarantined.avoid(io, point.spec()).isEmpty()) {
+                return ExitCode.PREFLIGHT_FAILED;
+            }
+        }
+        List<Prepared> runs = new ArrayList<>();
+        Path logs = logsOf(first);
+        Path folder = logs.resolve(first.name()).resolve(id);
+        boolean queuedAll = false;
+        try {
+            for (int i = 0; i < points.size(); i++) {
+                runs.add(prepare(io, points.get(i), args, Optional.of(
+                        new SweepRecord(id, first.name(), i, points.size(), sweep.point(i), Coordinator.current()))));
+            }
+            Files.createDirectory(folder, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+            var table = JSON.createObjectNode().put("sweep", id);
+            var list = table.putArray("runs");
+            for (int i = 0; i < runs.size(); i++) {
+                list.addObject().put("task", i).put("run_id", runs.get(i).runId()).put("job", runs.get(i).job().toString());
+            }
+            Path arrayFile = folder.resolve(ARRAY_FILE);
+            Files.writeString(arrayFile, JSON.writeValueAsString(table));
+            Path script = writeScript(folder, first);
+            List<String> run = new ArrayList<>(List.of("run", arrayFile.toString(), "--array-task", "--continue-requeued",
+                    "--set", "logs.dir=" + logs, "--"));
+            run.addAll(args);
+            List<String> queue = backend.queueArray(first, folder, script, Detach.runjob(run), Quarantined.machines(io, first),
+                    points.size(), maxParallel, io.env()).orElseThrow();
+            Ran ran = run(io, queue);
+            if (ran.code() == 0 && queue.contains("--test-only")) {
+                io.err().println("runjob: " + backend.name() + " was asked only whether it would run the job array (--test-only), and said: "
+                        + ran.out());
+                return ExitCode.OK;
+            }
+            Optional<String> arrayId = ran.jobId();
+            if (arrayId.isEmpty()) {
+                io.err().println("runjob: " + backend.name() + " refused the job array: " + ran.out());
+                io.err().println("runjob: " + id + " is not queued");
+                return ExitCode.PREFLIGHT_FAILED;
+            }
+            try {
+                for (int i = 0; i < runs.size(); i++) {
+                    Prepared r = runs.get(i);
+                    List<String> alone = backend.queue(r.spec(), r.folder(), r.script(), r.coordinator(),
+                            Quarantined.machines(io, r.spec()), io.env()).orElseThrow();
+                    writeRecord(r.folder(), backend, backend.arrayTask(arrayId.get(), i), alone, List.of(), arrayId);
+                    RunIndex.add(io, RunIndex.Entry.here(r.runId(), r.spec().name(), io.clock().instant(), r.folder()));
+                }
+            } catch (IOException | RuntimeException e) {
+                // the array is queued, its runs' records are not: withdrawn, before any task can start in a folder half made
+                backend.cancel(arrayId.get(), true, io.env());
+                throw e;
+            }
+            queuedAll = true;
+            runs.forEach(r -> io.out().println(r.runId()));
+            io.out().flush();
+            io.err().println("runjob: " + id + " of job " + first.name() + ": " + runs.size() + " runs queued as " + backend.name()
+                    + " job array " + arrayId.get() + " (tasks 0-" + (runs.size() - 1)
+                    + maxParallel.map(k -> ", at most " + k + " at once").orElse("") + "); its folder is " + folder
+                    + backend.queuedOutput(folder, backend.arrayTask(arrayId.get(), 0)).map(o -> ", task 0's batch output " + o).orElse("")
+                    + "; runjob runs lists them, runjob stop " + id + " stops them all; this machine may now go");
+            return ExitCode.OK;
+        } finally {
+            if (!queuedAll) {
+                runs.forEach(r -> RunJob.removeRefused(r.folder()));
+                RunJob.removeRefused(folder);
+            }
+        }
     }
 
     /**
@@ -193,24 +415,48 @@ public final class QueuedRun {
         }
     }
 
-    /** Queues {@code loaded} as one run (of {@code sweep}, when given), added to {@code queued}; the exit code. */
-    private static int queue(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args, Optional<SweepRecord> sweep,
-                             List<Queued> queued) throws IOException {
+    /**
+     * A run's folder made for the queue: its job ({@value Submission#JOB_FILE}), batch script and
+     * sweep record written, and the argv of the coordinator that runs it; nothing queued yet.
+     */
+    private record Prepared(JobSpec spec, String runId, Path folder, Path job, Path script, List<String> coordinator) {
+    }
+
+    /** Makes {@code loaded}'s run folder under its logs dir ({@link Prepared}). */
+    private static Prepared prepare(Io io, SpecLoader.Loaded loaded, List<String> args, Optional<SweepRecord> sweep) throws IOException {
         JobSpec spec = loaded.spec();
-        Path logs = Path.of(spec.logsDir()).toAbsolutePath().normalize();
+        Path logs = logsOf(spec);
         String runId = RunIds.claim(io, logs.resolve(spec.name()));
         Path folder = logs.resolve(spec.name()).resolve(runId);
         if (sweep.isPresent()) {
             sweep.get().write(folder);
         }
         Path job = folder.resolve(Submission.JOB_FILE);
-        Path script = folder.resolve(BATCH_SCRIPT);
         // the nodes see this machine's files where they are (a shared filesystem)
         Files.writeString(job, JSON.writeValueAsString(Submit.handedJob(loaded, f -> f.source().toAbsolutePath().toString())));
+        Path script = writeScript(folder, spec);
+        // the coordinator: this runjob's java, flags (heap, collector, class-data archive) and content-pinned jar
+        return new Prepared(spec, runId, folder, job, script, coordinator(job, runId, logs, sweep, args));
+    }
+
+    private static Path logsOf(JobSpec spec) {
+        return Path.of(spec.logsDir()).toAbsolutePath().normalize();
+    }
+
+    private static Path writeScript(Path folder, JobSpec spec) throws IOException {
+        Path script = folder.resolve(BATCH_SCRIPT);
         Files.writeString(script, script(spec));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
-        // the coordinator: this runjob's java, flags (heap, collector, class-data archive) and content-pinned jar
-        List<String> coordinator = coordinator(job, runId, logs, sweep, args);
+        return script;
+    }
+
+    /** Queues {@code loaded} as one run (of {@code sweep}, when given), added to {@code queued}; the exit code. */
+    private static int queue(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args, Optional<SweepRecord> sweep,
+                             List<Queued> queued) throws IOException {
+        Prepared run = prepare(io, loaded, args, sweep);
+        JobSpec spec = run.spec();
+        String runId = run.runId();
+        Path folder = run.folder();
         // a quarantined node the job names fails here, before anything is queued; Slurm keeps counted nodes off them
         if (Quarantined.avoid(io, spec).isEmpty()) {
             RunJob.removeRefused(folder);
@@ -218,7 +464,7 @@ public final class QueuedRun {
         }
         List<String> queue;
         try {
-            queue = backend.queue(spec, folder, script, coordinator, Quarantined.machines(io, spec)).orElseThrow();
+            queue = backend.queue(spec, folder, run.script(), run.coordinator(), Quarantined.machines(io, spec), io.env()).orElseThrow();
         } catch (IllegalArgumentException e) {
             io.err().println("runjob: " + e.getMessage());
             RunJob.removeRefused(folder);
@@ -238,7 +484,7 @@ public final class QueuedRun {
             return ExitCode.PREFLIGHT_FAILED;
         }
         String jobId = queuedAs.get();
-        writeRecord(folder, backend, jobId, queue, List.of());
+        writeRecord(folder, backend, jobId, queue, List.of(), Optional.empty());
         RunIndex.add(io, RunIndex.Entry.here(runId, spec.name(), io.clock().instant(), folder));
         io.err().println("runjob: run " + runId + " is queued as " + backend.name() + " job " + jobId + "; its folder is " + folder
                 + " (the nodes must see it)" + backend.queuedOutput(folder, jobId).map(o -> ", the batch job's own output " + o).orElse("")
@@ -255,24 +501,53 @@ public final class QueuedRun {
      * ones under {@code earlier_job_ids}). Refused, changing nothing: a run still queued or running,
      * one not queued with a scheduler, one queued before runjob kept the command.
      */
-    public static int resume(Io io, RunRecords.Run run) throws IOException {
-        Optional<Map.Entry<Backend, String>> queued = of(run.folder());
+    public static int resume(Io io, RunRecords.Run given) throws IOException {
+        Optional<Map.Entry<Backend, String>> queued = of(given.folder());
         if (queued.isEmpty()) {
-            io.err().println("runjob: run " + run.runId() + " was not queued with a scheduler: runjob resume " + run.runId() + " continues it");
+            io.err().println("runjob: run " + given.runId() + " was not queued with a scheduler: runjob resume " + given.runId() + " continues it");
             return ExitCode.INVALID;
         }
+        // one resume of a run at a time: a second at once would queue a second job for the one folder
+        try (FileChannel ch = FileChannel.open(given.folder().resolve(RESUME_LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS); FileLock lock = tryLock(ch)) {
+            if (lock == null) {
+                io.err().println("runjob: run " + given.runId() + " is being queued again by another runjob submit --resume: nothing was done");
+                return ExitCode.INVALID;
+            }
+            // read again under the lock: a resume that ended just now made the run queued
+            return resumeLocked(io, RunRecords.read(given.folder(), io.env()), queued.get());
+        }
+    }
+
+    /** The channel's lock, or null while another holds it (another process, or another thread of this one). */
+    private static FileLock tryLock(FileChannel ch) throws IOException {
+        try {
+            return ch.tryLock();
+        } catch (OverlappingFileLockException e) {
+            return null;
+        }
+    }
+
+    /** The lock file {@link #resume} holds while it queues a run again. */
+    private static final String RESUME_LOCK = ".resume.lock";
+
+    private static int resumeLocked(Io io, RunRecords.Run run, Map.Entry<Backend, String> queued) throws IOException {
         if (run.live()) {
             io.err().println("runjob: run " + run.runId() + " is " + run.state() + ": it has not ended (runjob stop " + run.runId() + " ends it)");
             return ExitCode.INVALID;
         }
         JsonNode record = Json.read(run.folder().resolve(QUEUE_FILE));
-        List<String> command = new ArrayList<>();
-        record.path("command").forEach(w -> command.add(w.asString()));
-        if (command.isEmpty()) {
+        List<String> kept = new ArrayList<>();
+        record.path("command").forEach(w -> kept.add(w.asString()));
+        if (kept.isEmpty()) {
             io.err().println("runjob: run " + run.runId() + " was queued before runjob kept the command it was queued with: submit its job again");
             return ExitCode.INVALID;
         }
-        Backend backend = queued.get().getKey();
+        Backend backend = queued.getKey();
+        // counted nodes keep off the nodes quarantined now, not those of the first submit
+        JsonNode job = Json.read(run.folder().resolve(Submission.JOB_FILE));
+        boolean avoids = job.path("failure").path("quarantine_s").asLong(1) != 0;
+        List<String> command = backend.again(kept, run.folder().resolve(BATCH_SCRIPT), avoids ? Quarantined.machines(io) : Set.of());
         Ran ran = run(io, command);
         Optional<String> jobId = ran.jobId();
         if (jobId.isEmpty()) {
@@ -281,8 +556,8 @@ public final class QueuedRun {
         }
         List<String> earlier = new ArrayList<>();
         record.path("earlier_job_ids").forEach(w -> earlier.add(w.asString()));
-        earlier.add(queued.get().getValue());
-        writeRecord(run.folder(), backend, jobId.get(), command, earlier);
+        earlier.add(queued.getValue());
+        writeRecord(run.folder(), backend, jobId.get(), command, earlier, Optional.empty());
         io.err().println("runjob: run " + run.runId() + " is queued again as " + backend.name() + " job " + jobId.get()
                 + ": it goes on as its next attempt in " + run.folder() + "; this machine may now go");
         io.out().println(run.runId());
@@ -290,9 +565,15 @@ public final class QueuedRun {
         return ExitCode.OK;
     }
 
-    /** The folder's {@value #QUEUE_FILE}: the backend, the job id, the command that queued it, and the jobs before it, if any. */
-    private static void writeRecord(Path folder, Backend backend, String jobId, List<String> command, List<String> earlier) throws IOException {
+    /**
+     * The folder's {@value #QUEUE_FILE}: the backend, the job id, the command that queues the run
+     * as a job of its own (what {@link #resume} runs), the jobs before it, if any, and the job
+     * array it is a task of, if it is one ({@code array_job_id}).
+     */
+    private static void writeRecord(Path folder, Backend backend, String jobId, List<String> command, List<String> earlier,
+                                    Optional<String> array) throws IOException {
         var record = JSON.createObjectNode().put("backend", backend.name()).put("job_id", jobId);
+        array.ifPresent(a -> record.put("array_job_id", a));
         command.forEach(record.putArray("command")::add);
         if (!earlier.isEmpty()) {
             earlier.forEach(record.putArray("earlier_job_ids")::add);
@@ -327,13 +608,24 @@ public final class QueuedRun {
 
     /** The backend and job id a queued run's folder names, if it is one. */
     public static Optional<Map.Entry<Backend, String>> of(Path folder) {
+        return named(folder, "job_id");
+    }
+
+    /** The backend and job array a queued run's folder names it a task of ({@code array_job_id}), if it is one. */
+    public static Optional<Map.Entry<Backend, String>> arrayOf(Path folder) {
+        return named(folder, "array_job_id");
+    }
+
+    /** The backend the folder's {@value #QUEUE_FILE} names, with its field {@code field}; empty without either. */
+    private static Optional<Map.Entry<Backend, String>> named(Path folder, String field) {
         try {
             Path f = folder.resolve(QUEUE_FILE);
             if (!Files.isRegularFile(f)) {
                 return Optional.empty();
             }
             JsonNode o = Json.read(f);
-            return Backends.named(o.path("backend").asString("")).map(b -> Map.entry(b, o.path("job_id").asString("")));
+            String value = o.path(field).asString("");
+            return value.isEmpty() ? Optional.empty() : Backends.named(o.path("backend").asString("")).map(b -> Map.entry(b, value));
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }

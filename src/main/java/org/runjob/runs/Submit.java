@@ -67,10 +67,11 @@ public final class Submit {
 
     /**
      * {@code runjob submit --dry-run}: for a backend with a queue, the command and batch script
-     * {@code submit} would hand it ({@link QueuedRun#dryRun}; a sweep's first run, its others
-     * alike); empty for a backend whose runs go to their nodes directly, whose plan the caller shows.
+     * {@code submit} would hand it ({@link QueuedRun#dryRun}; a sweep's job array, {@link QueuedRun#dryRunSweep});
+     * empty for a backend whose runs go to their nodes directly, whose plan the caller shows.
      */
-    public static Optional<Integer> dryRun(Io io, String file, List<String> sets, List<String> args) throws IOException {
+    public static Optional<Integer> dryRun(Io io, String file, List<String> sets, List<String> args, Optional<Integer> maxParallel)
+            throws IOException {
         SpecLoader.Loaded loaded = Jobs.load(io, file, sets, args);
         if (loaded == null) {
             return Optional.of(ExitCode.INVALID);
@@ -79,17 +80,19 @@ public final class Submit {
         if (!backend.queues()) {
             return Optional.empty();
         }
-        if (loaded.sweep().isPresent()) {
-            io.out().println("# a sweep of " + loaded.sweep().get().size() + " runs: one batch job each; the first run's:");
+        if (!throttles(io, file, loaded, maxParallel)) {
+            return Optional.of(ExitCode.INVALID);
         }
-        return Optional.of(QueuedRun.dryRun(io, loaded.sweep().isPresent() ? Jobs.load(io, file, sets, args, 0) : loaded, backend, args));
+        return Optional.of(loaded.sweep().isPresent() ? QueuedRun.dryRunSweep(io, file, sets, args, loaded, backend, maxParallel)
+                : QueuedRun.dryRun(io, loaded, backend, args));
     }
 
     /**
      * Submits the run of {@code file}; its coordinator runs on the master node, or on {@code coordinator}:
      * a node of the job, or one of its spares, which then runs no worker and stands in for no node.
      */
-    public static int submit(Io io, String file, List<String> sets, List<String> args, Optional<String> coordinator) throws IOException {
+    public static int submit(Io io, String file, List<String> sets, List<String> args, Optional<String> coordinator,
+                             Optional<Integer> maxParallel) throws IOException {
         SpecLoader.Loaded loaded = Jobs.load(io, file, sets, args);
         if (loaded == null) {
             return ExitCode.INVALID;
@@ -100,8 +103,11 @@ public final class Submit {
             io.err().println("runjob: --coordinator is for runs over SSH; a " + spec.backend() + " run's coordinator runs in the job's own batch step");
             return ExitCode.INVALID;
         }
+        if (!throttles(io, file, loaded, maxParallel)) {
+            return ExitCode.INVALID;
+        }
         if (backend.queues()) {
-            return loaded.sweep().isPresent() ? QueuedRun.submitSweep(io, file, sets, args, loaded, backend)
+            return loaded.sweep().isPresent() ? QueuedRun.submitSweep(io, file, sets, args, loaded, backend, maxParallel)
                     : QueuedRun.submit(io, loaded, backend, args);
         }
         if (loaded.sweep().isPresent()) {
@@ -159,6 +165,15 @@ public final class Submit {
             HostedRun hosted = new HostedRun(secret, hosts);
             return coordinate(io, cluster.node(master), master, spec, loaded, files, hosted, runId, args, coordinatorSpare.isPresent());
         }
+    }
+
+    /** False, after saying so, for {@code --max-parallel} given to a job without a sweep. */
+    private static boolean throttles(Io io, String file, SpecLoader.Loaded loaded, Optional<Integer> maxParallel) {
+        if (maxParallel.isPresent() && loaded.sweep().isEmpty()) {
+            io.err().println("runjob: --max-parallel is for a job with a sweep, and " + file + " has none");
+            return false;
+        }
+        return true;
     }
 
     /** The node's host endpoint, or why it could not start (a String). */

@@ -153,15 +153,42 @@ public final class SlurmCommands {
      * laid out by {@link #hostfile} (which sbatch reads from {@code SLURM_HOSTFILE}). Nodes given as
      * a count are asked for with {@code --exclude} of {@code exclude} (quarantined nodes), when any.
      *
-     * @throws IllegalArgumentException for {@code gpus: all}: Slurm needs the count before any node is reached
+     * @throws IllegalArgumentException for {@code gpus: all} not counted yet (nodes given as a count): Slurm needs the count first
      */
     public List<String> sbatch(String jobName, Path folder, Path script, List<String> coordinator, List<String> exclude) {
-        if (shapes.values().stream().anyMatch(s -> s.gpus() < 0)) {
-            throw new IllegalArgumentException("submit asks Slurm for a number of GPUs per node, and gpus: all is known only once"
-                    + " runjob reaches a node: give the count, e.g. gpus: {count: 8}");
+        return sbatch(jobName, List.of("--output=" + folder.resolve("slurm-%j.out")), script, coordinator, exclude);
+    }
+
+    /**
+     * As {@link #sbatch(String, Path, Path, List, List)}, one job array of {@code size} tasks, at
+     * most {@code maxParallel} running at once ({@code --array=0-N%K}), each task's output appended
+     * to {@code folder/slurm-ARRAYID_TASK.out}.
+     *
+     * @throws IllegalArgumentException for {@code gpus: all}, and for a heterogeneous job (Slurm runs no arrays of those)
+     */
+    public List<String> sbatchArray(String jobName, Path folder, Path script, List<String> coordinator, List<String> exclude,
+                                    int size, Optional<Integer> maxParallel) {
+        if (heterogeneous()) {
+            throw new IllegalArgumentException("Slurm runs no job array of a heterogeneous job");
         }
-        List<String> argv = new ArrayList<>(List.of("sbatch", "--parsable", "--job-name=" + jobName,
-                "--output=" + folder.resolve("slurm-%j.out"), "--open-mode=append"));
+        List<String> options = List.of("--array=0-" + (size - 1) + maxParallel.map(k -> "%" + k).orElse(""),
+                "--output=" + folder.resolve("slurm-%A_%a.out"));
+        return sbatch(jobName, options, script, coordinator, exclude);
+    }
+
+    /** True when the job's nodes differ in GPU count: one allocation component per shape (a heterogeneous job). */
+    public boolean heterogeneous() {
+        return components.size() > 1;
+    }
+
+    private List<String> sbatch(String jobName, List<String> own, Path script, List<String> coordinator, List<String> exclude) {
+        if (shapes.values().stream().anyMatch(s -> s.gpus() < 0)) {
+            throw new IllegalArgumentException("submit asks Slurm for a number of GPUs per node, and gpus: all of nodes given as a"
+                    + " count is known only once Slurm has picked them: give the count, e.g. gpus: {count: 8}");
+        }
+        List<String> argv = new ArrayList<>(List.of("sbatch", "--parsable", "--job-name=" + jobName));
+        argv.addAll(own);
+        argv.add("--open-mode=append");
         // the batch step is runjob itself (exec): Slurm's warning before the time limit stops the run gracefully
         argv.add("--signal=B:USR1@" + slurm.stopBeforeLimitSeconds());
         for (int k = 0; k < components.size(); k++) {

@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -146,11 +147,25 @@ class SlurmBackendTest {
         }
     }
 
-    /** The job's state in slurmctld's record (kept MinJobAge after it ends). */
+    /**
+     * The job's end state in slurmctld's record (kept MinJobAge after it ends), once it has one:
+     * a job whose runjob has just exited may read RUNNING or COMPLETING while slurmd ends its steps.
+     */
     private String jobState(String jobId) throws Exception {
-        Matcher m = Pattern.compile("JobState=(\\S+)").matcher(slurm.out("scontrol", "show", "job", jobId));
-        assertThat(m.find()).as("scontrol knows job " + jobId).isTrue();
-        return m.group(1);
+        String[] state = new String[1];
+        Poll.until(() -> {
+            String record;
+            try {
+                record = slurm.out("scontrol", "show", "job", jobId);
+            } catch (IOException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+            Matcher m = Pattern.compile("JobState=(\\S+)").matcher(record);
+            assertThat(m.find()).as("scontrol knows job " + jobId).isTrue();
+            state[0] = m.group(1);
+            return !List.of("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "REQUEUED").contains(state[0]);
+        }, Duration.ofSeconds(30), "job " + jobId + " to end");
+        return state[0];
     }
 
     @Test
@@ -376,6 +391,65 @@ class SlurmBackendTest {
         return Files.readString(jobs.logs.resolve(job).resolve(runId).resolve("all.log")).lines().filter(l -> l.contains("] rank ")).sorted().toList();
     }
 
+    /**
+     * A submitted sweep of 6 with --max-parallel 2 is one job array (--array=0-5%2): each task runs
+     * its own point in its own run folder, and no more than 2 run at once, although the 4 nodes
+     * of the cluster have room for 4 one-node tasks.
+     */
+    @Test
+    void aSubmittedSweepIsOneJobArrayThatRunsAtMostMaxParallelTasksAtOnce() throws Exception {
+        String extra = "backend: slurm\nworkdir: " + dir.resolve("work") + "\nsweep: {n: [0, 1, 2, 3, 4, 5]}\n";
+        Path job = jobs.job("arrayed", "  - {count: 1, workers: 1}\n", List.of(),
+                List.of("python3", "-c", "'import sys, time; time.sleep(2); print(\"n\", sys.argv[1])'", "'${sweep.n}'"), extra, Map.of());
+        Cli dry = Cli.run(env, "submit", "--dry-run", "--max-parallel", "2", job.toString());
+        assertThat(dry.code()).as(dry.err()).isZero();
+        assertThat(dry.out().lines().toList().get(1)).startsWith("sbatch --parsable --job-name=runjob-arrayed --array=0-5%2"
+                + " --output=SWEEP_FOLDER/slurm-%A_%a.out --open-mode=append ")
+                .contains(" SWEEP_FOLDER/submit.sh ").contains(" run SWEEP_FOLDER/array.json --array-task --continue-requeued ");
+        Process p = RunjobProcess.start(dir, job, env, "submit", "--max-parallel", "2");
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String err = RunjobProcess.stderrOf(dir, job);
+        assertThat(p.exitValue()).as(err).isZero();
+        List<String> runIds = Files.readAllLines(dir.resolve(job.getFileName() + ".out"));
+        assertThat(runIds).hasSize(6);
+        Matcher m = Pattern.compile("runjob: (sweep-\\S+) of job arrayed: 6 runs queued as slurm job array (\\d+) \\(tasks 0-5, at most 2 at once\\);"
+                + " its folder is (\\S+), task 0's batch output \\S+/slurm-\\d+_0.out; runjob runs lists them").matcher(err);
+        assertThat(m.find()).as(err).isTrue();
+        String array = m.group(2);
+        Path sweepFolder = Path.of(m.group(3));
+        assertThat(sweepFolder).isEqualTo(jobs.logs.resolve("arrayed").resolve(m.group(1)));
+        assertThat(slurm.out("scontrol", "-o", "show", "job", array + "_5")).contains("ArrayTaskThrottle=2");
+        for (String runId : runIds) {
+            Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(120), "run " + runId);
+        }
+        List<Instant[]> windows = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            Path folder = jobs.logs.resolve("arrayed").resolve(runIds.get(i));
+            assertThat(Files.readString(folder.resolve("rank-0.log"))).isEqualTo("n " + i + "\n");
+            assertThat(queuedJobId("arrayed", runIds.get(i))).isEqualTo(array + "_" + i);
+            // what submit --resume runs: the run queued alone, as a submit of its point would
+            List<String> alone = new ArrayList<>();
+            JsonMapper.builder().build().readTree(Files.readString(folder.resolve("queued.json"))).path("command").forEach(w -> alone.add(w.asString()));
+            assertThat(alone).startsWith("sbatch", "--parsable", "--job-name=runjob-arrayed", "--output=" + folder.resolve("slurm-%j.out"))
+                    .contains("--run-id", runIds.get(i), "--sweep-point", Integer.toString(i)).doesNotContain("--array-task")
+                    .noneMatch(w -> w.startsWith("--array"));
+            JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
+            assertThat(summary.path("sweep").path("n").asString()).isEqualTo(Integer.toString(i));
+            windows.add(new Instant[] {Instant.parse(summary.path("start").asString()), Instant.parse(summary.path("end").asString())});
+            assertThat(sweepFolder.resolve("slurm-" + array + "_" + i + ".out")).isRegularFile();
+            assertThat(jobState(array + "_" + i)).isEqualTo("COMPLETED");
+        }
+        int most = 0;
+        for (Instant[] w : windows) {
+            most = Math.max(most, (int) windows.stream().filter(o -> o[0].isBefore(w[1]) && w[0].isBefore(o[1])).count());
+        }
+        assertThat(most).as("runs at once").isBetween(1, 2);
+        assertThat(Cli.run(env, "runs").out()).contains(m.group(1) + " of job arrayed: 6 runs (runjob stop " + m.group(1) + " stops them all)\n");
+        // the sweep's folder is no run of its own
+        assertThat(Cli.run(env, "runs").out()).doesNotContain("arrayed/" + m.group(1));
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the array to leave the queue");
+    }
+
     @Test
     void aSubmittedSweepIsABatchJobPerPointAndStopsAsOne() throws Exception {
         String extra = "backend: slurm\nworkdir: " + dir.resolve("work") + "\nsweep: {lr: [1, 2, 3]}\n";
@@ -387,7 +461,7 @@ class SlurmBackendTest {
         assertThat(p.exitValue()).as(err).isZero();
         List<String> runIds = Files.readAllLines(dir.resolve(job.getFileName() + ".out"));
         assertThat(runIds).hasSize(3);
-        Matcher id = Pattern.compile("runjob: (sweep-\\S+) of job swept: 3 runs queued as slurm jobs \\d+-\\d+; ").matcher(err);
+        Matcher id = Pattern.compile("runjob: (sweep-\\S+) of job swept: 3 runs queued as slurm job array \\d+ \\(tasks 0-2\\); ").matcher(err);
         assertThat(id.find()).as(err).isTrue();
         for (String runId : runIds) {
             Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(90), "run " + runId);
@@ -419,7 +493,7 @@ class SlurmBackendTest {
         // each point's rank 0 writes rank-0-N.pid
         List<Long> ranks = Pids.await(jobs.pids, "rank-0", 2, Duration.ofSeconds(90));
         List<String> coordinators = ProcessHandle.allProcesses().map(h -> h.info().commandLine().orElse(""))
-                .filter(c -> c.contains(" run ") && c.contains("/sleepy/") && c.contains("--sweep-point")).toList();
+                .filter(c -> c.contains(" run ") && c.contains("/sleepy/sweep-") && c.contains(" --array-task ")).toList();
         assertThat(coordinators).hasSize(2).allMatch(c -> c.contains(" -Xss1280k -cp "));
         Cli stop = Cli.run(env, "stop", sweepId.group(1));
         assertThat(stop.code()).as(stop.err()).isZero();
@@ -433,6 +507,11 @@ class SlurmBackendTest {
         Path half = jobs.job("half", "  - {name: h1, workers: 1}\n", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"),
                 "backend: slurm\nworkdir: " + dir.resolve("work") + "\nsweep: {p: [debug, nosuch]}\nslurm: {partition: '${sweep.p}'}\n",
                 Map.of());
+        // its points ask for different partitions: no one job array, so nothing can hold them to --max-parallel
+        Cli throttled = Cli.run(env, "submit", "--max-parallel", "1", half.toString());
+        assertThat(throttled.code()).isEqualTo(2);
+        assertThat(throttled.err()).isEqualTo("runjob: --max-parallel needs the sweep queued as one job array, and run 2 asks for another"
+                + " allocation than the first: each point would be a job of its own, which slurm runs as it has room\n");
         p = RunjobProcess.start(dir, half, env, "submit");
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         String halfErr = RunjobProcess.stderrOf(dir, half);
@@ -584,8 +663,16 @@ class SlurmBackendTest {
         Cli stop = Cli.run(env, "stop", runId);
         assertThat(stop.code()).as(stop.err()).isZero();
         Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the stopped job to leave the queue");
-        Cli resumed = Cli.run(env, "submit", "--resume", runId);
-        assertThat(resumed.code()).as(resumed.err()).isZero();
+        // two at once: one queues the run again, the other leaves it be
+        CompletableFuture<Cli> one = CompletableFuture.supplyAsync(() -> Cli.run(env, "submit", "--resume", runId));
+        CompletableFuture<Cli> other = CompletableFuture.supplyAsync(() -> Cli.run(env, "submit", "--resume", runId));
+        List<Cli> both = List.of(one.get(60, TimeUnit.SECONDS), other.get(60, TimeUnit.SECONDS));
+        assertThat(both.stream().map(Cli::code).sorted().toList()).as(both.get(0).err() + both.get(1).err()).containsExactly(0, 2);
+        Cli resumed = both.get(0).code() == 0 ? both.get(0) : both.get(1);
+        Cli refused = both.get(0).code() == 0 ? both.get(1) : both.get(0);
+        assertThat(refused.err()).isIn("runjob: run " + runId + " is being queued again by another runjob submit --resume: nothing was done\n",
+                "runjob: run " + runId + " is queued: it has not ended (runjob stop " + runId + " ends it)\n");
+        assertThat(slurm.queue().lines()).as("one job queued for the run").hasSize(1);
         assertThat(resumed.out()).isEqualTo(runId + "\n");
         String second = queuedJobId("again", runId);
         assertThat(second).isNotEqualTo(first);
@@ -965,6 +1052,29 @@ class SlurmBackendTest {
         assertThat(summary).contains("\"job_id\"").contains("GPU given by Slurm (physical 1)").contains("GPU given by Slurm (physical 0)");
         String preflight = Files.readString(run.resolve("preflight.json"));
         assertThat(preflight).contains("CUDA_VISIBLE_DEVICES=1 (SLURM_STEP_GPUS=1)").contains("CUDA_VISIBLE_DEVICES=0,1 (SLURM_STEP_GPUS=0,1)");
+    }
+
+    /** gpus: all of a named node, submitted: sbatch asks for the GPUs Slurm has for it (Gres=gpu:2), one worker each. */
+    @Test
+    void submitAsksSlurmHowManyGpusANamedNodeHasForGpusAll() throws Exception {
+        String show = "sh, -c, 'echo rank $RANK of $WORLD_SIZE'";
+        String extra = "backend: slurm\nworkdir: " + dir.resolve("work") + "\n";
+        Path all = jobs.job("allgpus", "  - {name: h1, gpus: all}\n", List.of(), List.of(show), extra, Map.of());
+        Cli dry = Cli.run(env, "submit", "--dry-run", all.toString());
+        assertThat(dry.code()).as(dry.err()).isZero();
+        assertThat(dry.out()).contains(" --nodelist=h1 --nodes=1 --ntasks-per-node=2 --gpus-per-node=2 ");
+        String runId = submit(all);
+        Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(90), "the run to succeed");
+        assertThat(Files.readString(jobs.logs.resolve("allgpus").resolve(runId).resolve("all.log")).lines().filter(l -> l.contains(" rank "))
+                .sorted().toList()).containsExactly("[h1/0] rank 0 of 2", "[h1/1] rank 1 of 2");
+        // nodes given as a count: which nodes, and so how many GPUs, is known only once Slurm picks them
+        Path counted = jobs.job("allcounted", "  - {count: 1, gpus: all}\n", List.of(), List.of(show), extra, Map.of());
+        Cli refused = Cli.run(env, "submit", counted.toString());
+        assertThat(refused.code()).as(refused.err()).isEqualTo(2);
+        assertThat(refused.err()).isEqualTo(counted + ":3:22: /nodes/0/gpus: nodes given as a count need their GPUs as a number,"
+                + " e.g. gpus: {count: 8}: Slurm allocates that many on each\n" + counted + ": 1 problem\n");
+        assertThat(jobs.logs.resolve("allcounted")).doesNotExist();
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the batch job to leave the queue");
     }
 
     /** Inside the user's allocation of 2 GPUs a node, the job file's count decides: its step gets that many, and too many is refused by name. */

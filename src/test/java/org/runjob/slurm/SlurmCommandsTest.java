@@ -103,10 +103,39 @@ class SlurmCommandsTest {
     }
 
     @Test
-    void submitRefusesGpusAllForSlurmNeedsTheCountFirst() {
+    void aCommandQueuedAgainKeepsOffTheNodesQuarantinedNowAndLeavesTheCoordinatorsArgumentsAlone() {
+        Path script = Path.of("/runs/j/1/submit.sh");
+        List<String> counted = List.of("sbatch", "--parsable", "--job-name=runjob-j", "--nodes=2", "--exclude=h2", script.toString(),
+                "java", "run", "--", "--exclude=mine");
+        SlurmBackend slurm = new SlurmBackend();
+        assertThat(slurm.again(counted, script, Set.of("slurm:h3", "slurm:h1", "h9:22")))
+                .containsExactly("sbatch", "--parsable", "--job-name=runjob-j", "--nodes=2", "--exclude=h1,h3", script.toString(),
+                        "java", "run", "--", "--exclude=mine");
+        assertThat(slurm.again(counted, script, Set.of()))
+                .containsExactly("sbatch", "--parsable", "--job-name=runjob-j", "--nodes=2", script.toString(), "java", "run", "--", "--exclude=mine");
+        List<String> named = List.of("sbatch", "--parsable", "--nodelist=h1,h2", "--nodes=2", script.toString(), "java");
+        assertThat(slurm.again(named, script, Set.of("slurm:h3"))).isEqualTo(named);
+        List<String> hostfile = List.of("env", "SLURM_HOSTFILE=/runs/j/1/hostfile", "sbatch", "--parsable", "--nodes=2", script.toString(), "java");
+        assertThat(slurm.again(hostfile, script, Set.of("slurm:h3"))).containsExactly("env", "SLURM_HOSTFILE=/runs/j/1/hostfile", "sbatch",
+                "--parsable", "--nodes=2", "--exclude=h3", script.toString(), "java");
+    }
+
+    @Test
+    void aSweepOfOneAllocationIsOneJobArrayThrottledByMaxParallel() {
+        NodeSpec a = new NodeSpec("a", new SlurmAddress("a"), new NodeSpec.GpuRequest.Count(1, 0), OptionalInt.empty(), Optional.empty(), Map.of());
+        List<String> argv = commands(job(PLAIN, a)).sbatchArray("runjob-j", Path.of("/runs/j/sweep-1"), Path.of("/runs/j/sweep-1/submit.sh"),
+                List.of("java"), List.of(), 6, Optional.of(2));
+        assertThat(argv).startsWith("sbatch", "--parsable", "--job-name=runjob-j", "--array=0-5%2", "--output=/runs/j/sweep-1/slurm-%A_%a.out",
+                "--open-mode=append").endsWith("/runs/j/sweep-1/submit.sh", "java");
+        assertThat(commands(job(PLAIN, a)).sbatchArray("r", Path.of("/s"), Path.of("/s/submit.sh"), List.of("java"), List.of(), 3, Optional.empty()))
+                .contains("--array=0-2").noneMatch(w -> w.startsWith("--array=0-2%"));
+    }
+
+    @Test
+    void sbatchRefusesGpusAllNotCountedYetForSlurmNeedsTheCountFirst() {
         NodeSpec all = new NodeSpec("a", new SlurmAddress("a"), new NodeSpec.GpuRequest.All(), OptionalInt.empty(), Optional.empty(), Map.of());
         assertThatThrownBy(() -> commands(job(PLAIN, all)).sbatch("r", Path.of("/r"), Path.of("/r/s.sh"), List.of("java"), List.of()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gpus: all is known only once runjob reaches a node");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gpus: all of nodes given as a count is known only once Slurm has picked them");
     }
 
     @Test
@@ -142,7 +171,7 @@ class SlurmCommandsTest {
 
         Path folder = tmp;
         JobSpec unequal = job(PLAIN, node("a", 2, List.of()), node("b", 1, List.of()));
-        List<String> queue = new SlurmBackend().queue(unequal, folder, folder.resolve("submit.sh"), List.of("java"), Set.of("slurm:gpu01")).orElseThrow();
+        List<String> queue = new SlurmBackend().queue(unequal, folder, folder.resolve("submit.sh"), List.of("java"), Set.of("slurm:gpu01"), Map.of()).orElseThrow();
         assertThat(queue).startsWith("env", "SLURM_HOSTFILE=" + folder.resolve("hostfile"), "sbatch")
                 .contains("--nodelist=a,b", "--nodes=2", "--ntasks=3", "--distribution=arbitrary");
         assertThat(Files.readAllLines(folder.resolve("hostfile"))).containsExactly("a", "a", "b");
