@@ -226,8 +226,16 @@ public final class Agent {
         workers.stopAll();
     }
 
+    /** True once the node's GPUs are being sampled ({@link GpuSampler}): one sampler per agent. */
+    private boolean sampling;
+
     private void start(StartRequest request) {
         requests.stopServing();
+        if (request.sampleMillis() > 0 && !sampling) {
+            sampling = true;
+            GpuSampler.start(request.sampleMillis(), request.workers(),
+                    line -> put(new Frame(Frame.Type.GPU_SAMPLE, -1, line.getBytes(StandardCharsets.UTF_8))));
+        }
         if (workers.start(request) && request.heartbeatTimeoutMillis() > 0) {
             long timeoutMs = request.heartbeatTimeoutMillis();
             // the channel may well be open (runjob paused, a laptop asleep): what the workers still print,

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -22,6 +23,7 @@ import org.apache.commons.exec.launcher.CommandLauncherFactory;
 import org.runjob.protocol.ContainerStart;
 import org.runjob.protocol.Exit;
 import org.runjob.protocol.Frame;
+import org.runjob.protocol.MetricsChunk;
 import org.runjob.protocol.Started;
 import org.runjob.protocol.WorkerStart;
 
@@ -93,6 +95,8 @@ final class WorkerProcess {
         env.put(ProcessTree.TOKEN_VARIABLE, token);
         Path dir = Workdirs.resolve(spec.workdir(), agentEnv);
         errorFile = errorFile(dir, env);
+        MetricsTail metrics = new MetricsTail(MetricsTail.fileFor(dir, env),
+                b -> send(new Frame(Frame.Type.METRICS, spec.rank(), MetricsChunk.encode(System.currentTimeMillis(), b))));
         List<String> argv = container.isEmpty() ? spec.argv() : inContainer(container.get(), dir, hook, env, token);
         try {
             Files.createDirectories(dir);
@@ -127,10 +131,14 @@ final class WorkerProcess {
         send(new Frame(Frame.Type.STARTED, spec.rank(), new Started(process.pid(), token).encode()));
         Thread out = drain(process.getInputStream(), Frame.Type.STDOUT, "out");
         Thread err = drain(process.getErrorStream(), Frame.Type.STDERR, "err");
+        ScheduledFuture<?> following = metrics.follow();
         Thread waiter = new Thread(() -> {
             int value = waitFor();
             joinQuietly(out, DRAIN_WAIT_MS);
             joinQuietly(err, DRAIN_WAIT_MS);
+            following.cancel(false);
+            metrics.finish(); // every metrics line arrives before the worker's exit
+            metrics.remove();
             if (value != 0) {
                 sendErrorFile();
             }
@@ -148,7 +156,7 @@ final class WorkerProcess {
      */
     private List<String> inContainer(ContainerStart c, Path dir, Optional<StackHook> hook, Map<String, String> env, String token) {
         List<String> names = new ArrayList<>(spec.env().keySet());
-        for (String n : List.of(ProcessTree.TOKEN_VARIABLE, ERROR_FILE_VARIABLE, "PYTHONPATH", StackHook.VARIABLE)) {
+        for (String n : List.of(ProcessTree.TOKEN_VARIABLE, ERROR_FILE_VARIABLE, MetricsTail.VARIABLE, "PYTHONPATH", StackHook.VARIABLE)) {
             if (env.containsKey(n) && !names.contains(n)) {
                 names.add(n);
             }

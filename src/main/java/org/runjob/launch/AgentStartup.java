@@ -126,7 +126,7 @@ final class AgentStartup {
     }
 
     /** A node's START: its workers, with the attempt's variables added to each one's environment. */
-    static byte[] startPayload(NodePlan node, int attempt, JobSpec.FailureSpec failure, long graceMillis) {
+    static byte[] startPayload(NodePlan node, int attempt, JobSpec.FailureSpec failure, long graceMillis, long sampleMillis) {
         List<WorkerStart> workers = new ArrayList<>();
         for (WorkerLaunch w : node.workers()) {
             Map<String, String> env = new LinkedHashMap<>(w.env());
@@ -135,7 +135,7 @@ final class AgentStartup {
             env.put("TORCHELASTIC_MAX_RESTARTS", Integer.toString(failure.maxRestarts()));
             workers.add(new WorkerStart(w.rank(), w.argv(), env, node.workdir()));
         }
-        return new StartRequest(workers, graceMillis, failure.heartbeatTimeoutMillis(), node.unset(), node.container()).encode();
+        return new StartRequest(workers, graceMillis, failure.heartbeatTimeoutMillis(), node.unset(), node.container(), sampleMillis).encode();
     }
 
     /** The one way a node fails the start: logged, its workers lost; returns the attempt's failure (the first). */

@@ -138,6 +138,8 @@ final class Supervisor {
                 backstops();
                 ping();
                 stacks.tick(this::running, lastActivity, escalation.stopping());
+                // step marks carry their agents' wall-clock times: windows are judged on the same clock
+                router.tick(Instant.now());
                 // a burst of changes (200 workers starting) is one rewrite of status.json, not 200
                 long sincePublish = System.nanoTime() - lastPublish;
                 if ((changed && (events.isEmpty() || sincePublish > 200_000_000L)) || (outputSince && sincePublish > 1_000_000_000L)) {
@@ -173,7 +175,7 @@ final class Supervisor {
     /** Starts every agent ({@link AgentStartup}); a node that fails the start loses its workers and stops the rest. */
     private void startAgents() {
         AgentStartup.Result r = new AgentStartup(plan, starter, events, interrupts,
-                node -> AgentStartup.startPayload(node, attempt, plan.spec().failure(), graceMillis), new AgentStartup.Failures() {
+                node -> AgentStartup.startPayload(node, attempt, plan.spec().failure(), graceMillis, plan.spec().observe().intervalMillis()), new AgentStartup.Failures() {
                     @Override
                     public void lost(NodePlan node, String why) {
                         lose(node.name(), why);
@@ -221,6 +223,10 @@ final class Supervisor {
             workers.get(o.rank()).lastOutput = clock.instant();
             lastActivity = System.nanoTime();
             outputSince = true;
+        } else if (event instanceof Event.Metrics m) {
+            router.metrics(m.node(), m.rank(), m.read(), m.lines());
+        } else if (event instanceof Event.GpuSample g) {
+            router.gpuSample(g.node(), g.line());
         } else if (event instanceof Event.Stack st) {
             stacks.received(st.rank(), st.id(), st.text());
         } else if (event instanceof Event.Exited x) {

@@ -7,6 +7,8 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.List;
@@ -40,11 +42,13 @@ public final class OutputRouter implements AutoCloseable {
     private final Map<Integer, long[]> bytes = new HashMap<>();
     private final Map<Integer, String> nodes = new HashMap<>();
     private final Map<String, byte[]> prefixes = new HashMap<>();
+    private final MetricsLog metrics;
     private int attempt;
 
     public OutputRouter(Path folder, Console console) throws IOException {
         this.folder = folder;
         this.console = console;
+        this.metrics = new MetricsLog(folder, Clock.systemUTC());
         this.all = new BufferedOutputStream(Files.newOutputStream(folder.resolve("all.log")), 1 << 16);
     }
 
@@ -121,11 +125,40 @@ public final class OutputRouter implements AutoCloseable {
     public void finish(int rank) {
         flushPartial(rank, false);
         flushPartial(rank, true);
+        metrics.stragglers().ended(rank, Instant.now());
     }
 
     /** The last stderr lines of a rank in this attempt, oldest first. */
     public List<String> stderrTail(int rank) {
         return List.copyOf(stderrTail.getOrDefault(rank, new ArrayDeque<>()));
+    }
+
+    /** Lines of a rank's RUNJOB_METRICS_FILE read at {@code read} ({@link MetricsLog}): to {@code metrics/rank-N.jsonl}. */
+    public void metrics(String node, int rank, Instant read, byte[] lines) {
+        try {
+            metrics.accept(node, rank, attempt, read, lines);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A GPU sample of {@code node} ({@link MetricsLog#gpu}): to {@code metrics/gpu-NODE.jsonl}. */
+    public void gpuSample(String node, byte[] line) {
+        try {
+            metrics.gpu(node, attempt, new String(line, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Judges the straggler window that ended by {@code now}, if one did ({@link StragglerWatch}). */
+    public void tick(Instant now) {
+        metrics.stragglers().tick(now);
+    }
+
+    /** The metrics taken so far. */
+    public MetricsLog metricsLog() {
+        return metrics;
     }
 
     /** {stdout bytes, stderr bytes} of a rank in this attempt. */
@@ -135,6 +168,7 @@ public final class OutputRouter implements AutoCloseable {
 
     public void flush() throws IOException {
         all.flush();
+        metrics.flush();
         console.flush();
         for (OutputStream o : rankFiles.values()) {
             o.flush();
@@ -193,6 +227,7 @@ public final class OutputRouter implements AutoCloseable {
         flushPartials();
         closeRankFiles();
         all.close();
+        metrics.close();
         console.flush();
     }
 }

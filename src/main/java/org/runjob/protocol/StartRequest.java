@@ -24,12 +24,13 @@ import java.util.Optional;
  * workdir, argv and its own variables, each string as a length and UTF-8 bytes. Not JSON: loading a JSON
  * library cost every agent about 200 ms of start-up, on every node of every run. Then the variables
  * the node's environment removes ({@code unset}, when activated: a module unload, say) and the
- * container, when the workers run in one (a flag, then {@link ContainerStart}'s fields).
+ * container, when the workers run in one (a flag, then {@link ContainerStart}'s fields), and how
+ * often the agent samples the node's GPUs ({@code sampleMillis}; 0: never).
  */
 public record StartRequest(List<WorkerStart> workers, long graceMillis, long heartbeatTimeoutMillis, List<String> unset,
-                           Optional<ContainerStart> container) {
+                           Optional<ContainerStart> container, long sampleMillis) {
 
-    private static final byte FORMAT = 3;
+    private static final byte FORMAT = 4;
 
     public StartRequest {
         workers = List.copyOf(workers);
@@ -39,7 +40,13 @@ public record StartRequest(List<WorkerStart> workers, long graceMillis, long hea
 
     /** Workers that run with the agent's environment, outside any container. */
     public StartRequest(List<WorkerStart> workers, long graceMillis, long heartbeatTimeoutMillis) {
-        this(workers, graceMillis, heartbeatTimeoutMillis, List.of(), Optional.empty());
+        this(workers, graceMillis, heartbeatTimeoutMillis, List.of(), Optional.empty(), 0);
+    }
+
+    /** Workers with {@code unset} and {@code container}, and no GPU samples. */
+    public StartRequest(List<WorkerStart> workers, long graceMillis, long heartbeatTimeoutMillis, List<String> unset,
+                        Optional<ContainerStart> container) {
+        this(workers, graceMillis, heartbeatTimeoutMillis, unset, container, 0);
     }
 
     public byte[] encode() {
@@ -67,6 +74,7 @@ public record StartRequest(List<WorkerStart> workers, long graceMillis, long hea
             if (container.isPresent()) {
                 container.get().encode(out);
             }
+            out.writeLong(sampleMillis);
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a byte array does not fail
         }
@@ -108,7 +116,7 @@ public record StartRequest(List<WorkerStart> workers, long graceMillis, long hea
             }
             List<String> unset = Wire.list(in);
             Optional<ContainerStart> container = in.readBoolean() ? Optional.of(ContainerStart.decode(in)) : Optional.empty();
-            return new StartRequest(workers, grace, heartbeat, unset, container);
+            return new StartRequest(workers, grace, heartbeat, unset, container, in.readLong());
         } catch (IOException e) {
             throw new IllegalArgumentException("truncated START payload", e);
         }

@@ -6,6 +6,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.TreeMap;
 
 import org.runjob.backends.Backends;
 import org.runjob.distribute.Shipped;
@@ -27,8 +29,10 @@ import org.runjob.launch.Spares;
 import org.runjob.logs.Console;
 import org.runjob.logs.Diagnostics;
 import org.runjob.logs.GitInfo;
+import org.runjob.logs.MetricsLog;
 import org.runjob.logs.OutputRouter;
 import org.runjob.logs.RunFolder;
+import org.runjob.logs.StragglerWatch;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
 import org.runjob.node.RunHandle;
@@ -219,10 +223,15 @@ public final class RunJob {
                 plan.worldSize(), plan.worldSize() == 1 ? "" : "s", plan.nodes().size(), plan.nodes().size() == 1 ? "" : "s",
                 plan.masterAddr(), plan.masterPort().orElse(0), folder.dir());
         RunResult result;
+        MetricsLog metrics;
         // with -o json, stdout is the summary alone (for jq): workers' lines go to stderr
         try (OutputRouter router = new OutputRouter(folder.dir(),
                 new Console(request.json() ? io.err() : io.out(), Io.colour(io), request.ranks().ranks()))) {
+            spec.observe().prometheus().ifPresent(f -> router.metricsLog().exportTo(Path.of(f), spec.name(), plan.runId()));
+            router.metricsLog().watch(new StragglerWatch(folder.dir(), spec.observe().stragglerPct(),
+                    Duration.ofMillis(Math.round(spec.observe().stragglerWindowSeconds() * 1000)), io.err()::println));
             result = new RunResult(spec.name(), plan.runId(), folder.dir(), launcher.run(plan, router));
+            metrics = router.metricsLog();
         }
         RunOutcome outcome = new RunOutcome(result, RunState.ended(result), request.commandLine(), GitInfo.of(Path.of(request.file())), plan,
                 report, shipped, handle, loaded.point(), folder.dir());
@@ -233,6 +242,7 @@ public final class RunJob {
         if (!outputs.isEmpty()) {
             summary.set("outputs", outputs);
         }
+        metricsSummary(metrics, io).ifPresent(m -> summary.set("metrics", m));
         folder.writeJson("summary.json", summary);
         status.write(outcome.state());
         for (var attempt : result.attempts()) {
@@ -252,6 +262,38 @@ public final class RunJob {
     }
 
     /** For each node with GPUs: the lease request of the GPUs its workers use. */
+    /**
+     * summary.json's {@code metrics}: per rank, the RUNJOB_METRICS_FILE lines taken and skipped and
+     * the last one, each node's last GPU sample, and why a node sent none (a machine without the
+     * driver: not said on the console, where every GPU-less run would say it); empty when there is
+     * none of these. Skipped lines are said once per rank on stderr.
+     */
+    private static Optional<ObjectNode> metricsSummary(MetricsLog metrics, Io io) {
+        if (metrics.counts().isEmpty() && metrics.lastGpus().isEmpty() && metrics.noGpus().isEmpty()) {
+            return Optional.empty();
+        }
+        ObjectNode m = Json.object().put("dir", MetricsLog.DIR);
+        if (!metrics.lastGpus().isEmpty()) {
+            ObjectNode gpus = m.putObject("gpus");
+            new TreeMap<>(metrics.lastGpus()).forEach(gpus::set);
+        }
+        if (!metrics.noGpus().isEmpty()) {
+            ObjectNode none = m.putObject("no_gpu_samples");
+            new TreeMap<>(metrics.noGpus()).forEach(none::put);
+        }
+        m.set("stragglers", metrics.stragglers().json());
+        ObjectNode ranks = m.putObject("ranks");
+        new TreeMap<>(metrics.counts()).forEach((rank, c) -> {
+            ObjectNode r = ranks.putObject(Integer.toString(rank)).put("lines", c.lines()).put("malformed", c.malformed());
+            Optional.ofNullable(metrics.last().get(rank)).ifPresent(l -> r.set("last", l));
+            if (c.malformed() > 0) {
+                io.err().println("runjob: note: rank " + rank + " wrote " + c.malformed() + " line" + (c.malformed() == 1 ? "" : "s")
+                        + " to RUNJOB_METRICS_FILE that " + (c.malformed() == 1 ? "is" : "are") + " not one JSON object: skipped");
+            }
+        });
+        return Optional.of(m);
+    }
+
     private static Map<String, Lease.Request> leaseRequests(LaunchPlan plan, PreflightReport report) {
         Map<String, Lease.Request> requests = new LinkedHashMap<>();
         for (var node : plan.nodes()) {

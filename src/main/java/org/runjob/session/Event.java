@@ -1,5 +1,7 @@
 package org.runjob.session;
 
+import java.time.Instant;
+
 import org.runjob.protocol.Exit;
 
 /** What agents report to the supervisor, in arrival order on one queue. */
@@ -24,6 +26,14 @@ public sealed interface Event {
 
     /** A failed worker's TORCHELASTIC_ERROR_FILE (JSON written by torch's {@code @record}). */
     record ErrorFile(String node, int rank, String json) implements Event {
+    }
+
+    /** Complete lines a worker appended to its RUNJOB_METRICS_FILE, and when its agent read them. */
+    record Metrics(String node, int rank, Instant read, byte[] lines) implements Event {
+    }
+
+    /** One sample of the node's GPUs (a JSON line), or why it has none. */
+    record GpuSample(String node, byte[] line) implements Event {
     }
 
     /** A rank's answer to STACKS: the capture's id and the stacks' text. */

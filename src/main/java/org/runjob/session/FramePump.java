@@ -5,12 +5,14 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.runjob.protocol.Exit;
 import org.runjob.protocol.Frame;
+import org.runjob.protocol.MetricsChunk;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.protocol.ProtocolException;
 import org.runjob.protocol.Stacks;
@@ -124,6 +126,13 @@ final class FramePump {
                         workerTokens.put(started.pid(), started.token());
                         deliver(new Event.Started(node, f.rank(), started.pid()));
                     }
+                    case METRICS -> {
+                        if (f.payload().length >= Long.BYTES) {
+                            MetricsChunk chunk = MetricsChunk.decode(f.payload());
+                            deliver(new Event.Metrics(node, f.rank(), Instant.ofEpochMilli(chunk.readMillis()), chunk.lines()));
+                        }
+                    }
+                    case GPU_SAMPLE -> deliver(new Event.GpuSample(node, f.payload()));
                     case STDOUT -> deliver(new Event.Output(node, f.rank(), false, f.payload()));
                     case STDERR -> deliver(new Event.Output(node, f.rank(), true, f.payload()));
                     case EXITED -> deliver(new Event.Exited(node, f.rank(), Exit.decode(f.payload())));

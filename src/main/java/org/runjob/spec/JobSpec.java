@@ -43,25 +43,49 @@ public record JobSpec(
         Relay relay,
         Path source,
         List<String> outputs,
-        List<NodeSpec> spares) {
+        List<NodeSpec> spares,
+        ObserveSpec observe) {
 
     public JobSpec(String name, List<NodeSpec> nodes, RendezvousSpec rendezvous, EntrypointSpec entrypoint, String workdir,
                    boolean runsShareWorkdir, List<ShippedFile> files, Map<String, String> env, SshSpec ssh, FailureSpec failure,
                    String logsDir, Optional<Pattern> metric, BackendUse backend, boolean strictGpuLeases, Relay relay, Path source) {
         this(name, nodes, rendezvous, entrypoint, workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric, backend, strictGpuLeases,
-                relay, source, List.of(), List.of());
+                relay, source, List.of(), List.of(), ObserveSpec.DEFAULT);
+    }
+
+    /**
+     * What runjob watches inside a running job ({@code observe}): each node's GPUs sampled every
+     * {@code intervalSeconds} (0: never), a rank flagged as a straggler when its step time stays
+     * more than {@code stragglerPct} % above its peers' median for 3 windows of
+     * {@code stragglerWindowSeconds} in a row, and the latest samples written in
+     * Prometheus' text format to {@code prometheus}, when given.
+     */
+    public record ObserveSpec(double intervalSeconds, int stragglerPct, double stragglerWindowSeconds, Optional<String> prometheus) {
+        public static final ObserveSpec DEFAULT = new ObserveSpec(5, 20, 10, Optional.empty());
+
+        public ObserveSpec {
+            if (intervalSeconds < 0 || stragglerPct < 1 || stragglerWindowSeconds <= 0) {
+                throw new IllegalArgumentException("observe.interval_s is >= 0, observe.straggler_pct >= 1, observe.straggler_window_s > 0");
+            }
+            Objects.requireNonNull(prometheus, "prometheus");
+        }
+
+        /** The sampling interval in milliseconds; 0 when sampling is off. */
+        public long intervalMillis() {
+            return Math.round(intervalSeconds * 1000);
+        }
     }
 
     /** The same job with {@code more} arguments after the entrypoint's own. */
     public JobSpec withEntrypointArgs(List<String> more) {
         return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric,
-                backend, strictGpuLeases, relay, source, outputs, spares);
+                backend, strictGpuLeases, relay, source, outputs, spares, observe);
     }
 
     /** The same job with {@code nodes} (the master kept by name, or the first) and {@code spares}. */
     private JobSpec with(List<NodeSpec> nodes, String master, List<NodeSpec> spares) {
         return new JobSpec(name, nodes, new RendezvousSpec(master, rendezvous.addr(), rendezvous.port()), entrypoint, workdir, runsShareWorkdir,
-                files, env, ssh, failure, logsDir, metric, backend, strictGpuLeases, relay, source, outputs, spares);
+                files, env, ssh, failure, logsDir, metric, backend, strictGpuLeases, relay, source, outputs, spares, observe);
     }
 
     /**
@@ -248,7 +272,7 @@ public record JobSpec(
         }
         return new JobSpec(name, named, new RendezvousSpec(names.get(0), rendezvous.addr(), rendezvous.port()), entrypoint, workdir,
                 runsShareWorkdir, files, env, ssh, failure, logsDir, metric, new BackendUse(backend.name(), backend.settings(), false),
-                strictGpuLeases, relay, source, outputs, spares);
+                strictGpuLeases, relay, source, outputs, spares, observe);
     }
 
     /** How runjob logs in to nodes. */

@@ -110,7 +110,8 @@ final class SpecBinder {
                 text(object(root, "logs"), "dir").orElse("runs"), text(object(root, "logs"), "metric").map(Pattern::compile),
                 new JobSpec.BackendUse(backend.name(), backend.settings(backend.block().map(b -> object(root, b)).orElse(Json.object())), counted),
                 text(root, "gpu_leases").orElse("warn").equals("strict"),
-                Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source, strings(root.get("outputs")), spares);
+                Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source, strings(root.get("outputs")), spares,
+                observe(object(root, "observe")));
     }
 
     private NodeSpec node(JsonNode n, String name) {
@@ -205,5 +206,13 @@ final class SpecBinder {
             env.properties().forEach(e -> out.put(e.getKey(), text(e.getValue())));
         }
         return out;
+    }
+
+    private static JobSpec.ObserveSpec observe(JsonNode o) {
+        return new JobSpec.ObserveSpec(
+                o.has("interval_s") ? o.get("interval_s").doubleValue() : JobSpec.ObserveSpec.DEFAULT.intervalSeconds(),
+                integer(o, "straggler_pct").orElse(JobSpec.ObserveSpec.DEFAULT.stragglerPct()),
+                o.has("straggler_window_s") ? o.get("straggler_window_s").doubleValue() : JobSpec.ObserveSpec.DEFAULT.stragglerWindowSeconds(),
+                text(o, "prometheus"));
     }
 }

@@ -48,7 +48,7 @@ class StartRequestTest {
         byte[] other = bytes.clone();
         other[0] = 9;
         assertThatThrownBy(() -> StartRequest.decode(other)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("START payload format 9, expected 3");
+                .hasMessage("START payload format 9, expected 4");
         assertThatThrownBy(() -> StartRequest.decode(Arrays.copyOf(bytes, bytes.length - 1)))
                 .isInstanceOf(IllegalArgumentException.class);
     }

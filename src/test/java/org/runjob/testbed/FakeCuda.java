@@ -8,14 +8,16 @@ import java.util.Map;
 
 /**
  * The stand-in NVIDIA driver ({@code src/test/native/fakecuda.c}) for machines without a GPU:
- * compiled once per test JVM into {@code target/fakecuda/libcuda.so.1}, and put in front of a
- * process through {@code LD_LIBRARY_PATH}. JCuda's native library then links against it, so the
+ * compiled once per test JVM into {@code target/fakecuda/libcuda.so.1} (with the stand-in NVML,
+ * {@code fakenvml.c}, as {@code libnvidia-ml.so.1} beside it), and put in front of a process
+ * through {@code LD_LIBRARY_PATH}. JCuda's native library then links against it, so the
  * real probe, JSON, preflight and planning run end to end with GPUs a test chooses.
  */
 public final class FakeCuda {
 
     public static final Path DIR = Path.of("target", "fakecuda").toAbsolutePath();
     private static final Path SOURCE = Path.of("src", "test", "native", "fakecuda.c");
+    private static final Path NVML_SOURCE = Path.of("src", "test", "native", "fakenvml.c");
     private static boolean built;
 
     private FakeCuda() {
@@ -29,6 +31,10 @@ public final class FakeCuda {
             Files.createDirectories(DIR);
             Testbed.require(Testbed.runs("cc", "-shared", "-fPIC", "-Wall", "-Werror", "-O1", "-o", lib.toString(), SOURCE.toString()),
                     "the stand-in CUDA driver to compile (cc -shared " + SOURCE + ")");
+            // the driver's NVML beside it, for the agents' GPU samples (same devices, values from FAKENVML_FILE)
+            Path nvml = DIR.resolve("libnvidia-ml.so.1");
+            Testbed.require(Testbed.runs("cc", "-shared", "-fPIC", "-Wall", "-Werror", "-O1", "-o", nvml.toString(), NVML_SOURCE.toString()),
+                    "the stand-in NVML to compile (cc -shared " + NVML_SOURCE + ")");
             built = true;
         }
         return lib;

@@ -157,6 +157,7 @@ public final class SshTestbed {
             Path config = dir.resolve("sshd-" + i + ".conf");
             String gpus = fakeGpus(i).replace("0000:", pciDomain + ":");
             String env = "SHLVL=1 LD_LIBRARY_PATH=" + FakeCuda.DIR + " CONTAINERS_CONF=" + Podman.CONF + " \"FAKECUDA_GPUS=" + gpus + "\""
+                    + " FAKENVML_FILE=" + nvmlFile(i)
                     + (i == 1 ? " CUDA_VISIBLE_DEVICES=1" : "") + (i == 3 ? " BASH_ENV=" + slowRc() : "")
                     + (i == 4 ? " PATH=" + pathWithoutJava() : "");
             Files.writeString(config, String.join("\n",
@@ -239,6 +240,14 @@ public final class SshTestbed {
                     + "sleep 0.2\n");
         }
         return rc;
+    }
+
+    /**
+     * The file the stand-in NVML of host {@code i} reads its GPUs' values from ({@code fakenvml.c}:
+     * a line per GPU, "utilization% usedMiB powerMilliwatts temperatureC smClockMHz"); absent: defaults.
+     */
+    public Path nvmlFile(int i) {
+        return dir.resolve("nvml-h" + i + ".txt");
     }
 
     /**

@@ -1,0 +1,208 @@
+package org.runjob.logs;
+
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.runjob.json.Json;
+
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The metrics workers write without an SDK: each JSON object a worker writes to its
+ * RUNJOB_METRICS_FILE, one per line, goes to the run folder's {@code metrics/rank-N.jsonl} (all
+ * attempts, in arrival order) as {@code {"time", "rank", "attempt", ...the worker's fields}}:
+ * runjob's three fields first (the time the worker's agent read the line, ISO-8601 UTC), then the
+ * worker's, less any of those three names. A line that is not one JSON object (a partial write,
+ * text, an array, a number) is counted and skipped, never fatal ({@link #counts}). Each node's
+ * GPU samples go to {@code metrics/gpu-NODE.jsonl} ({@link #gpu}).
+ */
+public final class MetricsLog implements AutoCloseable {
+
+    /** The run folder's directory of metrics files. */
+    public static final String DIR = "metrics";
+
+    /** Per rank: lines taken and lines skipped as malformed. */
+    public record Counts(long lines, long malformed) {
+    }
+
+    private final Path dir;
+    private final Clock clock;
+    private final Map<String, OutputStream> files = new TreeMap<>();
+    private final Map<String, ObjectNode> gpus = new TreeMap<>();
+    private final Map<String, String> noGpus = new TreeMap<>();
+    private final Map<Integer, Counts> counts = new TreeMap<>();
+    private final Map<Integer, ObjectNode> last = new TreeMap<>();
+
+    private StragglerWatch stragglers;
+
+    public MetricsLog(Path folder, Clock clock) {
+        this.dir = folder.resolve(DIR);
+        this.clock = clock;
+        this.stragglers = new StragglerWatch(folder, 20, Duration.ofSeconds(10), line -> { });
+    }
+
+    private PrometheusFile prometheus;
+
+    /** The latest values also go to {@code file} in Prometheus' text format ({@code observe.prometheus}). */
+    public void exportTo(Path file, String job, String run) {
+        this.prometheus = new PrometheusFile(file, job, run);
+    }
+
+    /** Step marks and GPU utilization go to {@code watch} from now on. */
+    public void watch(StragglerWatch watch) {
+        this.stragglers = watch;
+    }
+
+    public StragglerWatch stragglers() {
+        return stragglers;
+    }
+
+    /** Takes {@code lines} (complete lines, each ending in a newline) of {@code rank} in {@code attempt}, now. */
+    public void accept(int rank, int attempt, byte[] lines) throws IOException {
+        accept("", rank, attempt, clock.instant(), lines);
+    }
+
+    /** Takes {@code lines} of {@code rank} on {@code node} in {@code attempt}, as its agent read them at {@code read}. */
+    public void accept(String node, int rank, int attempt, Instant read, byte[] lines) throws IOException {
+        String text = new String(lines, StandardCharsets.UTF_8);
+        int start = 0;
+        while (start < text.length()) {
+            int nl = text.indexOf('\n', start);
+            int end = nl < 0 ? text.length() : nl;
+            String line = text.substring(start, end).strip();
+            start = end + 1;
+            if (!line.isEmpty()) {
+                take(node, rank, attempt, read, line);
+            }
+        }
+    }
+
+    private void take(String node, int rank, int attempt, Instant read, String line) throws IOException {
+        Counts c = counts.getOrDefault(rank, new Counts(0, 0));
+        JsonNode value;
+        try {
+            value = Json.MAPPER.readTree(line);
+        } catch (JacksonException e) {
+            value = null;
+        }
+        if (!(value instanceof ObjectNode fields)) {
+            counts.put(rank, new Counts(c.lines(), c.malformed() + 1));
+            return;
+        }
+        ObjectNode out = Json.object().put("time", read.toString()).put("rank", rank).put("attempt", attempt);
+        fields.properties().forEach(e -> {
+            if (!out.has(e.getKey())) {
+                out.set(e.getKey(), e.getValue());
+            }
+        });
+        file(rank).write((Json.compact(out) + "\n").getBytes(StandardCharsets.UTF_8));
+        counts.put(rank, new Counts(c.lines() + 1, c.malformed()));
+        last.put(rank, out);
+        export(false);
+        JsonNode step = fields.get("step");
+        if (step != null && step.isNumber()) {
+            stragglers.step(rank, node, read, step.asDouble());
+        }
+    }
+
+    /**
+     * Takes one GPU sample of {@code node} (its agent's JSON line, {@code agent.GpuSampler}) to
+     * {@code metrics/gpu-NODE.jsonl} as {@code {"time", "node", "attempt", "gpus"}}, or its reason for
+     * having none ({@link #noGpus}); a line that is not an object is dropped.
+     */
+    public void gpu(String node, int attempt, String line) throws IOException {
+        JsonNode value;
+        try {
+            value = Json.MAPPER.readTree(line);
+        } catch (JacksonException e) {
+            return;
+        }
+        if (!(value instanceof ObjectNode sample)) {
+            return;
+        }
+        if (sample.has("none")) {
+            noGpus.putIfAbsent(node, sample.path("none").asString(""));
+            return;
+        }
+        ObjectNode out = Json.object().put("time", sample.path("time").asString(clock.instant().toString())).put("node", node)
+                .put("attempt", attempt);
+        out.set("gpus", sample.path("gpus"));
+        for (JsonNode g : sample.path("gpus")) {
+            if (g.path("utilization_pct").isNumber()) {
+                g.path("ranks").forEach(r -> stragglers.utilization(r.asInt(), node, g.path("utilization_pct").asDouble()));
+            }
+        }
+        file("gpu-" + node).write((Json.compact(out) + "\n").getBytes(StandardCharsets.UTF_8));
+        gpus.put(node, out);
+        export(false);
+    }
+
+    /** Each node's last GPU sample, by node. */
+    public Map<String, ObjectNode> lastGpus() {
+        return Map.copyOf(gpus);
+    }
+
+    /** Why a node sent no GPU samples, by node. */
+    public Map<String, String> noGpus() {
+        return Map.copyOf(noGpus);
+    }
+
+    private OutputStream file(int rank) throws IOException {
+        return file("rank-" + rank);
+    }
+
+    private OutputStream file(String name) throws IOException {
+        OutputStream o = files.get(name);
+        if (o == null) {
+            Files.createDirectories(dir);
+            o = new BufferedOutputStream(Files.newOutputStream(dir.resolve(name + ".jsonl"), StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS), 1 << 14);
+            files.put(name, o);
+        }
+        return o;
+    }
+
+    /** Each rank's counts so far, by rank. */
+    public Map<Integer, Counts> counts() {
+        return Map.copyOf(counts);
+    }
+
+    /** Each rank's last metrics line as written, by rank. */
+    public Map<Integer, ObjectNode> last() {
+        return Map.copyOf(last);
+    }
+
+    public void flush() throws IOException {
+        for (OutputStream o : files.values()) {
+            o.flush();
+        }
+    }
+
+    private void export(boolean force) {
+        if (prometheus != null) {
+            prometheus.write(this, clock.instant(), force);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        export(true);
+        for (OutputStream o : files.values()) {
+            o.close();
+        }
+        files.clear();
+    }
+}

@@ -1,0 +1,134 @@
+package org.runjob.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
+import org.runjob.testbed.FakeCuda;
+import org.runjob.testbed.Leftovers;
+import org.runjob.testbed.OnSshTestbed;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * What runjob sees inside a running job, on real sshd hosts: each agent's GPU samples through the
+ * stand-in NVML (h1 two V100s, h2 an A30, h3 none), and the metrics workers write to
+ * RUNJOB_METRICS_FILE, gathered in the run folder's {@code metrics/}.
+ */
+@OnSshTestbed
+class ObserveTest {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    @TempDir
+    Path tmp;
+
+    ClusterJobs jobs;
+    @RegisterExtension
+    final Leftovers toClean = new Leftovers();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        FakeCuda.library();
+        jobs = new ClusterJobs(tmp);
+    }
+
+    private Path folderOf(String job) throws Exception {
+        try (var runs = Files.list(jobs.logs.resolve(job))) {
+            return runs.filter(Files::isDirectory).findFirst().orElseThrow();
+        }
+    }
+
+    /** The lines of a metrics file with their time field dropped (its value is checked to be a time). */
+    private static List<String> untimed(Path file) throws Exception {
+        return Files.readAllLines(file).stream().map(l -> {
+            JsonNode o = JSON.readTree(l);
+            assertThat(Instant.parse(o.path("time").asString())).isAfter(Instant.parse("2026-01-01T00:00:00Z"));
+            return l.replaceFirst("^\\{\"time\":\"[^\"]+\",", "{");
+        }).toList();
+    }
+
+    @Test
+    void gpuSamplesAndMetricsArriveFromEveryNode() throws Exception {
+        // h1's first GPU answers garbage, h2's has no power sensor, h3 has no GPU (nor NVML's devices)
+        Files.writeString(jobs.bed.nvmlFile(1), "garbage\n37 1024 71500 45 1410\n");
+        Files.writeString(jobs.bed.nvmlFile(2), "88 20000 NA 61 1305\n");
+        Path job = jobs.job("observed", jobs.gpuNode(jobs.bed.host(1)) + jobs.gpuNode(jobs.bed.host(2)) + jobs.node(jobs.bed.host(3), 1),
+                jobs.worker("metrics.py"), List.of("python3", "metrics.py"), "observe: {interval_s: 0.3}\n",
+                Map.of("STEPS", "6", "STEP_S", "0.3", "GARBAGE", "1"));
+        Cli r = jobs.run(job);
+        assertThat(r.code()).as(r.err()).isZero();
+        Path metrics = folderOf("observed").resolve("metrics");
+        try (var files = Files.list(metrics)) {
+            assertThat(files.map(p -> p.getFileName().toString()).sorted().toList())
+                    .containsExactly("gpu-h1.jsonl", "gpu-h2.jsonl", "rank-0.jsonl", "rank-1.jsonl", "rank-2.jsonl", "rank-3.jsonl");
+        }
+        // a sample every 0.3 s from each node with GPUs for the run's ~2 s, each GPU with the rank that uses it (LOCAL_RANK-th)
+        String h1 = "{\"node\":\"h1\",\"attempt\":0,\"gpus\":[{\"index\":0,\"utilization_pct\":null,\"memory_used_mib\":null,"
+                + "\"memory_total_mib\":null,\"power_w\":null,\"temperature_c\":null,\"sm_clock_mhz\":null,\"ranks\":[0]},{\"index\":1,"
+                + "\"utilization_pct\":37,\"memory_used_mib\":1024,\"memory_total_mib\":16384,\"power_w\":71.5,\"temperature_c\":45,"
+                + "\"sm_clock_mhz\":1410,\"ranks\":[1]}]}";
+        String h2 = "{\"node\":\"h2\",\"attempt\":0,\"gpus\":[{\"index\":0,\"utilization_pct\":88,\"memory_used_mib\":20000,"
+                + "\"memory_total_mib\":24576,\"power_w\":null,\"temperature_c\":61,\"sm_clock_mhz\":1305,\"ranks\":[2]}]}";
+        assertThat(untimed(metrics.resolve("gpu-h1.jsonl"))).hasSizeGreaterThanOrEqualTo(4).containsOnly(h1);
+        assertThat(untimed(metrics.resolve("gpu-h2.jsonl"))).hasSizeGreaterThanOrEqualTo(4).containsOnly(h2);
+        for (int rank = 0; rank < 4; rank++) {
+            List<String> expected = new ArrayList<>();
+            for (int step = 0; step < 6; step++) {
+                expected.add("{\"rank\":" + rank + ",\"attempt\":0,\"step\":" + step + ",\"loss\":" + new double[] {1.0, 0.5, 0.3333, 0.25, 0.2, 0.1667}[step] + "}");
+            }
+            assertThat(untimed(metrics.resolve("rank-" + rank + ".jsonl"))).as("rank " + rank).isEqualTo(expected);
+            assertThat(r.err()).contains("runjob: note: rank " + rank + " wrote 1 line to RUNJOB_METRICS_FILE that is not one JSON object: skipped\n");
+        }
+        JsonNode summary = JSON.readTree(Files.readString(folderOf("observed").resolve("summary.json"))).path("metrics");
+        assertThat(summary.path("no_gpu_samples").toString()).isEqualTo("{\"h3\":\"NVML did not start (nvmlInit_v2 returned 9)\"}");
+        assertThat(summary.path("ranks").path("3").path("lines").asInt()).isEqualTo(6);
+        assertThat(summary.path("ranks").path("3").path("malformed").asInt()).isEqualTo(1);
+        assertThat(summary.path("stragglers").size()).isZero();
+        // sampling off: no GPU files
+        Cli off = jobs.run(job, "--set", "observe.interval_s=0");
+        assertThat(off.code()).as(off.err()).isZero();
+    }
+
+    /** Four ranks, one 200 ms slower per step: named once, within the windows; four with jitter: never. */
+    @Test
+    void aSlowRankIsNamedAStragglerAndUniformRanksAreNot() throws Exception {
+        String nodes = jobs.node(jobs.bed.host(1), 2) + jobs.node(jobs.bed.host(2), 2);
+        Path slow = jobs.job("slow", nodes, jobs.worker("metrics.py"), List.of("python3", "metrics.py"),
+                "observe: {interval_s: 0, straggler_window_s: 1}\n", Map.of("STEPS", "30", "STEP_S", "0.2", "SLOW_RANK", "2", "SLOW_S", "0.2"));
+        Cli r = jobs.run(slow);
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> named = r.err().lines().filter(l -> l.contains("straggler")).toList();
+        assertThat(named).hasSize(1);
+        assertThat(named.get(0)).matches("runjob: rank 2 on h2 is a straggler: its step time 0\\.(3[6-9]|4\\d) s is \\d+ % above the other ranks'"
+                + " median 0\\.2\\d s \\(3 windows of 1\\.00 s in a row\\)");
+        JsonNode episodes = JSON.readTree(Files.readString(folderOf("slow").resolve("summary.json"))).path("metrics").path("stragglers");
+        assertThat(episodes.size()).isEqualTo(1);
+        assertThat(episodes.get(0).path("rank").asInt()).isEqualTo(2);
+        assertThat(episodes.get(0).path("node").asString()).isEqualTo("h2");
+        // named within 4 windows of its first steps, and till its worker ended
+        Instant from = Instant.parse(episodes.get(0).path("from").asString());
+        Instant firstStep = Instant.parse(JSON.readTree(Files.readAllLines(folderOf("slow").resolve("metrics/rank-2.jsonl")).get(0)).path("time").asString());
+        assertThat(Duration.between(firstStep, from)).isLessThan(Duration.ofSeconds(5));
+        assertThat(episodes.get(0).path("to").isString()).isTrue();
+
+        Path uniform = jobs.job("uniform", nodes, jobs.worker("metrics.py"), List.of("python3", "metrics.py"),
+                "observe: {interval_s: 0, straggler_window_s: 1}\n", Map.of("STEPS", "60", "STEP_S", "0.2", "JITTER_S", "0.05"));
+        Cli u = jobs.run(uniform);
+        assertThat(u.code()).as(u.err()).isZero();
+        assertThat(u.err()).doesNotContain("straggler");
+        assertThat(JSON.readTree(Files.readString(folderOf("uniform").resolve("summary.json"))).path("metrics").path("stragglers").size()).isZero();
+    }
+}

@@ -1,0 +1,23 @@
+"""Writes a metrics line per step to RUNJOB_METRICS_FILE: STEPS steps of STEP_S seconds (SLOW_RANK's
+STEP_S + SLOW_S), each +-JITTER_S at random; a line that is not JSON after step 1."""
+import json
+import os
+import random
+import time
+
+from common import RANK
+
+steps = int(os.environ.get("STEPS", "5"))
+step_s = float(os.environ.get("STEP_S", "0.2"))
+if RANK == int(os.environ.get("SLOW_RANK", "-1")):
+    step_s += float(os.environ.get("SLOW_S", "0"))
+jitter = float(os.environ.get("JITTER_S", "0"))
+with open(os.environ["RUNJOB_METRICS_FILE"], "a") as out:
+    for step in range(steps):
+        time.sleep(max(0.0, step_s + random.uniform(-jitter, jitter)))
+        out.write(json.dumps({"step": step, "loss": round(1.0 / (step + 1), 4)}) + "\n")
+        out.flush()
+        if step == 1 and os.environ.get("GARBAGE"):
+            out.write("loss=0.5 (not json)\n")
+            out.flush()
+print("rank", RANK, "wrote", steps, "steps", flush=True)
