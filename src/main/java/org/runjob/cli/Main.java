@@ -92,6 +92,8 @@ public final class Main {
         all.put("stop", () -> new StopCommand(io));
         all.put("resume", () -> new ResumeCommand(io));
         all.put("stacks", () -> new StacksCommand(io));
+        all.put("top", () -> new TopCommand(io));
+        all.put("plot", () -> new PlotCommand(io));
         all.put("pull", () -> new PullCommand(io));
         all.put("help", CommandLine.HelpCommand::new);
         // bash (and zsh through bashcompinit) completion, generated from the command model

@@ -15,6 +15,7 @@ import org.runjob.run.Jobs;
 import org.runjob.runs.AttemptLines;
 import org.runjob.runs.RunRecords;
 import org.runjob.runs.StatusView;
+import org.runjob.runs.TopView;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -107,6 +108,10 @@ final class StatusCommand implements Callable<Integer> {
             for (int i = 0; i < rows.size() && o.path("ranks").get(i) instanceof ObjectNode rank; i++) {
                 rank.put("last_line", rows.get(i).lastLine()).put("silent", rows.get(i).silent());
             }
+            List<TopView.Row> inside = TopView.rows(r, Instant.now());
+            if (observed(inside)) {
+                o.set("observed", TopView.json(inside));
+            }
             io.out().println(Json.pretty(o));
         } else {
             io.out().println("run " + r.runId() + " of job " + r.job() + ": " + r.state()
@@ -116,6 +121,11 @@ final class StatusCommand implements Callable<Integer> {
             r.why().ifPresent(w -> io.out().println("why: " + w));
             AttemptLines.of(r.folder()).forEach(io.out()::println);
             StatusView.text(r.runId(), rows).forEach(io.out()::println);
+            List<TopView.Row> inside = TopView.rows(r, Instant.now());
+            if (observed(inside)) {
+                io.out().println("inside the run (its last GPU samples and metrics; runjob top " + r.runId() + " follows them live):");
+                TopView.text(inside).forEach(io.out()::println);
+            }
             io.out().println("folder " + r.folder());
             Map<String, String> dirs = workdirs(r);
             if (new HashSet<>(dirs.values()).size() == 1) {
@@ -126,6 +136,11 @@ final class StatusCommand implements Callable<Integer> {
             }
         }
         io.out().flush();
+    }
+
+    /** True when a rank has a GPU sample or a step mark to show. */
+    private static boolean observed(List<TopView.Row> rows) {
+        return rows.stream().anyMatch(x -> !x.gpus().isEmpty() || x.step().isPresent());
     }
 
     /** Where the run works on each node (its plan.json), in node order; empty when the plan is not there. */
