@@ -23,14 +23,16 @@ import org.runjob.spec.EntrypointSpec;
 import org.runjob.spec.SpecLoader;
 import org.runjob.spec.Sweep;
 
+import tools.jackson.databind.JsonNode;
+
 /**
  * {@code runjob FILE} on a job with a {@code sweep:} block: one run per point of the grid, each an
  * ordinary run (its own run id, folder, directory on every node and record; its point's values in
  * {@code summary.json} under {@code sweep}) in a runjob of its own, at most {@code --max-parallel}
  * at once. Each waits for free GPUs as {@code --wait-for-gpus} does (24 h unless given). This
  * runjob says when each starts and ends, stops them all on Ctrl-C, and ends with a table of
- * every run (values, result, exit code, duration, and the last line of rank 0, or the run's metric
- * when the job names one: {@code logs.metric}); its exit code is 0
+ * every run (values, result, exit code, duration, and the last line of rank 0: its last metrics
+ * line when it wrote any, or the run's metric when the job names one: {@code logs.metric}); its exit code is 0
  * only when every run succeeded, 130 when interrupted, else 1. With {@code --detach} it starts
  * them all and leaves them. The sweep has an id ({@code sweep-RUNID}) that each run's
  * {@link SweepRecord} names: {@code runs} groups them, {@code stop SWEEP} stops this runjob and them.
@@ -203,7 +205,7 @@ public final class SweepRun {
                 String exit = r.exitCode().or(() -> m.process.isAlive() ? Optional.empty() : Optional.of(m.process.exitValue()))
                         .map(String::valueOf).orElse("-");
                 String last = metric ? r.summary().map(x -> x.path("metric").asString("-")).orElse("-")
-                        : StatusView.lastLine(m.folder.resolve("rank-0.log"));
+                        : lastMetrics(r).orElse(StatusView.lastLine(m.folder.resolve("rank-0.log")));
                 row.addAll(List.of(r.state(), exit, r.duration(), last));
             }
             t.row(row.toArray());
@@ -211,6 +213,23 @@ public final class SweepRun {
         t.print(io.out());
         io.out().flush();
         return interrupted ? ExitCode.INTERRUPTED : allSucceeded ? ExitCode.OK : ExitCode.WORKER_FAILED;
+    }
+
+    /**
+     * Rank 0's last line of RUNJOB_METRICS_FILE, as {@code name=value} of its fields (runjob's own
+     * time, rank and attempt left out), when it wrote one: what a sweep's table shows of a run
+     * whose job names no {@code logs.metric}.
+     */
+    static Optional<String> lastMetrics(RunRecords.Run r) {
+        return r.summary().map(x -> x.path("metrics").path("ranks").path("0").path("last")).filter(JsonNode::isObject).map(last -> {
+            List<String> fields = new ArrayList<>();
+            last.properties().forEach(f -> {
+                if (!List.of("time", "rank", "attempt").contains(f.getKey())) {
+                    fields.add(f.getKey() + "=" + (f.getValue().isString() ? f.getValue().asString() : f.getValue().toString()));
+                }
+            });
+            return String.join(" ", fields);
+        }).filter(line -> !line.isEmpty());
     }
 
     private static String argv(SpecLoader.Loaded loaded) {

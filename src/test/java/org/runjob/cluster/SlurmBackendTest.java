@@ -154,18 +154,23 @@ class SlurmBackendTest {
     private String jobState(String jobId) throws Exception {
         String[] state = new String[1];
         Poll.until(() -> {
-            String record;
-            try {
-                record = slurm.out("scontrol", "show", "job", jobId);
-            } catch (IOException | InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-            Matcher m = Pattern.compile("JobState=(\\S+)").matcher(record);
-            assertThat(m.find()).as("scontrol knows job " + jobId).isTrue();
-            state[0] = m.group(1);
+            state[0] = stateNow(jobId);
             return !List.of("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "REQUEUED").contains(state[0]);
         }, Duration.ofSeconds(30), "job " + jobId + " to end");
         return state[0];
+    }
+
+    /** The job's state in slurmctld's record now, whatever it is. */
+    private String stateNow(String jobId) {
+        String record;
+        try {
+            record = slurm.out("scontrol", "show", "job", jobId);
+        } catch (IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+        Matcher m = Pattern.compile("JobState=(\\S+)").matcher(record);
+        assertThat(m.find()).as("scontrol knows job " + jobId).isTrue();
+        return m.group(1);
     }
 
     @Test
@@ -707,7 +712,7 @@ class SlurmBackendTest {
     private void awaitPending(String jobId) {
         Poll.until(() -> {
             try {
-                return jobState(jobId).equals("PENDING");
+                return stateNow(jobId).equals("PENDING");
             } catch (Exception e) {
                 return false;
             }

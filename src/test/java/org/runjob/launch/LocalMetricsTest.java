@@ -1,0 +1,44 @@
+package org.runjob.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
+import org.runjob.testbed.Leftovers;
+
+/** Metrics on this machine's own nodes: a sweep's table shows each run's last metrics line. */
+class LocalMetricsTest {
+
+    @TempDir
+    Path tmp;
+
+    LocalJobs jobs;
+    @RegisterExtension
+    final Leftovers toClean = new Leftovers();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        jobs = new LocalJobs(tmp);
+    }
+
+    @Test
+    void aSweepsTableShowsRankZerosLastMetricsLine() throws Exception {
+        Path job = jobs.job("swept", "metrics.py", 1, 1, Map.of("STEPS", "3", "STEP_S", "0.05"), 1, 0);
+        Files.writeString(job, Files.readString(job) + "sweep: {s: [0.05, 0.1]}\n");
+        Cli r = Cli.runNow(System.getenv(), "--set", "env.STEP_S=${sweep.s}", job.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> table = r.out().lines().filter(l -> l.matches("\\d\\s+\\d{8}-.*")).toList();
+        assertThat(table).hasSize(2);
+        for (String row : table) {
+            assertThat(row).matches("\\d\\s+\\S+\\s+0\\.(05|1)\\s+succeeded\\s+0\\s+[\\d.]+s\\s+step=2 loss=0\\.3333");
+        }
+    }
+}
