@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 
 import org.runjob.agent.Watchdog;
 import org.runjob.spec.NodeSpec;
@@ -55,9 +56,27 @@ public final class LocalCluster implements Cluster {
         return new LocalNode();
     }
 
+    /** How long {@link #close} waits for the node programs it let go of to finish. */
+    private static final long EXIT_WAIT_MS = 2000;
+
+    /**
+     * Lets go of every node program (as a dropped SSH channel would), then waits up to
+     * {@value #EXIT_WAIT_MS} ms for them to finish: a watchdog that outlived its agent sweeps what
+     * the agent left and installs the class-data archive in the cache, and runjob returns once it
+     * has, not while it still writes there.
+     */
     @Override
     public void close() {
         started.forEach(LocalCluster::letGo);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(EXIT_WAIT_MS);
+        for (Process p : started) {
+            try {
+                p.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     private static void letGo(Process p) {
