@@ -125,6 +125,7 @@ final class StatusCommand implements Callable<Integer> {
             if (observed(inside)) {
                 io.out().println("inside the run (its last GPU samples and metrics; runjob top " + r.runId() + " follows them live):");
                 TopView.text(inside).forEach(io.out()::println);
+                TopView.sparkline(r).ifPresent(io.out()::println);
             }
             io.out().println("folder " + r.folder());
             Map<String, String> dirs = workdirs(r);

@@ -155,6 +155,38 @@ public final class TopView {
         }
     }
 
+    private static final String BARS = "\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588";
+    /** Values a sparkline shows: rank 0's last ones. */
+    static final int SPARK = 24;
+
+    /**
+     * Rank 0's main metric as a terminal sparkline of its last {@value #SPARK} values, then its
+     * last value: {@code loss} when it writes one, else the first numeric field of its last line
+     * ({@code step} and runjob's own fields aside); empty without metrics.
+     */
+    public static Optional<String> sparkline(RunRecords.Run r) {
+        List<JsonNode> lines = lines(r.folder().resolve(MetricsLog.DIR).resolve("rank-0.jsonl"));
+        if (lines.isEmpty()) {
+            return Optional.empty();
+        }
+        JsonNode last = lines.get(lines.size() - 1);
+        Optional<String> name = last.path("loss").isNumber() ? Optional.of("loss") : last.propertyNames().stream()
+                .filter(n -> !List.of("time", "rank", "attempt", "step").contains(n) && last.path(n).isNumber()).findFirst();
+        if (name.isEmpty()) {
+            return Optional.empty();
+        }
+        List<Double> values = lines.stream().filter(l -> l.path(name.get()).isNumber()).map(l -> l.path(name.get()).asDouble()).toList();
+        values = values.subList(Math.max(0, values.size() - SPARK), values.size());
+        double lo = values.stream().mapToDouble(Double::doubleValue).min().orElse(0);
+        double hi = values.stream().mapToDouble(Double::doubleValue).max().orElse(0);
+        StringBuilder b = new StringBuilder();
+        for (double v : values) {
+            int k = hi == lo ? 0 : (int) Math.round((v - lo) / (hi - lo) * (BARS.length() - 1));
+            b.append(BARS.charAt(k));
+        }
+        return Optional.of("rank 0 " + name.get() + " " + b + " " + plain(values.get(values.size() - 1)) + " (its last " + values.size() + ")");
+    }
+
     /** The table: a row per rank, then each straggler's why. */
     public static List<String> text(List<Row> rows) {
         Table t = Table.of("%5s  %-12s  %-5s  %5s  %-15s  %7s  %8s  %9s  %-12s  %-10s  %s", "rank", "node", "gpu", "util", "memory", "power", "step",

@@ -64,17 +64,20 @@ final class NodeAgentChannel extends StreamAgentChannel {
             stderr.started();
             LOG.debug("node {}: bootstrap done{}", node, sent ? ", agent jar sent" : ", agent jar cached");
         } catch (IOException e) {
-            ch.kill();
             if (deadline.isDone() && !(e instanceof Bootstrap.Failure)) {
+                ch.kill();
                 throw new IOException("the node's agent did not start within " + timeoutMs / 1000 + " s", e);
             }
             if (!(e instanceof Bootstrap.Failure)) {
-                // what ended the channel is most often said on its stderr (srun refusing the step, a shell's error)
+                // what ended the channel is most often said on its stderr (srun refusing the step, a shell's error),
+                // read before the channel is killed: srun may end its stdout before it prints why
                 Optional<String> said = stderr.last(STDERR_WAIT_MS);
+                ch.kill();
                 if (said.isPresent()) {
                     throw new IOException(e.getMessage() + "; its stderr said: " + said.get());
                 }
             }
+            ch.kill();
             throw e;
         } finally {
             deadline.cancel(false);

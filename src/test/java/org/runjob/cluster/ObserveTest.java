@@ -179,7 +179,9 @@ class ObserveTest {
         // status shows the last sample and step per rank too
         Cli status = Cli.run(System.getenv(), "status", id, "--logs-dir", logs);
         assertThat(status.out()).contains("inside the run (its last GPU samples and metrics; runjob top " + id + " follows them live):\n")
-                .containsPattern("\n +2 +h2 +0 +88% +19\\.5/24\\.0 GiB +n/a +39 ");
+                .containsPattern("\n +2 +h2 +0 +88% +19\\.5/24\\.0 GiB +n/a +39 ")
+                // and a sparkline of rank 0's loss, falling from 1/17 to 1/40 over its last 24 steps
+                .containsPattern("\nrank 0 loss \u2588[\u2581-\u2588]{22}\u2581 0\\.025 \\(its last 24\\)\n");
         // top added nothing to the run's own output
         Path folder = jobs.logs.resolve("topped").resolve(id);
         assertThat(Files.readAllLines(folder.resolve("all.log")).stream().sorted().toList())
