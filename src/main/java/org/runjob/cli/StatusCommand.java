@@ -11,7 +11,6 @@ import java.util.concurrent.Callable;
 import org.runjob.json.Json;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
-import org.runjob.run.Jobs;
 import org.runjob.runs.AttemptLines;
 import org.runjob.runs.RunRecords;
 import org.runjob.runs.StatusView;
@@ -50,9 +49,6 @@ final class StatusCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** Cursor home and clear screen: --watch redraws in place on a terminal. */
-    private static final String CLEAR = "\u001b[H\u001b[2J";
-
     StatusCommand(Io io) {
         this.io = io;
     }
@@ -75,23 +71,7 @@ final class StatusCommand implements Callable<Integer> {
             io.err().println("runjob: --watch takes a number of seconds of at least 1");
             return ExitCode.INVALID;
         }
-        while (true) {
-            if (io.terminal()) {
-                io.out().print(CLEAR);
-            }
-            show(r);
-            if (!r.live()) {
-                return ExitCode.OK;
-            }
-            io.out().flush();
-            if (Jobs.pauseUnlessInterrupted(io, watch * 1000L)) {
-                return ExitCode.INTERRUPTED;
-            }
-            r = RunRecords.read(r.folder(), io.env());
-            if (!io.terminal()) {
-                io.out().println();
-            }
-        }
+        return Redraw.until(io, r, watch, this::show);
     }
 
     private void show(RunRecords.Run r) {

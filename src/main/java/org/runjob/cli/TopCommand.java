@@ -1,13 +1,11 @@
 package org.runjob.cli;
 
 import java.time.Instant;
-import java.util.List;
 import java.util.concurrent.Callable;
 
 import org.runjob.json.Json;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
-import org.runjob.run.Jobs;
 import org.runjob.runs.RunRecords;
 import org.runjob.runs.TopView;
 
@@ -42,9 +40,6 @@ final class TopCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** Cursor home and clear screen: redrawn in place on a terminal. */
-    private static final String CLEAR = "\u001b[H\u001b[2J";
-
     TopCommand(Io io) {
         this.io = io;
     }
@@ -70,25 +65,10 @@ final class TopCommand implements Callable<Integer> {
             io.out().flush();
             return ExitCode.OK;
         }
-        while (true) {
-            if (io.terminal()) {
-                io.out().print(CLEAR);
-            }
-            List<String> lines = TopView.text(TopView.rows(r, Instant.now()));
-            io.out().println("run " + r.runId() + " of job " + r.job() + ": " + r.state()
-                    + r.status().map(s -> ", attempt " + s.path("attempt").asInt()).orElse(""));
-            lines.forEach(io.out()::println);
-            io.out().flush();
-            if (!r.live()) {
-                return ExitCode.OK;
-            }
-            if (Jobs.pauseUnlessInterrupted(io, interval * 1000L)) {
-                return ExitCode.INTERRUPTED;
-            }
-            r = RunRecords.read(r.folder(), io.env());
-            if (!io.terminal()) {
-                io.out().println();
-            }
-        }
+        return Redraw.until(io, r, interval, run -> {
+            io.out().println("run " + run.runId() + " of job " + run.job() + ": " + run.state()
+                    + run.status().map(st -> ", attempt " + st.path("attempt").asInt()).orElse(""));
+            TopView.text(TopView.rows(run, Instant.now())).forEach(io.out()::println);
+        });
     }
 }

@@ -83,7 +83,8 @@ public final class StatusView {
         return s < 120 ? s + " s ago" : s < 7200 ? s / 60 + " min ago" : s < 172_800 ? s / 3600 + " h ago" : s / 86_400 + " d ago";
     }
 
-    private static Optional<Long> seconds(String timestamp, Instant now) {
+    /** Whole seconds from {@code timestamp} (ISO-8601) to {@code now}, at least 0; empty without one or for one that does not parse. */
+    static Optional<Long> seconds(String timestamp, Instant now) {
         if (timestamp == null) {
             return Optional.empty();
         }

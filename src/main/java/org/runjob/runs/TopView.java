@@ -75,7 +75,7 @@ public final class TopView {
             Optional<Double> stepSeconds = stepSeconds(marks);
             Optional<String> rate = lines.isEmpty() ? Optional.empty() : rate(lines.get(lines.size() - 1), stepSeconds);
             rows.add(new Row(rank, node, k.path("state").asString(""), gpus, step, stepSeconds, rate,
-                    seconds(k.path("last_output").asString(null), now), Optional.ofNullable(stragglers.get(rank))));
+                    StatusView.seconds(k.path("last_output").asString(null), now), Optional.ofNullable(stragglers.get(rank))));
         }
         return rows;
     }
@@ -145,14 +145,6 @@ public final class TopView {
 
     private static Optional<Double> number(JsonNode o, String field) {
         return o.path(field).isNumber() ? Optional.of(o.path(field).asDouble()) : Optional.empty();
-    }
-
-    private static Optional<Long> seconds(String timestamp, Instant now) {
-        try {
-            return timestamp == null ? Optional.empty() : Optional.of(Math.max(0, Duration.between(Instant.parse(timestamp), now).toSeconds()));
-        } catch (DateTimeParseException e) {
-            return Optional.empty();
-        }
     }
 
     private static final String BARS = "\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588";
