@@ -12,6 +12,7 @@ import org.runjob.json.Json;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.runs.AttemptLines;
+import org.runjob.runs.Redraw;
 import org.runjob.runs.RunRecords;
 import org.runjob.runs.StatusView;
 import org.runjob.runs.TopView;

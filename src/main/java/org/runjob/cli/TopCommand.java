@@ -6,6 +6,7 @@ import java.util.concurrent.Callable;
 import org.runjob.json.Json;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
+import org.runjob.runs.Redraw;
 import org.runjob.runs.RunRecords;
 import org.runjob.runs.TopView;
 

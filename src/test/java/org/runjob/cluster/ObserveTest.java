@@ -116,8 +116,9 @@ class ObserveTest {
         assertThat(r.code()).as(r.err()).isZero();
         List<String> named = r.err().lines().filter(l -> l.contains("straggler")).toList();
         assertThat(named).hasSize(1);
+        // step times come within the agents' 50 ms read of the workers' own: 0.2 s steps read 0.19-0.21 s
         assertThat(named.get(0)).matches("runjob: rank 2 on h2 is a straggler: its step time 0\\.(3[6-9]|4\\d) s is \\d+ % above the other ranks'"
-                + " median 0\\.2\\d s \\(3 windows of 1\\.00 s in a row\\)");
+                + " median 0\\.(1[89]|2\\d) s \\(3 windows of 1\\.00 s in a row\\)");
         JsonNode episodes = JSON.readTree(Files.readString(folderOf("slow").resolve("summary.json"))).path("metrics").path("stragglers");
         assertThat(episodes.size()).isEqualTo(1);
         assertThat(episodes.get(0).path("rank").asInt()).isEqualTo(2);

@@ -1,18 +1,17 @@
-package org.runjob.cli;
+package org.runjob.runs;
 
 import java.util.function.Consumer;
 
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
-import org.runjob.runs.RunRecords;
 
 /**
  * A run's view shown again every few seconds until the run ends or Ctrl-C ({@code status --watch},
  * {@code top}): in place on a terminal (cursor home, screen cleared), one view after another,
  * a blank line between, elsewhere.
  */
-final class Redraw {
+public final class Redraw {
 
     /** Cursor home and clear screen. */
     private static final String CLEAR = "\u001b[H\u001b[2J";
@@ -21,7 +20,7 @@ final class Redraw {
     }
 
     /** Shows {@code r} every {@code seconds} s, read again each time, until it ends (OK) or Ctrl-C (INTERRUPTED). */
-    static int until(Io io, RunRecords.Run r, int seconds, Consumer<RunRecords.Run> show) throws InterruptedException {
+    public static int until(Io io, RunRecords.Run r, int seconds, Consumer<RunRecords.Run> show) throws InterruptedException {
         RunRecords.Run run = r;
         while (true) {
             if (io.terminal()) {
