@@ -180,7 +180,7 @@ public final class Agent {
         leases.releaseAll();
         put(Frame.of(Frame.Type.DONE));
         try {
-            sender.join(TimeUnit.SECONDS.toMillis(30));
+            awaitSent(sender);
             in.close(); // wakes the reader (see interruptible): the JVM then exits without waiting for it
             reader.join(1000);
         } catch (InterruptedException e) {
@@ -190,6 +190,28 @@ public final class Agent {
         }
         return failure == null ? 0 : EXIT_FAULT;
     }
+
+    /**
+     * Waits until the sender wrote DONE, for as long as the coordinator is heard: a coordinator
+     * that reads slowly (its console stopped) but still sends PINGs gets every spooled frame, and
+     * the stream never ends inside a frame. Once nothing came from it for {@link #END_WAIT_MS}
+     * (or the heartbeat timeout, if longer) the agent stops waiting and exits.
+     */
+    private void awaitSent(Thread sender) throws InterruptedException {
+        long quietMs = Math.max(END_WAIT_MS, heartbeatMs);
+        while (sender.isAlive()) {
+            sender.join(200);
+            if (System.nanoTime() - lastFrame > TimeUnit.MILLISECONDS.toNanos(quietMs)) {
+                sender.join(200);
+                return;
+            }
+        }
+    }
+
+    /** How long a finished agent waits for a coordinator it no longer hears to read what is left. */
+    static final long END_WAIT_MS = 30_000;
+    /** The heartbeat timeout of START; 0 before it. */
+    private volatile long heartbeatMs;
 
     /** Reads frames until the channel ends or a fault: supervision here, requests in {@link AgentRequests}. */
     private void readLoop() {
@@ -236,6 +258,7 @@ public final class Agent {
             GpuSampler.start(request.sampleMillis(), request.workers(),
                     line -> put(new Frame(Frame.Type.GPU_SAMPLE, -1, line.getBytes(StandardCharsets.UTF_8))));
         }
+        heartbeatMs = request.heartbeatTimeoutMillis();
         if (workers.start(request) && request.heartbeatTimeoutMillis() > 0) {
             long timeoutMs = request.heartbeatTimeoutMillis();
             // the channel may well be open (runjob paused, a laptop asleep): what the workers still print,

@@ -16,12 +16,19 @@ import org.runjob.protocol.Frame;
  * <p>Order rule: a frame goes to memory only while the spill file holds no unread frame, so every
  * frame in memory is older than every frame in the file. {@link #take} empties memory first, then
  * the file; once the file is read to its end it is truncated and memory is used again.
+ *
+ * <p>Liveness apart from data: a PONG is never queued behind output. It goes to a lane of its
+ * own that {@link #take} empties before anything else, so a coordinator that reads slowly (a
+ * console that stops, a loaded machine) gets the agent's answer with the next frame it reads, not
+ * after every byte the workers printed before it. PONGs carry no order with other frames.
  */
 final class Spool implements AutoCloseable {
 
     private final long memoryLimit;
     private final Path spillDir;
     private final ArrayDeque<Frame> memory = new ArrayDeque<>();
+    /** The PONGs not yet taken: a few at most (one per PING). */
+    private final ArrayDeque<Frame> urgent = new ArrayDeque<>();
     private long memoryBytes;
     private RandomAccessFile spill;
     private Path spillPath;
@@ -41,7 +48,9 @@ final class Spool implements AutoCloseable {
         if (closed) {
             return;
         }
-        if (spilledFrames == 0 && memoryBytes + frame.payload().length <= memoryLimit) {
+        if (frame.type() == Frame.Type.PONG) {
+            urgent.add(frame);
+        } else if (spilledFrames == 0 && memoryBytes + frame.payload().length <= memoryLimit) {
             memory.add(frame);
             memoryBytes += frame.payload().length;
         } else {
@@ -64,12 +73,15 @@ final class Spool implements AutoCloseable {
     /** The oldest frame, waiting up to {@code timeoutMs}; null when none came (or the spool closed). */
     synchronized Frame take(long timeoutMs) throws IOException, InterruptedException {
         long deadline = System.currentTimeMillis() + timeoutMs;
-        while (memory.isEmpty() && spilledFrames == 0 && !closed) {
+        while (urgent.isEmpty() && memory.isEmpty() && spilledFrames == 0 && !closed) {
             long left = deadline - System.currentTimeMillis();
             if (left <= 0) {
                 return null;
             }
             wait(left);
+        }
+        if (!urgent.isEmpty()) {
+            return urgent.poll();
         }
         if (!memory.isEmpty()) {
             Frame f = memory.poll();
@@ -98,7 +110,7 @@ final class Spool implements AutoCloseable {
     }
 
     synchronized boolean isEmpty() {
-        return memory.isEmpty() && spilledFrames == 0;
+        return urgent.isEmpty() && memory.isEmpty() && spilledFrames == 0;
     }
 
     /** Bytes of output that ever went through the spill file (for diagnostics and tests). */

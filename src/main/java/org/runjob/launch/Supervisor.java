@@ -86,7 +86,8 @@ final class Supervisor {
     private boolean interrupted;
     private int interruptsSeen;
     private final Escalation escalation;
-    private long lastPing = System.nanoTime();
+    /** The heartbeat's thread, from the agents' start to the attempt's end. */
+    private Liveness liveness;
     private final StatusSink status;
     /** The published status is out of date: a state changed, or output came. */
     private boolean changed = true;
@@ -117,7 +118,10 @@ final class Supervisor {
     AttemptResult run() {
         Instant begin = clock.instant();
         interrupts.onRaise(() -> events.offer(new Event.Interrupted())); // a wake-up only: interrupts are read from the counter
+        JobSpec.FailureSpec failure = plan.spec().failure();
+        liveness = new Liveness(PING_EVERY_MS, failure.heartbeatTimeoutMillis());
         startAgents();
+        agents.values().forEach(liveness::watch);
         early.forEach(this::handle);
         publish();
         try {
@@ -136,7 +140,7 @@ final class Supervisor {
                 }
                 checkInterrupts();
                 backstops();
-                ping();
+                heartbeats();
                 stacks.tick(this::running, lastActivity, escalation.stopping());
                 // step marks carry their agents' wall-clock times: windows are judged on the same clock
                 router.tick(Instant.now());
@@ -156,6 +160,7 @@ final class Supervisor {
             agents.values().forEach(AgentChannel::forceClose);
         } finally {
             interrupts.onRaise(() -> { });
+            liveness.close();
             agents.values().forEach(AgentChannel::close);
             stacks.close();
         }
@@ -233,6 +238,7 @@ final class Supervisor {
             exited(workers.get(x.rank()), x.exit());
         } else if (event instanceof Event.AgentDone d) {
             AgentChannel channel = agents.remove(d.node());
+            liveness.forget(d.node());
             if (channel != null) {
                 channel.close(); // null when a backstop already closed it by force
             }
@@ -240,6 +246,7 @@ final class Supervisor {
             lose(d.node(), "its agent finished without reporting this worker's exit");
         } else if (event instanceof Event.AgentLost l) {
             AgentChannel channel = agents.remove(l.node());
+            liveness.forget(l.node());
             if (channel != null) {
                 channel.forceClose();
             }
@@ -299,6 +306,7 @@ final class Supervisor {
         LOG.warn("node {}: {}; closing it by force", channel.node(), why);
         channel.forceClose();
         agents.remove(channel.node());
+        liveness.forget(channel.node());
         lose(channel.node(), why);
     }
 
@@ -382,19 +390,18 @@ final class Supervisor {
     }
 
     /**
-     * Heartbeats, both ways: an agent that hears nothing for {@code failure.heartbeat_timeout_s} stops
-     * its workers; an agent that answers no PING (sends nothing at all) for as long is lost here,
-     * so a stopped or hung agent, or a link that died without closing, fails the run as a lost
-     * node does instead of stalling it.
+     * Heartbeats, both ways, sent and judged by {@link Liveness} on its own thread: an agent that
+     * hears nothing for {@code failure.heartbeat_timeout_s} stops its workers; an agent that
+     * answers no PING (sends nothing at all) for as long is failed here, so a stopped or hung
+     * agent, or a link that died without closing, ends the attempt instead of stalling it. Whether
+     * its node is lost is decided after the attempt, on a fresh connection ({@link RecoveryPolicy}).
      */
-    private void ping() {
-        if (System.nanoTime() - lastPing > TimeUnit.MILLISECONDS.toNanos(PING_EVERY_MS)) {
-            lastPing = System.nanoTime();
-            sendAll(Frame.of(Frame.Type.PING));
-            JobSpec.FailureSpec failure = plan.spec().failure();
-            List.copyOf(agents.values()).stream().filter(c -> c.silentFor(TimeUnit.MILLISECONDS.toNanos(failure.heartbeatTimeoutMillis())))
-                    .forEach(c -> failNode(c, "its agent answered no heartbeat for " + failure.heartbeatTimeoutSeconds()
-                            + " s (stopped, hung, or its link is gone)"));
+    private void heartbeats() {
+        for (AgentChannel c : liveness.silent()) {
+            if (agents.get(c.node()) == c) {
+                failNode(c, "its agent answered no heartbeat for " + plan.spec().failure().heartbeatTimeoutSeconds()
+                        + " s (stopped, hung, or its link is gone)");
+            }
         }
     }
 

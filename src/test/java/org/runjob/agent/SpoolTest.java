@@ -40,4 +40,24 @@ class SpoolTest {
             assertThat(files).isEmpty();
         }
     }
+
+    @Test
+    void aPongOvertakesEveryQueuedFrameInMemoryAndInTheSpillFile() throws Exception {
+        try (Spool spool = new Spool(20, tmp)) {
+            for (int i = 0; i < 5; i++) {
+                spool.put(new Frame(Frame.Type.STDOUT, i, new byte[10]));
+            }
+            assertThat(spool.spilledBytesTotal()).isEqualTo(30);
+            spool.put(new Frame(Frame.Type.PONG, -1, new byte[] {7}));
+            Frame first = spool.take(0);
+            assertThat(first.type()).isEqualTo(Frame.Type.PONG);
+            assertThat(first.payload()).containsExactly(7);
+            for (int i = 0; i < 5; i++) {
+                Frame f = spool.take(0);
+                assertThat(f.type()).isEqualTo(Frame.Type.STDOUT);
+                assertThat(f.rank()).isEqualTo(i);
+            }
+            assertThat(spool.isEmpty()).isTrue();
+        }
+    }
 }

@@ -41,6 +41,17 @@ public final class RunjobProcess {
                 .redirectError(dir.resolve(name + ".err").toFile()).start();
     }
 
+    /**
+     * {@code runjob JOB} in {@code dir} with its stdout a pipe this test reads (or does not read: a
+     * console that stops); its stderr goes to JOB-NAME.err there.
+     */
+    public static Process startPiped(Path dir, Path job) throws IOException {
+        List<String> cmd = List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                System.getProperty("java.class.path"), "org.runjob.cli.Main", job.toString());
+        return new ProcessBuilder(cmd).directory(dir.toFile())
+                .redirectError(dir.resolve(job.getFileName() + ".err").toFile()).start();
+    }
+
     public static String stderrOf(Path dir, Path job) throws IOException {
         return Files.readString(dir.resolve(job.getFileName() + ".err"));
     }
