@@ -1,6 +1,7 @@
 """Rank 0 fails at start-up, once every rank is up; every other rank sleeps. CRASH_EXIT unset: an import that fails (the
 same way every attempt); a number: that exit code; "attempt": exit 10 + RUNJOB_ATTEMPT (another
-failure every attempt)."""
+failure every attempt). CRASH_RANK=rotate: rank (3 * attempt + 1) % WORLD_SIZE fails instead of rank 0, so the
+first rank to fail differs between attempts, as on a cluster where every rank fails alike and chance picks the first."""
 import os
 import sys
 import time
@@ -8,9 +9,10 @@ import common
 
 attempt = os.environ["RUNJOB_ATTEMPT"]
 common.pidfile(f"rank-{common.RANK}.attempt-{attempt}.pid")
-if common.RANK == 0:
+world = int(os.environ["WORLD_SIZE"])
+failing = (3 * int(attempt) + 1) % world if os.environ.get("CRASH_RANK") == "rotate" else 0
+if common.RANK == failing:
     # fail once every rank of the attempt is up, so the failure stops a running group
-    world = int(os.environ["WORLD_SIZE"])
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not all(
             os.path.exists(os.path.join(common.PIDDIR, f"rank-{r}.attempt-{attempt}.pid")) for r in range(world)):

@@ -1,6 +1,7 @@
 package org.runjob.launch;
 
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -9,12 +10,14 @@ import java.util.Set;
 import org.runjob.spec.JobSpec;
 
 /**
- * Tells a crash loop from a failure worth a restart: two attempts in a row whose root causes are
- * the same failure (the same rank, the same exit code or signal, or the same reason it did not
- * start, and the same last stderr line, digits aside: a pid or a size differs between attempts),
- * each within {@code failure.crash_loop_s} of its attempt's start. A lost or hung rank is never
- * one (the node, not the code, may be at fault), nor an exit code in
- * {@code failure.retry_exit_codes}.
+ * Tells a crash loop from a failure worth a restart: two attempts in a row that failed the same
+ * way, each root cause within {@code failure.crash_loop_s} of its attempt's start. A failure's
+ * way is its exit code or signal (or the reason it did not start) and its last stderr line,
+ * digits aside (a pid, a size or a rank number differs between attempts). The root cause is only
+ * the rank runjob heard from first, which is chance when every rank fails alike, so the two
+ * attempts are compared over every rank that failed on its own: each attempt's root cause must
+ * have failed the way some rank of the other attempt failed. A lost or hung rank is never one (the
+ * node, not the code, may be at fault), nor an exit code in {@code failure.retry_exit_codes}.
  */
 final class CrashLoop {
 
@@ -29,20 +32,40 @@ final class CrashLoop {
         RankResult before = previous.rootCause().get();
         RankResult now = current.rootCause().get();
         Duration window = Duration.ofSeconds(failure.crashLoopSeconds());
-        if (before.rank() != now.rank() || !quick(previous, before, window) || !quick(current, now, window)) {
+        if (!quick(previous, before, window) || !quick(current, now, window)) {
             return Optional.empty();
         }
-        Optional<String> kind = kind(now, failure.retryExitCodes());
-        if (kind.isEmpty() || !kind.equals(kind(before, failure.retryExitCodes()))
-                || !lastLine(before).replaceAll("[0-9]+", "#").equals(lastLine(now).replaceAll("[0-9]+", "#"))) {
+        Optional<String> was = way(before, failure.retryExitCodes());
+        Optional<String> is = way(now, failure.retryExitCodes());
+        if (was.isEmpty() || is.isEmpty() || !ways(previous, failure.retryExitCodes()).contains(is.get())
+                || !ways(current, failure.retryExitCodes()).contains(was.get())) {
             return Optional.empty();
         }
         String line = lastLine(now);
-        return Optional.of("crash loop: rank " + now.rank() + " failed the same way in attempts " + previous.attempt() + " and "
+        String who = before.rank() == now.rank() ? "rank " + now.rank()
+                : "rank " + before.rank() + " (attempt " + previous.attempt() + ") and rank " + now.rank() + " (attempt " + current.attempt() + ")";
+        return Optional.of("crash loop: " + who + " failed the same way in attempts " + previous.attempt() + " and "
                 + current.attempt() + ", " + seconds(Duration.between(previous.start(), before.end())) + " and "
                 + seconds(Duration.between(current.start(), now.end())) + " after their start (" + now.outcome().orElseThrow().describe()
                 + (line.isEmpty() ? "" : ": " + line) + "): no more restarts (failure.crash_loop_s: 0 restarts anyway;"
                 + " failure.retry_exit_codes lists exit codes always worth one)");
+    }
+
+    /** The ways the ranks of {@code attempt} failed on their own (not stopped by runjob, not lost). */
+    private static Set<String> ways(AttemptResult attempt, Set<Integer> retry) {
+        Set<String> out = new HashSet<>();
+        for (RankResult r : attempt.ranks()) {
+            if (r.state() == WorkerState.FAILED) {
+                way(r, retry).ifPresent(out::add);
+            }
+        }
+        attempt.rootCause().flatMap(r -> way(r, retry)).ifPresent(out::add);
+        return out;
+    }
+
+    /** How {@code r} failed: its kind and its last stderr line without digits; empty where it never counts toward a loop. */
+    private static Optional<String> way(RankResult r, Set<Integer> retry) {
+        return kind(r, retry).map(k -> k + ": " + lastLine(r).replaceAll("[0-9]+", "#"));
     }
 
     private static boolean quick(AttemptResult attempt, RankResult cause, Duration window) {

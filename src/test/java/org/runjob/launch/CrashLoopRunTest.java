@@ -54,6 +54,19 @@ class CrashLoopRunTest {
         assertThat(Pids.living(pids())).isEmpty();
     }
 
+    /** Eight ranks, a different one failing first each attempt, the same way: the loop is found after two attempts, not six. */
+    @Test
+    void eightRanksFailingAlikeWithAnotherFirstRankEachAttemptAreALoop() throws Exception {
+        Path job = jobs.job("rotate", "crashing.py", 2, 4, Map.of("CRASH_RANK", "rotate"), 1, 5);
+        Cli r = jobs.runInProcess(job);
+        assertThat(r.code()).as(r.err()).isEqualTo(1);
+        JsonNode s = SupervisionTest.summary(jobs.runFolder("rotate"));
+        assertThat(s.get("attempts").size()).isEqualTo(2);
+        assertThat(s.get("crash_loop").stringValue()).matches("crash loop: rank 1 \\(attempt 0\\) and rank 4 \\(attempt 1\\) failed the same"
+                + " way in attempts 0 and 1, [0-9]+\\.[0-9] s and [0-9]+\\.[0-9] s after their start \\(exit 1: ModuleNotFoundError: No"
+                + " module named 'nosuchmodule_of_runjobs_tests'\\): no more restarts .*");
+    }
+
     private List<Long> pids() throws Exception {
         try (Stream<Path> files = Files.list(jobs.pids)) {
             return files.filter(f -> f.getFileName().toString().matches("rank-1\\.attempt-[0-9]+\\.pid"))
