@@ -62,6 +62,7 @@ public final class OutputRouter implements AutoCloseable {
         flushPartials();
         closeRankFiles();
         this.attempt = attempt;
+        metrics.stragglers().attempt();
         prefixes.clear();
         splitters.clear();
         stderrTail.clear();

@@ -9,10 +9,12 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
 
@@ -52,6 +54,8 @@ public final class StragglerWatch {
     private final Map<Integer, Integer> behind = new TreeMap<>();
     private final Map<Integer, Episode> open = new TreeMap<>();
     private final List<Episode> ended = new ArrayList<>();
+    /** The ranks whose worker ended in this attempt: what still arrives of them (a late metrics line, a GPU sample) is not judged. */
+    private final Set<Integer> done = new HashSet<>();
     private Instant windowEnd;
 
     private record Mark(Instant time, double step) {
@@ -69,6 +73,9 @@ public final class StragglerWatch {
     }
 
     void step(int rank, String node, Instant time, double step) {
+        if (done.contains(rank)) {
+            return;
+        }
         nodes.put(rank, node);
         Deque<Mark> m = marks.computeIfAbsent(rank, r -> new ArrayDeque<>());
         m.addLast(new Mark(time, step));
@@ -78,15 +85,19 @@ public final class StragglerWatch {
     }
 
     void utilization(int rank, String node, double percent) {
+        if (done.contains(rank)) {
+            return;
+        }
         nodes.putIfAbsent(rank, node);
         utilization.put(rank, percent);
     }
 
     /**
-     * The rank's worker ended: it is judged no more (its marks stop, which is not falling behind),
-     * and an episode it is in ends now.
+     * The rank's worker ended: it is judged no more in this attempt (its marks stop, which is not
+     * falling behind, and what of it arrives later is dropped), and an episode it is in ends now.
      */
     void ended(int rank, Instant now) {
+        done.add(rank);
         marks.remove(rank);
         utilization.remove(rank);
         behind.remove(rank);
@@ -96,6 +107,11 @@ public final class StragglerWatch {
             write();
         }
         nodes.remove(rank);
+    }
+
+    /** A new attempt begins: every rank runs again and is judged from its new marks. */
+    void attempt() {
+        done.clear();
     }
 
     /** Judges the window that ended, if one did by {@code now}. */

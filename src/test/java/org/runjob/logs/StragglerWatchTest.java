@@ -56,6 +56,35 @@ class StragglerWatchTest {
         assertThat(said).hasSize(1);
     }
 
+    /**
+     * Rank 3 ends first; its last metrics line arrives after its exit. It is never named (its marks
+     * stop: that is not falling behind), and the still-slow rank 2 is never declared caught up.
+     */
+    @Test
+    void anEndedRankIsNeverJudgedAndTheSlowRankStaysNamedUntilItsStepTimeIsBack() {
+        StragglerWatch w = new StragglerWatch(dir, 20, Duration.ofSeconds(1), said::add);
+        int[] step = new int[4];
+        for (long ms = 0; ms <= 20_000; ms += 10) {
+            for (int r = 0; r < 4; r++) {
+                boolean running = r != 3 || ms <= 5_000;
+                long every = r == 2 ? 600 : 200;
+                if (running && ms > 0 && ms % every == 0) {
+                    w.step(r, "n" + r, T0.plusMillis(ms), step[r]++);
+                }
+            }
+            if (ms == 5_010) {
+                w.ended(3, T0.plusMillis(ms));
+                // a line its agent read before the exit, delivered after it
+                w.step(3, "n3", T0.plusMillis(5_000), step[3]++);
+            }
+            w.tick(T0.plusMillis(ms));
+        }
+        assertThat(said).hasSize(1);
+        assertThat(said.get(0)).startsWith("runjob: rank 2 on n2 is a straggler: its step time 0.60 s is 200 % above the other ranks' median 0.20 s");
+        assertThat(w.episodes()).hasSize(1);
+        assertThat(w.episodes().get(0).to()).isEmpty();
+    }
+
     @Test
     void uniformRanksWithJitterAreNeverNamed() {
         StragglerWatch w = run(200, 0, 50, 120);
