@@ -28,6 +28,9 @@ final class SlurmEvents {
             "OUT_OF_MEMORY", "ran out of memory (OUT_OF_MEMORY)",
             "FAILED", "failed");
 
+    /** The reasons with which Slurm says a job lost a node. */
+    private static final Set<String> NODE_REASONS = Set.of("NodeDown", "NodeFail");
+
     private static final Pattern EXIT = Pattern.compile("\\bExitCode=(\\S+)");
     private static final Pattern BATCH_HOST = Pattern.compile("\\bBatchHost=(\\S+)");
 
@@ -109,15 +112,21 @@ final class SlurmEvents {
     /**
      * Why Slurm is ending the batch step runjob runs as, read from the job's record while the step
      * still runs (SIGTERM came): a restart count above {@code ownRestarts} (the one this start was
-     * given) is a requeue, and nodes of {@code held} (this start's allocation) missing from
-     * {@code now} (the nodes the record still holds) were lost: Slurm takes a failed node out of a
-     * job at once. Otherwise the job's end state, when the record shows one; empty when it says
-     * nothing more than COMPLETING.
+     * given) is a requeue. Nodes of {@code held} (this start's allocation) missing from {@code now}
+     * (the nodes the record still holds) were lost only when Slurm says a node failed: the job was
+     * requeued, reads NODE_FAIL, or gives NodeDown or NodeFail as its reason (Slurm takes a failed
+     * node out of a job at once). A cancelled job drops its nodes from the list too, one by one
+     * as their steps end while it reads COMPLETING: that is no node's failure. Otherwise the job's
+     * end state, when the record shows one; empty when it says nothing more than COMPLETING.
      */
     static Optional<SchedulerStop> stop(String jobId, String scontrol, int ownRestarts, List<String> held, List<String> now) {
         int restarts = restarts(scontrol);
         boolean requeued = restarts > ownRestarts;
-        List<String> lost = now.isEmpty() ? List.of() : held.stream().filter(n -> !now.contains(n)).toList();
+        Matcher stateNow = STATE.matcher(scontrol);
+        Matcher reasonNow = REASON.matcher(scontrol);
+        boolean nodeFailed = requeued || (stateNow.find() && stateNow.group(1).equals("NODE_FAIL"))
+                || (reasonNow.find() && NODE_REASONS.contains(reasonNow.group(1)));
+        List<String> lost = now.isEmpty() || !nodeFailed ? List.of() : held.stream().filter(n -> !now.contains(n)).toList();
         String again = requeued ? " and requeued it (restart " + restarts + ")" : "";
         if (!lost.isEmpty()) {
             return Optional.of(new SchedulerStop("Slurm job " + jobId + " lost node" + (lost.size() == 1 ? " " : "s ") + String.join(", ", lost)

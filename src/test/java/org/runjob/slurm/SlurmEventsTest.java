@@ -64,6 +64,15 @@ class SlurmEventsTest {
         assertThat(SlurmEvents.stop("12", job("CANCELLED", "None"), 0, held, List.of()))
                 .contains(new SchedulerStop("Slurm job 12 was cancelled from outside runjob (scancel) (CANCELLED)", false, List.of()));
         assertThat(SlurmEvents.stop("12", ending(0, "h[1-2]", "(null)"), 0, held, held)).isEmpty();
+        // a cancel while the job reads COMPLETING: h2's step ended first, so h2 left NodeList; no node failed
+        assertThat(SlurmEvents.stop("12", ending(0, "h1", "(null)"), 0, held, List.of("h1"))).isEmpty();
+        assertThat(SlurmEvents.stop("12", ending(0, "h1", "(null)").replace("COMPLETING", "CANCELLED"), 0, held, List.of("h1")))
+                .contains(new SchedulerStop("Slurm job 12 was cancelled from outside runjob (scancel) (CANCELLED)", false, List.of()));
+        // Slurm's own word that a node failed, without a requeue
+        assertThat(SlurmEvents.stop("12", ending(0, "h1", "(null)").replace("Reason=None", "Reason=NodeDown"), 0, held, List.of("h1")))
+                .contains(new SchedulerStop("Slurm job 12 lost node h2 (node failure)", false, List.of("slurm:h2")));
+        assertThat(SlurmEvents.stop("12", ending(0, "h1", "(null)").replace("COMPLETING", "NODE_FAIL"), 0, held, List.of("h1")))
+                .contains(new SchedulerStop("Slurm job 12 lost node h2 (node failure)", false, List.of("slurm:h2")));
         // the record's fields, as the cluster reads them
         assertThat(SlurmEvents.restarts(ending(4, "h1", "(null)"))).isEqualTo(4);
         assertThat(SlurmEvents.nodeList(ending(0, "h[1-2]", "h3"))).contains("h[1-2]");
