@@ -21,6 +21,7 @@ import java.util.stream.Collectors;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.runjob.logs.OutputRouter;
+import org.runjob.node.FanOut;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.protocol.Answer;
@@ -128,18 +129,19 @@ public final class Launcher {
         List<AttemptResult> attempts = new ArrayList<>();
         LaunchPlan current = plan;
         plan.spec().withSparesAsNodes().nodes().forEach(n -> everyNode.put(n.name(), n));
+        Map<String, String> lost = Map.of();
         for (int attempt = firstAttempt; ; attempt++) {
             List<StandIn> standIns = new ArrayList<>();
             List<String> dropped = new ArrayList<>();
             if (!attempts.isEmpty()) {
-                Next next = recover(current, attempts.get(attempts.size() - 1), attempt, standIns, dropped);
+                Next next = recover(current, lost, attempt, standIns, dropped);
                 current = next.plan();
                 if (next.stuck().isPresent()) {
                     LOG.warn("{}", next.stuck().get());
                     AttemptResult last = attempts.remove(attempts.size() - 1).withNodesGone(next.stuck().get());
                     attempts.add(last);
                     LaunchPlan ran = current;
-                    last.lostNodes().forEach((node, why) -> quarantine(ran, node, "lost: " + why));
+                    lost.forEach((node, why) -> quarantine(ran, node, "lost: " + why));
                     return ended(attempts);
                 }
             }
@@ -152,37 +154,93 @@ public final class Launcher {
             AgentStarter agents = (node, events) -> startAgent(running, node, events);
             AttemptResult result = new Supervisor(current, attempt, agents, router, interrupts, clock, grace, status).run().withStandIns(standIns)
                     .withDropped(dropped);
-            if (!result.succeeded() && !result.interrupted()) {
-                // a lost node may be the backend's doing (a cancelled or preempted Slurm job): say so, and never restart into it
-                Optional<String> gone = starter.gone();
-                if (gone.isPresent()) {
-                    LOG.warn("{}: {}", gone.get(), attempt < maxRestarts ? "no restart can use its nodes" : "its nodes are gone");
-                    result = result.withNodesGone(gone.get());
-                }
+            // a lost node may be the backend's doing (a cancelled or preempted Slurm job): say so, and never restart into it
+            Optional<String> gone = result.succeeded() || result.interrupted() ? Optional.empty() : starter.gone();
+            RecoveryPolicy.Next next = RecoveryPolicy.after(result, attempts.isEmpty() ? Optional.empty() : Optional.of(attempts.get(attempts.size() - 1)),
+                    plan.spec().failure(), maxRestarts, gone);
+            if (next instanceof RecoveryPolicy.Next.NodesGone g) {
+                LOG.warn("{}: {}", g.why(), attempt < maxRestarts ? "no restart can use its nodes" : "its nodes are gone");
+                result = result.withNodesGone(g.why());
+            } else if (next instanceof RecoveryPolicy.Next.CrashLoop c) {
+                LOG.warn("attempt {} failed as attempt {} did, soon after its start: a crash loop, no restart", attempt, attempt - 1);
+                result = result.withCrashLoop(c.why());
             }
-            if (!result.succeeded() && !result.interrupted() && result.nodesGone().isEmpty() && attempt < maxRestarts && !attempts.isEmpty()) {
-                Optional<String> loop = CrashLoop.between(attempts.get(attempts.size() - 1), result, plan.spec().failure());
-                if (loop.isPresent()) {
-                    LOG.warn("attempt {} failed as attempt {} did, soon after its start: a crash loop, no restart", attempt, attempt - 1);
-                    result = result.withCrashLoop(loop.get());
-                }
-            }
+            boolean restart = next instanceof RecoveryPolicy.Next.Restart;
+            Map<String, RecoveryPolicy.Fate> fates = result.succeeded() || result.interrupted() || result.nodesGone().isPresent()
+                    ? Map.of() : judge(current, result.lostNodes(), restart);
             attempts.add(result);
             timeline.attemptEnded(result);
             router.flush();
-            if (result.succeeded() || result.interrupted() || result.nodesGone().isPresent() || result.crashLoop().isPresent()
-                    || attempt >= maxRestarts) {
-                if (!result.succeeded() && !result.interrupted() && result.nodesGone().isEmpty()) {
-                    // no attempt follows: the nodes it lost are avoided by the next runs
-                    LaunchPlan ran = current;
-                    result.lostNodes().forEach((node, why) -> quarantine(ran, node, "lost: " + why));
-                }
+            if (!restart) {
+                // no attempt follows: the nodes shown to be lost are avoided by the next runs
+                LaunchPlan ran = current;
+                fates.values().forEach(f -> RecoveryPolicy.quarantine(f).ifPresent(why -> quarantine(ran, f.node(), why)));
                 return ended(attempts);
             }
+            lost = RecoveryPolicy.lost(fates);
             LOG.warn("attempt {} failed ({}); restarting the whole group, attempt {} of {}", attempt,
                     result.rootCause().map(r -> "rank " + r.rank() + ": " + r.outcome().map(Outcome::describe).orElse("?"))
                             .orElse("?"), attempt + 1, maxRestarts);
         }
+    }
+
+    /** How long a fresh connection's first failure must have taken for no second try to follow (a refused login is retried once). */
+    private static final long RETRY_UNDER_MS = 5000;
+
+    /**
+     * Each node whose agent failed in the attempt, reached afresh (its old connection dropped: a
+     * cut link may look open): a node whose new agent answers HELLO was not lost. With
+     * {@code keep}, that agent runs the node's part of the next attempt; else it is closed. A
+     * first failure that came quickly (a refused login) is tried once more, a second later.
+     */
+    private Map<String, RecoveryPolicy.Fate> judge(LaunchPlan plan, Map<String, String> agentFailures, boolean keep) {
+        Map<String, String> freshFailures = new ConcurrentHashMap<>();
+        if (!agentFailures.isEmpty()) {
+            try (FanOut fanOut = new FanOut(agentFailures.size())) {
+                fanOut.onEach(List.copyOf(agentFailures.keySet()), node -> {
+                    Optional<NodeSpec> spec = nodeSpec(plan, node);
+                    if (spec.isEmpty()) {
+                        freshFailures.put(node, "it is no node of the plan");
+                        return null;
+                    }
+                    starter.reset(spec.get());
+                    for (int attempt = 0; ; attempt++) {
+                        long begin = System.nanoTime();
+                        try {
+                            NodeSession session = fresh(plan, node);
+                            if (keep) {
+                                started.put(node, session);
+                            } else {
+                                session.close();
+                            }
+                            return null;
+                        } catch (IOException e) {
+                            if (attempt > 0 || System.nanoTime() - begin > RETRY_UNDER_MS * 1_000_000) {
+                                freshFailures.put(node, String.valueOf(e.getMessage()));
+                                return null;
+                            }
+                        }
+                        try {
+                            Thread.sleep(1000);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            freshFailures.put(node, "runjob was interrupted");
+                            return null;
+                        }
+                    }
+                });
+            }
+        }
+        Map<String, RecoveryPolicy.Fate> fates = RecoveryPolicy.fates(agentFailures, freshFailures);
+        fates.values().forEach(f -> {
+            if (f instanceof RecoveryPolicy.Fate.Answers a) {
+                LOG.warn("node {}: its agent failed ({}), but the node answers on a fresh connection: it is not lost{}", a.node(), a.agentFailure(),
+                        keep ? "; the restart runs there" : "");
+            } else if (f instanceof RecoveryPolicy.Fate.Lost l) {
+                LOG.warn("node {} is lost: a fresh connection failed too ({})", l.node(), l.evidence());
+            }
+        });
+        return fates;
     }
 
     /** The run's attempts, once no attempt follows: agents started for an attempt that never came are closed. */
@@ -193,19 +251,14 @@ public final class Launcher {
     }
 
     /**
-     * Before a restart: the nodes {@code previous} lost are reached afresh (their old connection
-     * dropped), every node of the next attempt is health-checked ({@link Health}), and each lost
+     * Before a restart: for the nodes shown to be {@code lost} (a fresh connection failed,
+     * {@link #judge}), every node of the next attempt is health-checked ({@link Health}), and each lost
      * or unhealthy node is replaced by a spare, waited for ({@code wait_for_node_s}, lost nodes
      * only) or left out ({@code min_nodes}), in rounds until every node of the plan was checked.
      * Adds to {@code standIns} and {@code dropped} what it did.
      */
-    private Next recover(LaunchPlan ran, AttemptResult previous, int attempt, List<StandIn> standIns, List<String> dropped) {
+    private Next recover(LaunchPlan ran, Map<String, String> lost, int attempt, List<StandIn> standIns, List<String> dropped) {
         LaunchPlan current = ran;
-        Map<String, String> lost = previous.lostNodes();
-        // a lost node's connection may look open and never answer (a cut link)
-        for (String name : lost.keySet()) {
-            nodeSpec(current, name).ifPresent(starter::reset);
-        }
         Map<String, String> out = new LinkedHashMap<>(lost);
         Map<String, String> unhealthy = new LinkedHashMap<>();
         Set<String> checked = new HashSet<>();

@@ -188,31 +188,66 @@ class SpareTest {
         Pids.awaitGone(first, Duration.ofSeconds(30), "attempt 0's workers, h1's after its link came back");
     }
 
-    @Test
-    void aSpareThatDoesNotFitIsPassedOverAndTheLostNodeIsTriedAgain() throws Exception {
-        // the spare fits h1 and h2, not h3 (validation refuses a spare that could fit no node)
-        Path job = job("nofit", 2, "spares:\n" + jobs.node(jobs.bed.host(4), 1)
-                + "failure: {max_restarts: 1, grace_period_s: 1, heartbeat_timeout_s: 4}\n");
-        Process runjob = toClean.add(jobs.start(job));
-        List<Long> first = jobs.awaitPids(4, Duration.ofSeconds(90));
-        toClean.addAll(first);
-        Poll.until(() -> savedStep(2) >= 2, Duration.ofSeconds(30), "rank 2 to save step 2");
+    /** h3's agent, found by its workdir on the agent's command line. */
+    private ProcessHandle agentOfH3() {
         List<ProcessHandle> agents = ProcessHandle.allProcesses().filter(p -> {
             String cmd = p.info().commandLine().orElse("");
             return p.info().command().orElse("").endsWith("/java") && cmd.contains("org.runjob.agent.AgentMain agent")
                     && cmd.contains(tmp.resolve("work-h3").toString());
         }).toList();
         assertThat(agents).as("h3's agent").hasSize(1);
-        agents.get(0).destroyForcibly();
+        return agents.get(0);
+    }
+
+    @Test
+    void aSpareThatDoesNotFitIsPassedOverAndTheLostNodeIsWaitedFor() throws Exception {
+        // the spare fits h1 and h2, not h3 (validation refuses a spare that could fit no node)
+        SshTestbed.Host h3 = jobs.bed.host(3);
+        Path job = job("nofit", 2, "spares:\n" + jobs.node(jobs.bed.host(4), 1)
+                + "failure: {max_restarts: 1, grace_period_s: 1, heartbeat_timeout_s: 4, wait_for_node_s: 60}\n");
+        Process runjob = toClean.add(jobs.start(job));
+        List<Long> first = jobs.awaitPids(4, Duration.ofSeconds(90));
+        toClean.addAll(first);
+        Poll.until(() -> savedStep(2) >= 2, Duration.ofSeconds(30), "rank 2 to save step 2");
+        jobs.bed.link(h3, false);
+        Poll.until(() -> stderrSoFar(job).contains("spare h4 does not fit node h3's place: it runs 1 worker, the node ran 2"),
+                Duration.ofSeconds(60), "the spare to be passed over");
+        jobs.bed.link(h3, true);
         assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends: %s", stderrSoFar(job)).isTrue();
         String err = jobs.stderrOf(job);
         String out = Files.readString(tmp.resolve(job.getFileName() + ".out"));
         assertThat(runjob.exitValue()).as(err).isZero();
-        assertThat(err).contains("spare h4 does not fit node h3's place: it runs 1 worker, the node ran 2").doesNotContain("stands in");
+        assertThat(err).contains("runjob: node h3 is lost: a fresh connection failed too (").doesNotContain("spare h4 stands in");
         for (int rank : List.of(2, 3)) {
             assertThat(out).contains("[h3/" + rank + "#1] rank " + rank + " of 4 attempt 1 on h3 node rank 2 master " + jobs.bed.host(1).address()
                     + " resumes at step ").contains("[h3/" + rank + "#1] rank " + rank + " done at step 40\n");
         }
+        Pids.awaitGone(first, Duration.ofSeconds(10), "attempt 0's workers");
+    }
+
+    /**
+     * kill -9 of a node's agent (as the OOM killer does) is no evidence about the machine: a fresh
+     * connection reaches it, so the restart runs there, the spare stays unused and nothing is quarantined.
+     */
+    @Test
+    void aKilledAgentCostsNoNodeTheRestartRunsThereAndNothingIsQuarantined() throws Exception {
+        Path job = job("agentkill", 2, "spares:\n" + jobs.node(jobs.bed.host(4), 2)
+                + "failure: {max_restarts: 1, grace_period_s: 1, heartbeat_timeout_s: 4}\n");
+        Process runjob = toClean.add(jobs.start(job));
+        List<Long> first = jobs.awaitPids(4, Duration.ofSeconds(90));
+        toClean.addAll(first);
+        Poll.until(() -> savedStep(2) >= 2, Duration.ofSeconds(30), "rank 2 to save step 2");
+        agentOfH3().destroyForcibly();
+        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends: %s", stderrSoFar(job)).isTrue();
+        String err = jobs.stderrOf(job);
+        String out = Files.readString(tmp.resolve(job.getFileName() + ".out"));
+        assertThat(runjob.exitValue()).as(err).isZero();
+        assertThat(err).containsPattern("runjob: node h3: its agent failed \\(node h3 lost \\([^\\n]*\\)\\), but the node answers on a fresh"
+                + " connection: it is not lost; the restart runs there\n").doesNotContain("stands in").doesNotContain("quarantined");
+        for (int rank : List.of(2, 3)) {
+            assertThat(out).contains("[h3/" + rank + "#1] rank " + rank + " done at step 40\n");
+        }
+        assertThat(Cli.runNow(System.getenv(), "nodes").out()).isEqualTo("no node is quarantined\n");
         Pids.awaitGone(first, Duration.ofSeconds(10), "attempt 0's workers");
     }
 
