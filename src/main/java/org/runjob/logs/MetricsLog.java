@@ -47,6 +47,7 @@ public final class MetricsLog implements AutoCloseable {
     private final Map<Integer, ObjectNode> last = new TreeMap<>();
 
     private StragglerWatch stragglers;
+    private final StepProgress progress = new StepProgress();
 
     public MetricsLog(Path folder, Clock clock) {
         this.dir = folder.resolve(DIR);
@@ -64,6 +65,11 @@ public final class MetricsLog implements AutoCloseable {
     /** Step marks and GPU utilization go to {@code watch} from now on. */
     public void watch(StragglerWatch watch) {
         this.stragglers = watch;
+    }
+
+    /** The training time the ranks' step marks show was not redone. */
+    public StepProgress progress() {
+        return progress;
     }
 
     public StragglerWatch stragglers() {
@@ -115,6 +121,7 @@ public final class MetricsLog implements AutoCloseable {
         JsonNode step = fields.get("step");
         if (step != null && step.isNumber()) {
             stragglers.step(rank, node, read, step.asDouble());
+            progress.step(rank, attempt, read, step.asDouble());
         }
     }
 

@@ -3,6 +3,7 @@ package org.runjob.report;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 
 import org.runjob.launch.AttemptResult;
 import org.runjob.launch.Outcome;
@@ -49,7 +50,8 @@ public final class RunReport {
         t.print(out);
         String verdict = last.verdict();
         String attempts = run.attempts().size() == 1 ? "" : " after " + run.attempts().size() + " attempts";
-        String running = run.attempts().size() == 1 ? "" : String.format(", %.0f%% of it running", 100 * Recovery.goodput(run.attempts()));
+        String running = run.attempts().size() == 1 ? "" : String.format(Locale.ROOT, ", %.0f%% of it %s", 100 * run.goodput().share(),
+                run.goodput().basis().equals("steps") ? "useful training (steps not redone)" : "running");
         out.printf("job %s run %s %s%s in %s%s; logs in %s%n", run.job(), run.runId(), verdict, attempts,
                 seconds(Duration.between(run.attempts().get(0).start(), last.end())), running, run.folder());
         out.flush();

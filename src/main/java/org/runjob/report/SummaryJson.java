@@ -16,8 +16,9 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * {@code summary.json}: the run's result and exit code, the command line, the job file's git commit,
  * and per attempt and rank: node, pid, start, end, state, outcome (exit code or signal), bytes; the
- * spares that stood in for lost nodes, per attempt and all together ({@code stand_ins}); the goodput
- * and, after a restart, each recovery's phases ({@link Recovery}).
+ * spares that stood in for lost nodes, per attempt and all together ({@code stand_ins}); the goodput,
+ * what it counts ({@code goodput_basis}: {@code steps} or {@code running}) and the steps restarts redid
+ * ({@code redone_steps}, with steps), and, after a restart, each recovery's phases ({@link Recovery}).
  */
 public final class SummaryJson {
 
@@ -71,7 +72,11 @@ public final class SummaryJson {
             ArrayNode ranks = attempt.putArray("ranks");
             a.ranks().forEach(r -> rank(ranks.addObject(), r));
         }
-        root.put("goodput", Math.round(Recovery.goodput(run.attempts()) * 1000) / 1000.0);
+        root.put("goodput", Math.round(run.goodput().share() * 1000) / 1000.0);
+        root.put("goodput_basis", run.goodput().basis());
+        if (run.goodput().basis().equals("steps")) {
+            root.put("redone_steps", Math.round(run.goodput().redoneSteps() * 1000) / 1000.0);
+        }
         List<Recovery.Phases> phases = Recovery.phases(run.attempts());
         if (!phases.isEmpty()) {
             ArrayNode recovery = root.putArray("recovery");

@@ -20,9 +20,11 @@ import java.util.TreeMap;
 import org.runjob.backends.Backends;
 import org.runjob.distribute.Shipped;
 import org.runjob.json.Json;
+import org.runjob.launch.AttemptResult;
 import org.runjob.launch.Health;
 import org.runjob.launch.Launcher;
 import org.runjob.launch.Quarantine;
+import org.runjob.launch.Recovery;
 import org.runjob.launch.RunResult;
 import org.runjob.launch.Shrink;
 import org.runjob.launch.Spares;
@@ -230,7 +232,9 @@ public final class RunJob {
             spec.observe().prometheus().ifPresent(f -> router.metricsLog().exportTo(Path.of(f), spec.name(), plan.runId()));
             router.metricsLog().watch(new StragglerWatch(folder.dir(), spec.observe().stragglerPct(),
                     Duration.ofMillis(Math.round(spec.observe().stragglerWindowSeconds() * 1000)), io.err()::println));
-            result = new RunResult(spec.name(), plan.runId(), folder.dir(), launcher.run(plan, router));
+            List<AttemptResult> attempts = launcher.run(plan, router);
+            result = new RunResult(spec.name(), plan.runId(), folder.dir(), attempts,
+                    Recovery.goodput(attempts, router.metricsLog().progress().useful(), spec.failure().crashLoopSeconds()));
             metrics = router.metricsLog();
         }
         RunOutcome outcome = new RunOutcome(result, RunState.ended(result), request.commandLine(), GitInfo.of(Path.of(request.file())), plan,

@@ -47,6 +47,10 @@ class CrashLoopRunTest {
                 + "'nosuchmodule_of_runjobs_tests'\\): no more restarts \\(failure\\.crash_loop_s: 0 restarts anyway; "
                 + "failure\\.retry_exit_codes lists exit codes always worth one\\)");
         assertThat(r.err()).contains("\n" + s.get("crash_loop").stringValue() + "\n").contains("failed after 2 attempts");
+        // two attempts that failed at start-up trained nothing: no goodput, and the summary says what it counts
+        assertThat(s.get("goodput").asDouble()).isZero();
+        assertThat(s.get("goodput_basis").asString()).isEqualTo("running");
+        assertThat(r.err()).contains(", 0% of it running; logs in ");
         assertThat(Files.readString(jobs.runFolder("loop").resolve("runjob.log")))
                 .contains("attempt 1 failed as attempt 0 did, soon after its start: a crash loop, no restart");
         // rank 1 of each attempt was up and sleeping: the run's end stopped it
