@@ -159,7 +159,10 @@ class SpareTest {
         assertThat(summary.path("recovery")).hasSize(1);
         assertThat(summary.path("recovery").get(0).path("attempt").asInt()).isEqualTo(1);
         assertThat(summary.path("recovery").get(0).path("relaunch_s").isNumber()).isTrue();
+        // steps.py reports its steps: goodput is training not redone (40 steps of 0.25 s at most, over the run's wall time)
+        assertThat(summary.path("goodput_basis").asString()).isEqualTo("steps");
         assertThat(summary.path("goodput").asDouble()).isBetween(0.1, 1.0);
+        assertThat(summary.path("redone_steps").asDouble()).isBetween(0.0, 40.0);
         assertThat(err).containsPattern("\nattempt 1 began \\d+\\.\\ds after attempt 0 failed \\(stop \\d+\\.\\ds, replace \\d+\\.\\ds\\), its workers"
                 + " all running \\d+\\.\\ds later\n").containsPattern("succeeded after 2 attempts in \\d+\\.\\ds, \\d+% of it running; logs in ");
         // the recovery as it happened, line by line
