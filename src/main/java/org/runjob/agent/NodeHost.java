@@ -41,7 +41,7 @@ import org.runjob.protocol.SecureLink;
  *       host listens, and exits.</li>
  *   <li>{@code host RUN}: listens on every address of the node, on a port the kernel picks; serves
  *       any client that proves it holds the node's key. It ends on {@link HostRecords#STOP}, or once
- *       nothing of the run has run on it, and no client has come, for {@link #IDLE_MS}
+ *       nothing of the run has run on it, no coordinator holds it ({@link HostRecords.Type#HOLD}), and no client has come, for {@link #IDLE_MS}
  *       ({@link #FIRST_CLIENT_MS} before its first client): the coordinator is gone (its agents
  *       stop their workers when its heartbeats stop, and their programs' ends free the host).</li>
  * </ol>
@@ -58,8 +58,8 @@ public final class NodeHost {
     /**
      * How long a host that has served its coordinator waits, with nothing running and no client,
      * before it ends: the coordinator's heartbeat timeout (15 s, after which its agents stop their
-     * workers) and 5 s more. A run's coordinator always has a program on the node, or starts the
-     * next one at once (preflight, shipping, the agent, a restart's agent).
+     * workers) and 5 s more. A run's coordinator holds every host of the run for as long as it
+     * runs ({@link HostRecords.Type#HOLD}, sent every few seconds), spares that run nothing included.
      */
     static final long IDLE_MS = Long.getLong("runjob.host.idle.ms", 20_000);
     /** How long a new host waits for its coordinator's first connection (it starts on the master node after the hosts). */
@@ -223,6 +223,10 @@ public final class NodeHost {
                 link.send(HostRecords.Type.EXIT, "0");
                 return;
             }
+            if (first.is(HostRecords.Type.HOLD)) {
+                hold(link, s);
+                return;
+            }
             if (!first.is(HostRecords.Type.EXEC)) {
                 link.send(HostRecords.Type.FAILED, "expected a program to start");
                 return;
@@ -240,6 +244,23 @@ public final class NodeHost {
                 lastBusy = System.nanoTime();
                 busy.decrementAndGet();
             }
+        }
+    }
+
+    /**
+     * A coordinator's hold: the host is busy while HOLD records keep coming, each within
+     * {@link #IDLE_MS}; the connection's end, or silence that long (its coordinator lost power),
+     * lets go.
+     */
+    private void hold(SecureLink link, Socket s) throws IOException {
+        s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(1, IDLE_MS)));
+        try {
+            SecureLink.Record r;
+            while ((r = link.receive()) != null && r.is(HostRecords.Type.HOLD)) {
+                lastBusy = System.nanoTime();
+            }
+        } catch (SocketTimeoutException e) {
+            System.err.println("runjob host: the coordinator's hold went silent for " + IDLE_MS / 1000 + " s: letting go");
         }
     }
 

@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -22,7 +23,8 @@ import org.runjob.spec.NodeSpec;
 /**
  * How a submitted run's coordinator, on the master node, reaches the run's nodes: through the
  * node host ({@code agent.NodeHost}) that {@code runjob submit} left on each, one
- * {@link SecureLink} per program, keyed by that node's key ({@link SecureLink#nodeKey} of the run's secret). Closing the cluster ends every host.
+ * {@link SecureLink} per program, keyed by that node's key ({@link SecureLink#nodeKey} of the run's secret). While the cluster is
+ * open it holds every host ({@link HostRecords.Type#HOLD}), spares included; closing it ends every host.
  */
 public final class RelayCluster implements Cluster {
 
@@ -31,8 +33,46 @@ public final class RelayCluster implements Cluster {
 
     private final HostedRun run;
 
+    /** How often a hold says the coordinator is still there: well within the host's 20 s idle end. */
+    static final long HOLD_EVERY_MS = 5_000;
+
+    private final List<Thread> holds = new ArrayList<>();
+    private volatile boolean closed;
+
+    /** Reaches the run's node hosts, and holds each of them for as long as this cluster is open. */
     public RelayCluster(HostedRun run) {
         this.run = run;
+        run.hosts().forEach((node, endpoint) -> {
+            Thread t = new Thread(() -> hold(node, endpoint), "hold-" + node);
+            t.setDaemon(true);
+            t.start();
+            holds.add(t);
+        });
+    }
+
+    /**
+     * Keeps one node's host up while this coordinator runs: a HOLD record every
+     * {@value #HOLD_EVERY_MS} ms on one connection (again on a new one after a failure), so a spare
+     * that runs nothing until a node is lost is still there when it is needed.
+     */
+    private void hold(String node, HostedRun.Endpoint endpoint) {
+        while (!closed) {
+            try (SecureLink link = connect(node, endpoint, STOP_TIMEOUT_MS)) {
+                while (!closed) {
+                    link.send(HostRecords.Type.HOLD, new byte[0]);
+                    Thread.sleep(HOLD_EVERY_MS);
+                }
+            } catch (IOException e) {
+                // the host is unreachable now (its node lost): tried again after the pause
+            } catch (InterruptedException e) {
+                return;
+            }
+            try {
+                Thread.sleep(HOLD_EVERY_MS);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
     }
 
     @Override
@@ -46,6 +86,8 @@ public final class RelayCluster implements Cluster {
 
     @Override
     public void close() {
+        closed = true;
+        holds.forEach(Thread::interrupt);
         for (var e : run.hosts().entrySet()) {
             try (SecureLink link = connect(e.getKey(), e.getValue(), STOP_TIMEOUT_MS)) {
                 link.send(HostRecords.Type.STOP, new byte[0]);

@@ -11,8 +11,10 @@ import java.util.Optional;
  * exec channel would be.
  *
  * <ol>
- *   <li>The coordinator sends {@link Type#EXEC} (the argv, NUL-separated) or {@link Type#STOP} (the host
- *       ends: the run is over).</li>
+ *   <li>The coordinator sends {@link Type#EXEC} (the argv, NUL-separated), {@link Type#STOP} (the host
+ *       ends: the run is over) or {@link Type#HOLD}: the host stays up for as long as a HOLD
+ *       arrives on that connection at least every idle period (a spare that runs nothing yet stays
+ *       usable for the whole run; a coordinator that died or lost power no longer holds it).</li>
  *   <li>The host answers {@link Type#STARTED} (the pid) or {@link Type#FAILED} (why).</li>
  *   <li>Then {@link Type#STDIN}, {@link Type#STDIN_EOF} and {@link Type#KILL} go to the node;
  *       {@link Type#STDOUT}, {@link Type#STDERR} and at last {@link Type#EXIT} (the status) come back.</li>
@@ -24,7 +26,7 @@ public final class HostRecords {
 
     /** A record's type: its first byte, as {@link Frame.Type} is a frame's. */
     public enum Type {
-        EXEC(1), STOP(2), STARTED(3), FAILED(4), STDIN(5), STDIN_EOF(6), KILL(7), STDOUT(8), STDERR(9), EXIT(10);
+        EXEC(1), STOP(2), STARTED(3), FAILED(4), STDIN(5), STDIN_EOF(6), KILL(7), STDOUT(8), STDERR(9), EXIT(10), HOLD(11);
 
         public final byte code;
 

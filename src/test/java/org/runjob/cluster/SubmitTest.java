@@ -173,19 +173,20 @@ class SubmitTest {
     }
 
     @Test
-    void aSubmittedRunGivesALostNodesPlaceToASpareThroughItsNodeHost() throws Exception {
+    void aSubmittedRunGivesALostNodesPlaceToASpareThroughItsNodeHostFortySecondsIn() throws Exception {
         SshTestbed.Host h2 = jobs.bed.host(2);
         Path ckpt = Files.createDirectories(dir.resolve("ckpt"));
         Path job = jobs.job("spared", jobs.node(jobs.bed.host(1), 1) + jobs.node(h2, 1), jobs.worker("steps.py"), List.of("python3", "steps.py"),
                 "spares:\n" + jobs.node(jobs.bed.host(3), 1) + "failure: {max_restarts: 1, grace_period_s: 1, heartbeat_timeout_s: 4}\n",
-                Map.of("CKPT", ckpt.toString(), "STEPS", "40", "STEP_S", "0.25"));
+                Map.of("CKPT", ckpt.toString(), "STEPS", "180", "STEP_S", "0.25"));
         Result submitted = runjob(dir, Duration.ofSeconds(120), "submit", job.toString());
         assertThat(submitted.code()).as(submitted.err()).isZero();
         assertThat(submitted.err()).contains(": node hosts on 3 nodes, the coordinator on h1");
         String runId = submitted.out().trim();
         toClean.addAll(jobs.awaitPids(2, Duration.ofSeconds(30)));
         toClean.addAll(processesOf(runId));
-        Poll.until(() -> ClusterJobs.savedStep(ckpt, 1) >= 2, Duration.ofSeconds(30), "rank 1 to save step 2");
+        // the loss comes 40 s after the workers started (160 steps of 0.25 s): the spare, idle since preflight, must still be there
+        Poll.until(() -> ClusterJobs.savedStep(ckpt, 1) >= 160, Duration.ofSeconds(90), "rank 1 to save step 160");
         jobs.bed.link(h2, false);
         try {
             Poll.until(() -> statusOf(runId).contains("succeeded (exit 0)"), Duration.ofSeconds(120), "the run to succeed on the spare",
@@ -194,8 +195,8 @@ class SubmitTest {
             jobs.bed.link(h2, true);
         }
         assertThat(statusOf(runId)).contains("\n  spare h3 stands in for node h2 (node rank 1) from attempt 1\nattempt 1 succeeded at ");
-        assertThat(ClusterJobs.savedStep(ckpt, 0)).isEqualTo(40);
-        assertThat(ClusterJobs.savedStep(ckpt, 1)).isEqualTo(40);
+        assertThat(ClusterJobs.savedStep(ckpt, 0)).isEqualTo(180);
+        assertThat(ClusterJobs.savedStep(ckpt, 1)).isEqualTo(180);
         Poll.until(() -> processesOf(runId).isEmpty(), Duration.ofSeconds(30), "the run's coordinator, node hosts and agents to end");
     }
 
