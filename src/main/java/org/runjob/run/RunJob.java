@@ -102,6 +102,7 @@ public final class RunJob {
         }
         Diagnostics.toRunFolder(logFile, request.verbose());
         RunStatus status = new RunStatus(RunFolder.of(logFile.getParent()), runId, asWritten.name(), io.clock());
+        status.startsAt(firstAttempt);
         status.write(RunState.PREFLIGHT);
         Optional<Jobs.Resolved> resolved = Jobs.resolve(io, asWritten);
         if (resolved.isEmpty()) {
