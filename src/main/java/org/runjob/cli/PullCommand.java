@@ -22,6 +22,7 @@ import org.runjob.run.Launch;
 import org.runjob.run.OutputsStream;
 import org.runjob.run.RunIndex;
 import org.runjob.run.RunOutputs;
+import org.runjob.runs.LastNodes;
 import org.runjob.runs.Remote;
 import org.runjob.runs.RunRecords;
 import org.runjob.session.NodeStarter;
@@ -40,7 +41,8 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code runjob pull RUN [PATH...] [--into DIR]}: brings a run's outputs (its job's
  * {@code outputs}, or the PATHs, relative to the run's directory) from every node into its run
  * folder's {@code outputs/NODE/} (or {@code DIR/NODE/}), again: after the run, or while it runs (a
- * checkpoint so far). Reaches the nodes as the run did ({@link RunOutputs}). A submitted run: its
+ * checkpoint so far). Reaches the nodes as the run's last attempt did ({@link RunOutputs}): a spare that stood in for a
+ * node gives the outputs of that node's place ({@link LastNodes}). A submitted run: its
  * master node's runjob sends what its coordinator brought into the run folder there when the run
  * ended ({@link OutputsStream}), into {@code DIR} (default {@code ./RUN-outputs}). A Slurm run's
  * nodes were its allocation's: refused by name.
@@ -94,7 +96,8 @@ final class PullCommand implements Callable<Integer> {
         if (loaded == null) {
             return ExitCode.INVALID;
         }
-        JobSpec spec = loaded.spec();
+        // each rank's outputs are on the node that ran it last: a spare that stood in has those of its place
+        JobSpec spec = LastNodes.of(loaded.spec(), r.folder());
         if (!Backends.of(spec).nodesOutlastRun()) {
             io.err().println("runjob: run " + r.runId() + " ran on backend " + spec.backend().name() + ", whose nodes were held only while"
                     + " it ran; a run's outputs come into its folder when it ends");
