@@ -80,6 +80,7 @@ public final class Quarantined {
     }
 
     private static String describe(QuarantineFile.Entry e) {
-        return "quarantined until " + e.until() + " (" + e.machine() + "; run " + e.runId() + " of job " + e.job() + "): " + e.reason();
+        return "quarantined since " + e.since() + " until " + e.until() + " (" + e.machine() + "; run " + e.runId() + " of job " + e.job() + "): "
+                + e.reason();
     }
 }

@@ -80,12 +80,12 @@ class NodesCommandTest {
                 "entrypoint: {command: [python3, train.py]}", "logs: {dir: " + tmp.resolve("runs") + "}", ""));
         Cli check = Cli.run(env(), "check", job.toString());
         assertThat(check.code()).as(check.out() + check.err()).isEqualTo(3);
-        assertThat(check.err()).isEqualTo("runjob: node h2 is quarantined until 2026-12-01T08:00:00Z (192.0.2.2:2222; run"
+        assertThat(check.err()).isEqualTo("runjob: node h2 is quarantined since 2026-12-01T07:00:00Z until 2026-12-01T08:00:00Z (192.0.2.2:2222; run"
                 + " 20261130-230000-cd34 of job train): lost: its agent answered no heartbeat for 4 s; no spare fits its place."
                 + " Use it again with: runjob nodes --clear h2\n");
         Cli run = Cli.run(env(), job.toString());
         assertThat(run.code()).isEqualTo(3);
-        assertThat(run.err()).contains("runjob: node h2 is quarantined until 2026-12-01T08:00:00Z");
+        assertThat(run.err()).contains("runjob: node h2 is quarantined since 2026-12-01T07:00:00Z until 2026-12-01T08:00:00Z");
         assertThat(tmp.resolve("runs/train/" + Cli.RUN_ID + "/status.json")).exists();
     }
 }

@@ -102,12 +102,12 @@ class SpareTest {
                 .endsWith("runjob nodes --clear NODE makes one usable again\n");
         Cli check = Cli.runNow(System.getenv(), "check", job.toString());
         assertThat(check.code()).as(check.err()).isZero();
-        assertThat(check.err()).contains("runjob: note: spare h4 stands in for node " + lost.name() + ", quarantined until ")
+        assertThat(check.err()).contains("runjob: note: spare h4 stands in for node " + lost.name() + ", quarantined since ")
                 .contains("(runjob nodes --clear " + lost.name() + " uses it again)");
         Path alone = job("nospare", "failure: {max_restarts: 1}\n");
         Cli refused = Cli.runNow(System.getenv(), "check", alone.toString());
         assertThat(refused.code()).as(refused.err()).isEqualTo(3);
-        assertThat(refused.err()).contains("runjob: node " + lost.name() + " is quarantined until ")
+        assertThat(refused.err()).contains("runjob: node " + lost.name() + " is quarantined since ")
                 .contains("; no spare fits its place. Use it again with: runjob nodes --clear " + lost.name() + "\n");
         Cli cleared = Cli.runNow(System.getenv(), "nodes", "--clear", lost.name());
         assertThat(cleared.code()).as(cleared.err()).isZero();
