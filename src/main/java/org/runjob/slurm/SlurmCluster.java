@@ -124,7 +124,7 @@ public final class SlurmCluster implements Cluster {
     /**
      * Inside the user's or runjob's own batch job: what its record says while this step is being
      * ended ({@link SlurmEvents#stop}); a record that reads only COMPLETING is asked again for up to
-     * 2 s, until it shows its end state.
+     * 2 s, until it shows its end state, and is then read for what it is ({@link SlurmEvents#stillEnding}).
      */
     @Override
     public Optional<SchedulerStop> stoppedBy() {
@@ -140,8 +140,11 @@ public final class SlurmCluster implements Cluster {
                 Optional<String> list = SlurmEvents.nodeList(out);
                 List<String> now = list.isPresent() ? SlurmCommands.hostnames(list.get(), env) : List.of();
                 Optional<SchedulerStop> stop = SlurmEvents.stop(inside.get(), out, own, held, now);
-                if (stop.isPresent() || System.nanoTime() > deadline) {
+                if (stop.isPresent()) {
                     return stop;
+                }
+                if (System.nanoTime() > deadline) {
+                    return SlurmEvents.stillEnding(inside.get(), out);
                 }
                 Thread.sleep(200);
             }

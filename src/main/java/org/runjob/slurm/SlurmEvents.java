@@ -143,6 +143,24 @@ final class SlurmEvents {
         return Optional.empty();
     }
 
+    /**
+     * Why Slurm ends a job whose record still reads COMPLETING, with no sign of a failed node and
+     * no requeue, once it was asked long enough: its batch step (runjob) still runs, so the record
+     * cannot show CANCELLED yet, and nothing else ends a job that way (a time limit, a failed node
+     * or a preemption say so). Empty for any other record.
+     */
+    static Optional<SchedulerStop> stillEnding(String jobId, String scontrol) {
+        if (!ending(scontrol)) {
+            return Optional.empty();
+        }
+        Matcher reason = REASON.matcher(scontrol);
+        if (reason.find() && !reason.group(1).equals("None")) {
+            return Optional.of(new SchedulerStop("Slurm job " + jobId + " is ending (COMPLETING, reason " + reason.group(1) + ")", false, List.of()));
+        }
+        return Optional.of(new SchedulerStop("Slurm job " + jobId + " was cancelled from outside runjob (scancel) (COMPLETING: no node failed,"
+                + " no requeue)", false, List.of()));
+    }
+
     private static final Pattern START = Pattern.compile("\\bStartTime=(\\S+)");
     private static final Set<String> RUNNING = Set.of("RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "RESIZING",
             "SIGNALING", "STAGE_OUT");

@@ -822,6 +822,40 @@ class SlurmBackendTest {
         Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the ranks of the cancelled job");
     }
 
+    /**
+     * A plain scancel of a running submitted run, on a busy machine (20 CPU hogs): Slurm drops the
+     * job's nodes from its record one by one as their steps end while it reads COMPLETING, which
+     * is no node's failure. The run reads cancelled, never "lost node", and nothing is quarantined.
+     */
+    @Test
+    void aPlainScancelOfASubmittedRunOnABusyMachineIsACancelNotALostNode() throws Exception {
+        Path job = evenJob("scancelled", "sleeper.py", Map.of());
+        String runId = submit(job);
+        String jobId = queuedJobId("scancelled", runId);
+        List<Long> ranks = jobs.awaitPids(2, Duration.ofSeconds(60));
+        Path folder = jobs.logs.resolve("scancelled").resolve(runId);
+        List<Process> hogs = new ArrayList<>();
+        try {
+            for (int i = 0; i < 20; i++) {
+                hogs.add(new ProcessBuilder("python3", "-c", "while True: pass").start());
+            }
+            cancel(jobId);
+            Poll.until(() -> Files.isRegularFile(folder.resolve("summary.json")), Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 60),
+                    "the cancelled run's summary");
+        } finally {
+            hogs.forEach(Process::destroyForcibly);
+        }
+        JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
+        String batchOut = Files.readString(folder.resolve("slurm-" + jobId + ".out"));
+        // CANCELLED once the record shows it; COMPLETING (no node failed, no requeue) while the batch step still runs
+        assertThat(summary.path("interrupted_by").asString()).as("%s%n%s", summary, batchOut).startsWith("Slurm job " + jobId
+                + " was cancelled from outside runjob (scancel) (");
+        assertThat(batchOut).doesNotContain("lost node").doesNotContain("quarantined");
+        assertThat(Cli.run(env, "nodes").out()).isEqualTo("no node is quarantined\n");
+        Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the ranks of the cancelled run");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 10), "the queue to empty after the cancel");
+    }
+
     /** The run's status, the job's record and the batch step's output, for a wait's timeout message. */
     private String seen(String runId, String jobId, Path folder) {
         StringBuilder out = new StringBuilder(Cli.run(env, "status", runId).out());

@@ -68,6 +68,12 @@ class SlurmEventsTest {
         assertThat(SlurmEvents.stop("12", ending(0, "h1", "(null)"), 0, held, List.of("h1"))).isEmpty();
         assertThat(SlurmEvents.stop("12", ending(0, "h1", "(null)").replace("COMPLETING", "CANCELLED"), 0, held, List.of("h1")))
                 .contains(new SchedulerStop("Slurm job 12 was cancelled from outside runjob (scancel) (CANCELLED)", false, List.of()));
+        // still COMPLETING once asked long enough, with nothing else said: a cancel whose batch step still runs
+        assertThat(SlurmEvents.stillEnding("12", ending(0, "h1", "(null)"))).contains(new SchedulerStop("Slurm job 12 was cancelled from"
+                + " outside runjob (scancel) (COMPLETING: no node failed, no requeue)", false, List.of()));
+        assertThat(SlurmEvents.stillEnding("12", ending(0, "h1", "(null)").replace("Reason=None", "Reason=TimeLimit")))
+                .contains(new SchedulerStop("Slurm job 12 is ending (COMPLETING, reason TimeLimit)", false, List.of()));
+        assertThat(SlurmEvents.stillEnding("12", job("RUNNING", "None"))).isEmpty();
         // Slurm's own word that a node failed, without a requeue
         assertThat(SlurmEvents.stop("12", ending(0, "h1", "(null)").replace("Reason=None", "Reason=NodeDown"), 0, held, List.of("h1")))
                 .contains(new SchedulerStop("Slurm job 12 lost node h2 (node failure)", false, List.of("slurm:h2")));
