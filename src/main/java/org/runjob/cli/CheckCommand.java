@@ -50,7 +50,7 @@ final class CheckCommand implements Callable<Integer> {
             return ExitCode.PREFLIGHT_FAILED;
         }
         Backend backend = resolved.get().backend();
-        Optional<JobSpec> avoided = Quarantined.avoid(io, resolved.get().spec());
+        Optional<JobSpec> avoided = Quarantined.avoid(io, resolved.get().spec(), loaded.spec().nodesUnnamed());
         if (avoided.isEmpty()) {
             return ExitCode.PREFLIGHT_FAILED;
         }

@@ -25,6 +25,16 @@ public final class Quarantined {
 
     /** {@code spec} without its quarantined nodes; empty, with why on stderr, when one has no spare to stand in for it. */
     public static Optional<JobSpec> avoid(Io io, JobSpec spec) {
+        return avoid(io, spec, false);
+    }
+
+    /**
+     * As {@link #avoid(Io, JobSpec)}; with {@code placedByScheduler} (the job gave its nodes as a
+     * count and the scheduler chose them: inside an allocation, a batch job's start) a quarantined
+     * node is the scheduler's choice, not the job's: the run goes there, with a note, and the next
+     * allocation runjob asks for keeps off it ({@code --exclude}).
+     */
+    public static Optional<JobSpec> avoid(Io io, JobSpec spec, boolean placedByScheduler) {
         if (spec.failure().quarantineSeconds() == 0) {
             return Optional.of(spec);
         }
@@ -43,6 +53,11 @@ public final class Quarantined {
         for (NodeSpec node : spec.nodes()) {
             Optional<QuarantineFile.Entry> entry = QuarantineFile.of(active, node);
             if (entry.isEmpty()) {
+                continue;
+            }
+            if (placedByScheduler) {
+                io.err().println("runjob: note: node " + node.name() + " is " + describe(entry.get()) + "; the scheduler placed the run there,"
+                        + " so it runs there (runjob nodes --clear " + node.name() + " uses it again)");
                 continue;
             }
             Optional<NodeSpec> standIn = fitting(avoided, node);

@@ -110,7 +110,8 @@ public final class RunJob {
             return ExitCode.PREFLIGHT_FAILED;
         }
         Backend backend = resolved.get().backend();
-        Optional<JobSpec> avoided = Quarantined.avoid(io, resolved.get().spec());
+        // nodes given as a count were placed by the scheduler: a quarantined one is noted, not refused
+        Optional<JobSpec> avoided = Quarantined.avoid(io, resolved.get().spec(), asWritten.nodesUnnamed());
         if (avoided.isEmpty()) {
             status.write(RunState.PREFLIGHT_FAILED);
             return ExitCode.PREFLIGHT_FAILED;
