@@ -101,6 +101,7 @@ final class StatusCommand implements Callable<Integer> {
                     + r.coordinator().map(c -> ", runjob pid " + c.pid() + " on " + c.host() + (c.alive() ? "" : " (gone)")).orElse(""));
             r.why().ifPresent(w -> io.out().println("why: " + w));
             AttemptLines.of(r.folder()).forEach(io.out()::println);
+            r.summary().flatMap(AttemptLines::goodput).ifPresent(io.out()::println);
             StatusView.text(r.runId(), rows).forEach(io.out()::println);
             List<TopView.Row> inside = TopView.rows(r, Instant.now());
             if (observed(inside)) {

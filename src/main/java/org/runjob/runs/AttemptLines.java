@@ -6,6 +6,8 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
 
 import org.runjob.json.Json;
 
@@ -23,6 +25,21 @@ public final class AttemptLines {
     private static final long MAX_BYTES = 4L << 20;
 
     private AttemptLines() {
+    }
+
+    /**
+     * "goodput 0.63: training not redone (20 steps redone), over the run's wall time", or "goodput
+     * 0.74: the attempts' running time, ...", from an ended run's summary with more than one
+     * attempt; empty for one attempt (the header says how it ended) or a summary without goodput.
+     */
+    public static Optional<String> goodput(JsonNode summary) {
+        if (!summary.path("goodput").isNumber() || summary.path("attempts").size() < 2) {
+            return Optional.empty();
+        }
+        boolean steps = summary.path("goodput_basis").asString("").equals("steps");
+        String what = steps ? "training not redone (" + Math.round(summary.path("redone_steps").asDouble()) + " steps redone)"
+                : "the attempts' running time (no steps reported: redone work not told apart)";
+        return Optional.of(String.format(Locale.ROOT, "goodput %.2f: %s, over the run's wall time", summary.path("goodput").asDouble(), what));
     }
 
     public static List<String> of(Path folder) {

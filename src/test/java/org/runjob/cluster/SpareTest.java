@@ -180,7 +180,8 @@ class SpareTest {
         Cli status = Cli.run(System.getenv(), "status", folder.toString());
         assertThat(status.out()).as(status.err()).containsPattern("\nattempt 0 failed at \\d\\d:\\d\\d:\\d\\d: rank 0: lost: its agent answered"
                 + " no heartbeat for 4 s \\(stopped, hung, or its link is gone\\); lost h1\n  spare h4 stands in for node h1 \\(node rank 0\\)"
-                + " from attempt 1\nattempt 1 succeeded at \\d\\d:\\d\\d:\\d\\d\n");
+                + " from attempt 1\nattempt 1 succeeded at \\d\\d:\\d\\d:\\d\\d\ngoodput 0\\.\\d\\d: training not redone \\(\\d+ steps redone\\),"
+                + " over the run's wall time\n");
         assertThat(err).containsPattern("runjob: node h1 \\(" + Pattern.quote(h1.machine()) + "\\) is quarantined until \\S+ \\(failure.quarantine_s"
                 + " 3600\\): lost: its agent answered no heartbeat for 4 s");
         quarantinedUntilCleared(job, h1);
