@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -15,6 +14,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.runjob.testbed.CpuHogs;
 import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.OnSshTestbed;
 
@@ -50,11 +50,7 @@ class LoadTest {
         Path job = jobs.job("load", jobs.node(jobs.bed.host(1), 8) + jobs.node(jobs.bed.host(2), 8) + jobs.node(jobs.bed.host(3), 8),
                 jobs.worker("lines.py"), List.of("python3", "lines.py"), "",
                 Map.of("LINES", Integer.toString(lines), "SPREAD_S", "20"));
-        List<Process> hogs = new ArrayList<>();
-        try {
-            for (int i = 0; i < HOGS; i++) {
-                hogs.add(toClean.add(new ProcessBuilder("python3", "-c", "while True: pass").start()));
-            }
+        try (CpuHogs load = CpuHogs.start(HOGS)) {
             List<Process> pipeline = ProcessBuilder.startPipeline(List.of(
                     new ProcessBuilder(java(), "-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main", job.toString())
                             .directory(tmp.toFile()).redirectError(tmp.resolve("load.yaml.err").toFile()),
@@ -69,8 +65,6 @@ class LoadTest {
             // the case held: the 1-minute load average had climbed past 10 (it reads 15-25 here after the run's 60-100 s)
             assertThat(Double.parseDouble(loadAtEnd.split(" ")[0])).as("load average %s", loadAtEnd).isGreaterThan(10);
             System.out.println("LoadTest: load average at the run's end " + loadAtEnd);
-        } finally {
-            hogs.forEach(Process::destroyForcibly);
         }
         Path folder = NodeSideTest.runFolder("load", jobs.logs);
         for (int rank = 0; rank < 24; rank++) {

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.session.Interrupts;
+import org.runjob.testbed.CpuHogs;
 import org.runjob.testbed.OnSlurmTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
@@ -834,16 +835,10 @@ class SlurmBackendTest {
         String jobId = queuedJobId("scancelled", runId);
         List<Long> ranks = jobs.awaitPids(2, Duration.ofSeconds(60));
         Path folder = jobs.logs.resolve("scancelled").resolve(runId);
-        List<Process> hogs = new ArrayList<>();
-        try {
-            for (int i = 0; i < 20; i++) {
-                hogs.add(new ProcessBuilder("python3", "-c", "while True: pass").start());
-            }
+        try (CpuHogs load = CpuHogs.start(20)) {
             cancel(jobId);
             Poll.until(() -> Files.isRegularFile(folder.resolve("summary.json")), Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 60),
                     "the cancelled run's summary");
-        } finally {
-            hogs.forEach(Process::destroyForcibly);
         }
         JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
         String batchOut = Files.readString(folder.resolve("slurm-" + jobId + ".out"));

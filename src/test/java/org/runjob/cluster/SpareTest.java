@@ -255,6 +255,35 @@ class SpareTest {
         Pids.awaitGone(first, Duration.ofSeconds(10), "attempt 0's workers");
     }
 
+    /**
+     * A restart whose login to h3 takes 20 s (a login shell waiting on a lock or a slow NFS home):
+     * h1's agent, started at once and idle meanwhile, is judged only from its attempt's start, so
+     * with a 5 s heartbeat timeout it is not "lost", and the restart succeeds on both nodes.
+     */
+    @Test
+    void aTwentySecondLoginOnOneNodeDuringARestartCostsTheOtherNodeNothing() throws Exception {
+        Path go = tmp.resolve("go");
+        Path job = jobs.job("slowlogin", jobs.node(jobs.bed.host(1), 1) + jobs.node(jobs.bed.host(3), 1), jobs.worker("slow_restart.py"),
+                List.of("python3", "slow_restart.py"), "failure: {max_restarts: 1, grace_period_s: 1, heartbeat_timeout_s: 5}\n",
+                Map.of("GO_FILE", go.toString()));
+        Process runjob = toClean.add(jobs.start(job));
+        toClean.addAll(jobs.awaitPids(2, Duration.ofSeconds(90)));
+        Path slow = jobs.bed.slowLoginFlag();
+        Files.writeString(slow, "");
+        try {
+            Files.writeString(go, "");
+            Poll.until(() -> stderrSoFar(job).contains("restarting the whole group"), Duration.ofSeconds(30), "the restart");
+            assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).as("runjob ends: %s", stderrSoFar(job)).isTrue();
+        } finally {
+            Files.deleteIfExists(slow);
+        }
+        String err = jobs.stderrOf(job);
+        assertThat(runjob.exitValue()).as(err).isZero();
+        assertThat(err).doesNotContain("heartbeat").doesNotContain(" lost").doesNotContain("quarantined");
+        assertThat(Files.readString(tmp.resolve(job.getFileName() + ".out"))).contains("[h1/0#1] rank 0 attempt 1 done\n")
+                .contains("[h3/1#1] rank 1 attempt 1 done\n");
+    }
+
     @Test
     void withoutASpareARestartWaitsForTheLostNodeToAnswerAgain() throws Exception {
         SshTestbed.Host h3 = jobs.bed.host(3);

@@ -232,14 +232,22 @@ public final class SshTestbed {
         return bin;
     }
 
-    /** h3's login rc file: slow, and noisy on stdout and stderr, like a conda or pyenv init. */
+    /**
+     * h3's login rc file: slow, and noisy on stdout and stderr, like a conda or pyenv init; while
+     * {@link #slowLoginFlag} exists it takes 20 s more (a login waiting on a lock or a slow NFS home).
+     */
     private Path slowRc() throws IOException {
         Path rc = dir.resolve("slow-rc.sh");
         if (!Files.exists(rc)) {
             Files.writeString(rc, "echo 'Welcome to h3 (conda base activated)'\necho 'rm: cannot remove /tmp/x: No such file' >&2\n"
-                    + "sleep 0.2\n");
+                    + "sleep 0.2\n[ -e '" + slowLoginFlag() + "' ] && sleep 20\ntrue\n");
         }
         return rc;
+    }
+
+    /** While this file exists, every login to h3 takes 20 s more. */
+    public Path slowLoginFlag() {
+        return dir.resolve("slow-login");
     }
 
     /**
