@@ -14,6 +14,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.runjob.testbed.CpuHogs;
 import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.OnSshTestbed;
@@ -26,6 +27,7 @@ import org.runjob.testbed.OnSshTestbed;
  * often full.
  */
 @OnSshTestbed
+@Isolated("its 20 CPU hogs would slow every class of the other streams; it runs alone")
 class LoadTest {
 
     /** Busy-looping processes: the load, made in the test. */
