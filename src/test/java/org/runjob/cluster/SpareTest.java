@@ -164,7 +164,7 @@ class SpareTest {
         assertThat(summary.path("goodput").asDouble()).isBetween(0.1, 1.0);
         assertThat(summary.path("redone_steps").asDouble()).isBetween(0.0, 40.0);
         assertThat(err).containsPattern("\nattempt 1 began \\d+\\.\\ds after attempt 0 failed \\(stop \\d+\\.\\ds, replace \\d+\\.\\ds\\), its workers"
-                + " all running \\d+\\.\\ds later\n").containsPattern("succeeded after 2 attempts in \\d+\\.\\ds, \\d+% of it running; logs in ");
+                + " all running \\d+\\.\\ds later\n").containsPattern("succeeded after 2 attempts in \\d+\\.\\ds, \\d+% of it useful training \\(steps not redone\\); logs in ");
         // the recovery as it happened, line by line
         List<String> events = new ArrayList<>();
         for (String line : Files.readAllLines(folder.resolve("events.jsonl"))) {
