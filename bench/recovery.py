@@ -127,7 +127,8 @@ def runjob_round(tmp, hosts, steps, heartbeat, procs):
     path = job(tmp, "recovery", hosts[:3], hosts[3:4], ckpt, steps,
                f"{{max_restarts: 2, grace_period_s: 1, heartbeat_timeout_s: {heartbeat}}}")
     nodes0 = bed.sshd_cpu(procs)
-    w = Watched([RUNJOB, path])
+    # a quarantine of its own each run: the node an earlier round lost is not avoided by the next
+    w = Watched([RUNJOB, path], env=dict(os.environ, XDG_STATE_HOME=tempfile.mkdtemp(dir=tmp, prefix="state-")))
     cut = cut_when_saved(ckpt, 1, 4, w)
     code, cpu, wall = w.wait()
     link(2, True)
@@ -138,6 +139,8 @@ def runjob_round(tmp, hosts, steps, heartbeat, procs):
     lost = w.first(lambda l: "runjob: node n2" in l and " lost" in l, cut)
     stand = w.first(lambda l: "stands in for node n2" in l, cut)
     first = w.first(lambda l: l.startswith("[n4/1#1] "), cut)
+    if not s.get("recovery"):
+        raise SystemExit("runjob made no restart after the cut:\n" + "\n".join(l for _, _, l in w.lines[-30:]))
     rec = s["recovery"][0]
     return {"tool": "runjob", "exit": code, "wall_s": wall, "cpu_s": cpu, "nodes_cpu_s": bed.sshd_cpu(procs) - nodes0,
             "ranks_done": done, "to_lost_s": lost - cut, "to_stand_in_s": stand - cut, "to_first_output_s": first - cut,
@@ -169,7 +172,8 @@ def chaos(tmp, hosts, seconds, procs):
     steps = int((seconds + 30) / STEP_S)
     path = job(tmp, "chaos", hosts[:4], hosts[4:6], ckpt, steps,
                "{max_restarts: 50, grace_period_s: 1, heartbeat_timeout_s: 4, wait_for_node_s: 30, crash_loop_s: 0}")
-    w = Watched([RUNJOB, path])
+    # a quarantine of its own each run: the node an earlier round lost is not avoided by the next
+    w = Watched([RUNJOB, path], env=dict(os.environ, XDG_STATE_HOME=tempfile.mkdtemp(dir=tmp, prefix="state-")))
     start = time.monotonic()
     cuts = 0
     rng = random.Random(7)

@@ -132,6 +132,15 @@ public final class RelayCluster implements Cluster {
         }
 
         @Override
+        public Optional<String> probe() {
+            try (SecureLink ignored = connect(node, endpoint, 10_000)) {
+                return Optional.empty();
+            } catch (IOException e) {
+                return Optional.of("cannot reach the run's node host at " + endpoint + ": " + e.getMessage());
+            }
+        }
+
+        @Override
         public NodeProcess start(List<String> argv, OutputStream stderr, int timeoutMs) throws NodeException {
             SecureLink link;
             try {

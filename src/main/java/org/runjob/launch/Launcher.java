@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -21,7 +22,6 @@ import java.util.stream.Collectors;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import org.runjob.logs.OutputRouter;
-import org.runjob.node.FanOut;
 import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.protocol.Answer;
@@ -152,8 +152,8 @@ public final class Launcher {
             timeline.attemptStarted(attempt, current.nodes().stream().map(NodePlan::name).toList());
             LaunchPlan running = current;
             AgentStarter agents = (node, events) -> startAgent(running, node, events);
-            AttemptResult result = new Supervisor(current, attempt, agents, router, interrupts, clock, grace, status).run().withStandIns(standIns)
-                    .withDropped(dropped);
+            AttemptResult result = new Supervisor(current, attempt, agents, router, interrupts, clock, grace, status, node -> suspect(running, node))
+                    .run().withStandIns(standIns).withDropped(dropped);
             // a lost node may be the backend's doing (a cancelled or preempted Slurm job): say so, and never restart into it
             Optional<String> gone = result.succeeded() || result.interrupted() ? Optional.empty() : starter.gone();
             RecoveryPolicy.Next next = RecoveryPolicy.after(result, attempts.isEmpty() ? Optional.empty() : Optional.of(attempts.get(attempts.size() - 1)),
@@ -168,6 +168,7 @@ public final class Launcher {
             boolean restart = next instanceof RecoveryPolicy.Next.Restart;
             Map<String, RecoveryPolicy.Fate> fates = result.succeeded() || result.interrupted() || result.nodesGone().isPresent()
                     ? Map.of() : judge(current, result.lostNodes(), restart);
+            probes.clear();
             attempts.add(result);
             timeline.attemptEnded(result);
             router.flush();
@@ -184,58 +185,72 @@ public final class Launcher {
         }
     }
 
-    /** How long a fresh connection's first failure must have taken for no second try to follow (a refused login is retried once). */
-    private static final long RETRY_UNDER_MS = 5000;
+    /**
+     * A fresh connection's first failure that came faster than this is tried once more, a second
+     * later: a refused login (sshd at MaxStartups, a restarting daemon). One that took longer (no
+     * answer within the connect timeout) is the answer.
+     */
+    private static final long RETRY_UNDER_MS = 1000;
+
+    /** The fresh connections tried to nodes whose agents went quiet or failed in this attempt, by node: what {@link #judge} reads. */
+    private final Map<String, CompletableFuture<Optional<String>>> probes = new ConcurrentHashMap<>();
+    private final ExecutorService probing = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "probe");
+        t.setDaemon(true);
+        return t;
+    });
 
     /**
-     * Each node whose agent failed in the attempt, reached afresh (its old connection dropped: a
-     * cut link may look open): a node whose new agent answers HELLO was not lost. With
-     * {@code keep}, that agent runs the node's part of the next attempt; else it is closed. A
-     * first failure that came quickly (a refused login) is tried once more, a second later.
+     * A node whose agent has been silent for half the heartbeat timeout: it is tried on a
+     * connection of its own at once, in the background, so its answer is ready about when the
+     * silence ends the attempt (a cut link costs the connect timeout once, not after the heartbeat
+     * timeout). Called on the heartbeat's thread: it only starts the try.
      */
-    private Map<String, RecoveryPolicy.Fate> judge(LaunchPlan plan, Map<String, String> agentFailures, boolean keep) {
-        Map<String, String> freshFailures = new ConcurrentHashMap<>();
-        if (!agentFailures.isEmpty()) {
-            try (FanOut fanOut = new FanOut(agentFailures.size())) {
-                fanOut.onEach(List.copyOf(agentFailures.keySet()), node -> {
-                    Optional<NodeSpec> spec = nodeSpec(plan, node);
-                    if (spec.isEmpty()) {
-                        freshFailures.put(node, "it is no node of the plan");
-                        return null;
-                    }
-                    starter.reset(spec.get());
-                    for (int attempt = 0; ; attempt++) {
-                        long begin = System.nanoTime();
-                        try {
-                            NodeSession session = fresh(plan, node);
-                            if (keep) {
-                                started.put(node, session);
-                            } else {
-                                session.close();
-                            }
-                            return null;
-                        } catch (IOException e) {
-                            if (attempt > 0 || System.nanoTime() - begin > RETRY_UNDER_MS * 1_000_000) {
-                                freshFailures.put(node, String.valueOf(e.getMessage()));
-                                return null;
-                            }
-                        }
-                        try {
-                            Thread.sleep(1000);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                            freshFailures.put(node, "runjob was interrupted");
-                            return null;
-                        }
-                    }
-                });
+    private void suspect(LaunchPlan plan, String node) {
+        nodeSpec(plan, node).ifPresent(spec -> probes.computeIfAbsent(node, n -> {
+            LOG.info("node {}: its agent has been silent for half the heartbeat timeout; trying the node on a connection of its own", n);
+            return CompletableFuture.supplyAsync(() -> probe(spec), probing);
+        }));
+    }
+
+    /** Why a connection of its own to the node fails, a quick refusal tried once more a second later; empty when it answers. */
+    private Optional<String> probe(NodeSpec node) {
+        long begin = System.nanoTime();
+        Optional<String> why = starter.probe(node);
+        if (why.isPresent() && System.nanoTime() - begin < RETRY_UNDER_MS * 1_000_000) {
+            try {
+                Thread.sleep(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return why;
             }
+            why = starter.probe(node);
         }
+        return why;
+    }
+
+    /**
+     * What became of each node whose agent failed in the attempt ({@link RecoveryPolicy#fates}):
+     * lost only when a connection of its own fails too (tried on suspicion during the attempt, or
+     * now). Every such node is reached afresh by the next start (its old session dropped: a
+     * session across a cut link may look open and never answer).
+     */
+    private Map<String, RecoveryPolicy.Fate> judge(LaunchPlan plan, Map<String, String> agentFailures, boolean restart) {
+        Map<String, CompletableFuture<Optional<String>>> pending = new LinkedHashMap<>();
+        for (String node : agentFailures.keySet()) {
+            Optional<NodeSpec> spec = nodeSpec(plan, node);
+            CompletableFuture<Optional<String>> tried = probes.remove(node);
+            pending.put(node, tried != null ? tried : spec.isEmpty() ? CompletableFuture.completedFuture(Optional.of("it is no node of the plan"))
+                    : CompletableFuture.supplyAsync(() -> probe(spec.get()), probing));
+        }
+        Map<String, String> freshFailures = new LinkedHashMap<>();
+        pending.forEach((node, tried) -> tried.join().ifPresent(why -> freshFailures.put(node, why)));
+        agentFailures.keySet().forEach(node -> nodeSpec(plan, node).ifPresent(starter::reset));
         Map<String, RecoveryPolicy.Fate> fates = RecoveryPolicy.fates(agentFailures, freshFailures);
         fates.values().forEach(f -> {
             if (f instanceof RecoveryPolicy.Fate.Answers a) {
                 LOG.warn("node {}: its agent failed ({}), but the node answers on a fresh connection: it is not lost{}", a.node(), a.agentFailure(),
-                        keep ? "; the restart runs there" : "");
+                        restart ? "; the restart runs there" : "");
             } else if (f instanceof RecoveryPolicy.Fate.Lost l) {
                 LOG.warn("node {} is lost: a fresh connection failed too ({})", l.node(), l.evidence());
             }

@@ -4,11 +4,13 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 import org.apache.logging.log4j.LogManager;
@@ -23,7 +25,9 @@ import org.runjob.session.AgentChannel;
  * console that stops reading, a slow disk, a busy CPU) delays a PING, so an agent never stops its
  * workers because runjob fell behind; and an agent is judged silent only over time it was asked
  * ({@link #watch} starts its clock), so an attempt's slow start on another node never counts
- * against it.
+ * against it. An agent silent for half the timeout is suspected, once ({@code suspect}): its node
+ * can then be tried on a connection of its own while the timeout runs out, so the evidence of a
+ * lost node is ready about when its silence ends the attempt.
  *
  * <p>The supervisor takes the silent nodes with {@link #silent} and acts on them on its own thread.
  */
@@ -35,21 +39,28 @@ final class Liveness implements AutoCloseable {
     private final LongSupplier clock;
     private final Map<String, Watched> watched = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<AgentChannel> silent = new ConcurrentLinkedQueue<>();
+    private final Set<String> suspected = ConcurrentHashMap.newKeySet();
+    private final Consumer<String> suspect;
     private final ScheduledExecutorService thread;
 
     private record Watched(AgentChannel channel, long since) {
     }
 
-    /** Starts the heartbeat thread: a PING every {@code everyMs}, silence after {@code timeoutMs}. */
-    Liveness(long everyMs, long timeoutMs) {
-        this(timeoutMs, System::nanoTime);
+    /**
+     * Starts the heartbeat thread: a PING every {@code everyMs}, silence after {@code timeoutMs}.
+     *
+     * @param suspect told, on the heartbeat thread, the node of an agent silent for half the timeout; it must not block
+     */
+    Liveness(long everyMs, long timeoutMs, Consumer<String> suspect) {
+        this(timeoutMs, System::nanoTime, suspect);
         thread.scheduleWithFixedDelay(this::beat, everyMs, everyMs, TimeUnit.MILLISECONDS);
     }
 
     /** For tests: no thread; {@link #beat} is called by hand on the given clock. */
-    Liveness(long timeoutMs, LongSupplier clock) {
+    Liveness(long timeoutMs, LongSupplier clock, Consumer<String> suspect) {
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         this.clock = clock;
+        this.suspect = suspect;
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "heartbeat");
             t.setDaemon(true);
@@ -59,6 +70,7 @@ final class Liveness implements AutoCloseable {
 
     /** Pings {@code channel} from now on; its silence is counted from now. */
     void watch(AgentChannel channel) {
+        suspected.remove(channel.node());
         watched.put(channel.node(), new Watched(channel, clock.getAsLong()));
     }
 
@@ -86,7 +98,12 @@ final class Liveness implements AutoCloseable {
             } catch (IOException e) {
                 LOG.debug("node {}: cannot send PING: {}", w.channel().node(), e.getMessage());
             }
-            if (now - w.since() > timeoutNanos && w.channel().silentFor(timeoutNanos) && watched.remove(w.channel().node(), w)) {
+            String node = w.channel().node();
+            long half = timeoutNanos / 2;
+            if (now - w.since() > half && w.channel().silentFor(half) && suspected.add(node)) {
+                suspect.accept(node);
+            }
+            if (now - w.since() > timeoutNanos && w.channel().silentFor(timeoutNanos) && watched.remove(node, w)) {
                 silent.add(w.channel());
             }
         }

@@ -9,8 +9,8 @@ import org.runjob.spec.JobSpec;
 /**
  * What a failed attempt means and what follows it, decided from the attempt's facts alone: no
  * clock, no network, no process. {@link Launcher} gathers the facts (the attempt's result, the
- * backend's word on its nodes, each lost node's answer on a fresh connection) and carries the
- * decisions out.
+ * backend's word on its nodes, each such node's answer on a connection of its own, tried as soon
+ * as its agent was suspected) and carries the decisions out.
  *
  * <ol>
  *   <li>An attempt that succeeded, or was interrupted, ends the run.</li>

@@ -15,6 +15,7 @@ import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 import org.apache.logging.log4j.LogManager;
@@ -88,6 +89,7 @@ final class Supervisor {
     private final Escalation escalation;
     /** The heartbeat's thread, from the agents' start to the attempt's end. */
     private Liveness liveness;
+    private final Consumer<String> suspect;
     private final StatusSink status;
     /** The published status is out of date: a state changed, or output came. */
     private boolean changed = true;
@@ -102,6 +104,13 @@ final class Supervisor {
 
     Supervisor(LaunchPlan plan, int attempt, AgentStarter starter, OutputRouter router, Interrupts interrupts,
                Clock clock, long graceMillis, StatusSink status) {
+        this(plan, attempt, starter, router, interrupts, clock, graceMillis, status, node -> { });
+    }
+
+    /** @param suspect told the node of an agent silent for half the heartbeat timeout ({@link Liveness}); it must not block */
+    Supervisor(LaunchPlan plan, int attempt, AgentStarter starter, OutputRouter router, Interrupts interrupts,
+               Clock clock, long graceMillis, StatusSink status, Consumer<String> suspect) {
+        this.suspect = suspect;
         this.status = status;
         this.plan = plan;
         this.attempt = attempt;
@@ -119,7 +128,7 @@ final class Supervisor {
         Instant begin = clock.instant();
         interrupts.onRaise(() -> events.offer(new Event.Interrupted())); // a wake-up only: interrupts are read from the counter
         JobSpec.FailureSpec failure = plan.spec().failure();
-        liveness = new Liveness(PING_EVERY_MS, failure.heartbeatTimeoutMillis());
+        liveness = new Liveness(PING_EVERY_MS, failure.heartbeatTimeoutMillis(), suspect);
         startAgents();
         agents.values().forEach(liveness::watch);
         early.forEach(this::handle);

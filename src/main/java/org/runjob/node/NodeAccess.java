@@ -37,6 +37,16 @@ public interface NodeAccess {
     }
 
     /**
+     * Reaches the node once more on a connection of its own (an SSH login), leaving the one in use
+     * alone, so an agent that only answers slowly keeps its channel: empty when the node answers,
+     * else why not. This is the evidence a node is lost on. A backend with no such connection to
+     * try (a local node; a scheduler's step, whose end the scheduler itself says) answers empty.
+     */
+    default Optional<String> probe() {
+        return Optional.empty();
+    }
+
+    /**
      * Forgets how the node was reached, so the next start reaches it afresh: after the node was
      * lost, a connection that looks open (an SSH session across a cut link) may never answer again.
      */

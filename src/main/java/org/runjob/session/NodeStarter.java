@@ -58,6 +58,11 @@ public final class NodeStarter {
         return address(node).or(() -> node.address().reachableAs()).or(() -> node.local() ? Optional.of("127.0.0.1") : Optional.empty());
     }
 
+    /** Why a connection of its own to the node fails; empty when it answers ({@code NodeAccess.probe}). */
+    public Optional<String> probe(NodeSpec node) {
+        return cluster.node(node).probe();
+    }
+
     /** Reaches the node afresh next time (it was lost): {@code NodeAccess.reset}. */
     public void reset(NodeSpec node) {
         cluster.node(node).reset();

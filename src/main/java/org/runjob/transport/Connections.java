@@ -27,6 +27,16 @@ public final class Connections implements AutoCloseable {
         return s;
     }
 
+    /** A login to the node on a session of its own, ended at once; the node's shared session is left alone. Empty when it answers. */
+    public Optional<String> probe(SshTarget target) {
+        try {
+            connector.connect(target).disconnect();
+            return Optional.empty();
+        } catch (SshException e) {
+            return Optional.of(e.getMessage());
+        }
+    }
+
     /** Ends the node's session, if any: the next {@link #session} connects anew. */
     public void drop(String node) {
         Session s = sessions.remove(node);

@@ -74,6 +74,11 @@ public final class SshCluster implements Cluster {
         }
 
         @Override
+        public Optional<String> probe() {
+            return connections.probe(target);
+        }
+
+        @Override
         public Optional<String> address() {
             return connections.existing(target.node()).map(Session::getHost);
         }

@@ -15,6 +15,7 @@ class LivenessTest {
 
     /** The clock, in seconds, as nanoseconds. */
     private long now;
+    private final List<String> suspects = new ArrayList<>();
 
     /** A channel whose agent last sent a frame at {@code lastRead} s. */
     private final class Fake implements AgentChannel {
@@ -58,7 +59,7 @@ class LivenessTest {
 
     @Test
     void anAgentIsSilentOnlyAfterTheTimeoutSinceItWasWatched() {
-        Liveness live = new Liveness(15_000, () -> now);
+        Liveness live = new Liveness(15_000, () -> now, suspects::add);
         // node a said HELLO at 0 s; node b's login took 20 s, so the attempt's agents are watched from 20 s on
         Fake a = new Fake("a", 0);
         at(20);
@@ -68,6 +69,7 @@ class LivenessTest {
             live.beat();
         }
         assertThat(live.silent()).as("15 s since 20 s have not passed").isEmpty();
+        assertThat(suspects).as("silent for half the timeout since 20 s, at 28 s: its node is tried afresh meanwhile").containsExactly("a");
         assertThat(a.pings).containsExactly(20L, 22L, 24L, 26L, 28L, 30L, 32L, 34L);
         at(36);
         live.beat();
@@ -80,7 +82,7 @@ class LivenessTest {
 
     @Test
     void anAgentThatAnswersIsNeverSilentAndAForgottenOneIsNeitherPingedNorJudged() {
-        Liveness live = new Liveness(4_000, () -> now);
+        Liveness live = new Liveness(4_000, () -> now, suspects::add);
         Fake answers = new Fake("a", 0);
         Fake quiet = new Fake("b", 0);
         at(0);
@@ -96,6 +98,7 @@ class LivenessTest {
             assertThat(live.silent()).as("at %d s", t).isEmpty();
         }
         assertThat(answers.pings).hasSize(30);
+        assertThat(suspects).as("an agent that answers is never suspected").isEmpty();
         assertThat(quiet.pings).containsExactly(2L);
     }
 }
