@@ -205,6 +205,7 @@ public final class NodeHost {
     /** One connection: served only once it proved the secret and sent its first record; only then is it a client. */
     private void handle(Socket s, ScheduledFuture<?> deadline) {
         boolean counted = false;
+        long heldSince = 0;
         try (SecureLink link = SecureLink.server(s.getInputStream(), s.getOutputStream(), s, secret)) {
             s.setTcpNoDelay(true);
             SecureLink.Record first = link.receive();
@@ -224,7 +225,7 @@ public final class NodeHost {
                 return;
             }
             if (first.is(HostRecords.Type.HOLD)) {
-                hold(link, s);
+                heldSince = hold(link, s);
                 return;
             }
             if (!first.is(HostRecords.Type.EXEC)) {
@@ -241,7 +242,8 @@ public final class NodeHost {
                 pending.remove(s);
             }
             if (counted) {
-                lastBusy = System.nanoTime();
+                // a hold that went silent was last heard from then: the idle period runs from there, not again from now
+                lastBusy = heldSince != 0 ? heldSince : System.nanoTime();
                 busy.decrementAndGet();
             }
         }
@@ -250,17 +252,22 @@ public final class NodeHost {
     /**
      * A coordinator's hold: the host is busy while HOLD records keep coming, each within
      * {@link #IDLE_MS}; the connection's end, or silence that long (its coordinator lost power),
-     * lets go.
+     * lets go. Returns when the last HOLD came ({@link System#nanoTime}) for a hold that went
+     * silent, so the host's idle period counts from then; 0 for one whose connection ended.
      */
-    private void hold(SecureLink link, Socket s) throws IOException {
+    private long hold(SecureLink link, Socket s) throws IOException {
         s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(1, IDLE_MS)));
+        long last = System.nanoTime();
         try {
             SecureLink.Record r;
             while ((r = link.receive()) != null && r.is(HostRecords.Type.HOLD)) {
-                lastBusy = System.nanoTime();
+                last = System.nanoTime();
+                lastBusy = last;
             }
+            return 0;
         } catch (SocketTimeoutException e) {
             System.err.println("runjob host: the coordinator's hold went silent for " + IDLE_MS / 1000 + " s: letting go");
+            return last;
         }
     }
 

@@ -213,20 +213,27 @@ public final class Launcher {
         }));
     }
 
-    /** Why a connection of its own to the node fails, a quick refusal tried once more a second later; empty when it answers. */
+    /**
+     * Why a connection of its own to the node fails, a quick refusal tried once more a second
+     * later; empty when it answers. A try that breaks in runjob itself is no evidence about the
+     * node: logged, and read as an answer.
+     */
     private Optional<String> probe(NodeSpec node) {
-        long begin = System.nanoTime();
-        Optional<String> why = starter.probe(node);
-        if (why.isPresent() && System.nanoTime() - begin < RETRY_UNDER_MS * 1_000_000) {
-            try {
+        try {
+            long begin = System.nanoTime();
+            Optional<String> why = starter.probe(node);
+            if (why.isPresent() && System.nanoTime() - begin < RETRY_UNDER_MS * 1_000_000) {
                 Thread.sleep(1000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return why;
+                why = starter.probe(node);
             }
-            why = starter.probe(node);
+            return why;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        } catch (RuntimeException e) {
+            LOG.warn("node {}: cannot try it on a connection of its own ({}): not taken for lost", node.name(), e.toString());
+            return Optional.empty();
         }
-        return why;
     }
 
     /**
