@@ -32,8 +32,8 @@ final class RecoveryPolicy {
 
     /** What follows an attempt. */
     sealed interface Next {
-        /** The run ends here; {@code why} is empty when the attempt says it all (success, interrupt, restarts spent). */
-        record End(Optional<String> why) implements Next {
+        /** The run ends here, as the attempt itself says: it succeeded, was interrupted, or used the last restart. */
+        record End() implements Next {
         }
 
         /** The backend took the nodes away: the run ends, no node is judged. */
@@ -59,13 +59,13 @@ final class RecoveryPolicy {
     static Next after(AttemptResult result, Optional<AttemptResult> previous, JobSpec.FailureSpec failure, int lastAttempt,
                       Optional<String> gone) {
         if (result.succeeded() || result.interrupted()) {
-            return new Next.End(Optional.empty());
+            return new Next.End();
         }
         if (gone.isPresent()) {
             return new Next.NodesGone(gone.get());
         }
         if (result.attempt() >= lastAttempt) {
-            return new Next.End(Optional.empty());
+            return new Next.End();
         }
         if (previous.isPresent()) {
             Optional<String> loop = org.runjob.launch.CrashLoop.between(previous.get(), result, failure);

@@ -2,18 +2,12 @@ package org.runjob.launch;
 
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Optional;
 
 /** A whole run: its attempts (restarts included), the run folder, how it ended, and its goodput ({@link Recovery#goodput}). */
 public record RunResult(String job, String runId, Path folder, List<AttemptResult> attempts, Recovery.Goodput goodput) {
 
     public RunResult {
         attempts = List.copyOf(attempts);
-    }
-
-    /** A run whose goodput counts its attempts' running time. */
-    public RunResult(String job, String runId, Path folder, List<AttemptResult> attempts) {
-        this(job, runId, folder, attempts, Recovery.goodput(attempts, Optional.empty(), 0));
     }
 
     public AttemptResult last() {

@@ -58,10 +58,10 @@ class RecoveryPolicyTest {
     @Test
     void aSucceededOrInterruptedAttemptEndsTheRunAndJudgesNoNode() {
         AttemptResult done = attempt(0, 0, 9_000, ok(0, "a", 8_000), ok(1, "b", 8_500));
-        assertThat(RecoveryPolicy.after(done, Optional.empty(), FAILURE, 3, Optional.empty())).isEqualTo(new RecoveryPolicy.Next.End(Optional.empty()));
+        assertThat(RecoveryPolicy.after(done, Optional.empty(), FAILURE, 3, Optional.empty())).isEqualTo(new RecoveryPolicy.Next.End());
         AttemptResult stoppedByUser = new AttemptResult(0, T0, T0.plusSeconds(3), done.ranks(), Optional.empty(), true);
         assertThat(RecoveryPolicy.after(stoppedByUser, Optional.empty(), FAILURE, 3, Optional.of("job 7 was cancelled")))
-                .isEqualTo(new RecoveryPolicy.Next.End(Optional.empty()));
+                .isEqualTo(new RecoveryPolicy.Next.End());
     }
 
     /** scancel during a run: the backend says the nodes are gone, so no node is judged lost and no restart follows, restarts left or not. */
@@ -79,7 +79,7 @@ class RecoveryPolicyTest {
         AttemptResult first = attempt(0, 0, 20_000, failed(0, "a", 15_000, 1, "RuntimeError: NCCL timeout"), stopped(1, "b", 16_000));
         assertThat(RecoveryPolicy.after(first, Optional.empty(), FAILURE, 3, Optional.empty())).isEqualTo(new RecoveryPolicy.Next.Restart());
         AttemptResult last = attempt(3, 100_000, 120_000, failed(0, "a", 115_000, 1, "RuntimeError: NCCL timeout"), stopped(1, "b", 116_000));
-        assertThat(RecoveryPolicy.after(last, Optional.of(first), FAILURE, 3, Optional.empty())).isEqualTo(new RecoveryPolicy.Next.End(Optional.empty()));
+        assertThat(RecoveryPolicy.after(last, Optional.of(first), FAILURE, 3, Optional.empty())).isEqualTo(new RecoveryPolicy.Next.End());
     }
 
     /** 8 ranks fail on one import, rank 5 heard first in attempt 0 and rank 2 in attempt 1: a loop, whatever the order. */
