@@ -51,6 +51,7 @@ final class WorkerProcess {
     private volatile Process process;
     private volatile ProcessTree tree;
     private volatile boolean stopRequested;
+    private volatile long stopRequestedAt;
     private Path errorFile;
 
     /**
@@ -102,7 +103,7 @@ final class WorkerProcess {
             Files.createDirectories(dir);
             Optional<String> missing = Programs.missing(argv.get(0), env.get("PATH"), dir);
             if (missing.isPresent()) {
-                report(new Exit.NotStarted(missing.get()));
+                report(new Exit.Report(new Exit.NotStarted(missing.get()), 0));
                 onEnd.run();
                 return;
             }
@@ -118,7 +119,7 @@ final class WorkerProcess {
             }
             process = LAUNCHER.exec(cmd, env, dir.toFile());
         } catch (IOException | RuntimeException e) {
-            report(new Exit.NotStarted("cannot start " + spec.argv().get(0) + ": " + e.getMessage()));
+            report(new Exit.Report(new Exit.NotStarted("cannot start " + spec.argv().get(0) + ": " + e.getMessage()), 0));
             onEnd.run();
             return;
         }
@@ -134,6 +135,8 @@ final class WorkerProcess {
         ScheduledFuture<?> following = metrics.follow();
         Thread waiter = new Thread(() -> {
             int value = waitFor();
+            long endedAt = System.currentTimeMillis();
+            boolean stoppedFirst = stopRequested; // judged when the program ended, not once its pipes are drained
             joinQuietly(out, DRAIN_WAIT_MS);
             joinQuietly(err, DRAIN_WAIT_MS);
             following.cancel(false);
@@ -142,8 +145,10 @@ final class WorkerProcess {
             if (value != 0) {
                 sendErrorFile();
             }
+            Exit.Report exit = container.isPresent() && container.get().labelled()
+                    ? containerEnd(value, endedAt, stoppedFirst) : new Exit.Report(Exit.fromExitValue(value, stoppedFirst), endedAt);
             removeContainer();
-            report(Exit.fromExitValue(value, stopRequested));
+            report(exit);
             onEnd.run();
         }, "wait-" + spec.rank());
         waiter.setDaemon(true);
@@ -168,6 +173,22 @@ final class WorkerProcess {
         List<String> gpus = visible.matches("\\d+(,\\d+)*") ? List.of(visible.split(",")) : List.of();
         return c.argv(dir.toString(), hook.map(h -> List.of(h.directory().toString())).orElse(List.of()), names, gpus,
                 spec.env().getOrDefault("RUNJOB_RUN_ID", "run"), spec.rank(), agentId(), token, spec.argv());
+    }
+
+    /**
+     * A containerised worker's end by its runtime's record: the program's own exit code and end
+     * time, and "stopped" only when the stop came before that end (the client may outlive its
+     * program while the runtime tears the container down). Without a record (the container never
+     * ran, or is still running after its client was killed), the client's exit as it was seen.
+     */
+    private Exit.Report containerEnd(int clientValue, long clientEndedAt, boolean stoppedFirst) {
+        Optional<Containers.Ended> ended = Containers.ended(container.get().runtime(), ContainerStart.TOKEN_LABEL + "=" + token);
+        if (ended.isEmpty()) {
+            return new Exit.Report(Exit.fromExitValue(clientValue, stoppedFirst), clientEndedAt);
+        }
+        long stop = stopRequestedAt;
+        boolean stopped = stop != 0 && stop <= ended.get().atMillis();
+        return new Exit.Report(Exit.fromExitValue(ended.get().code(), stopped), ended.get().atMillis());
     }
 
     /** The worker's container, running or exited, once its client is gone: removed by its token's label. */
@@ -214,15 +235,22 @@ final class WorkerProcess {
      * @return the pids that were sent SIGTERM
      */
     Set<Long> terminate() {
-        stopRequested = true;
+        stopRequested();
         return tree == null ? Set.of() : tree.terminate();
     }
 
     void kill() {
-        stopRequested = true;
+        stopRequested();
         if (tree != null) {
             tree.kill();
         }
+    }
+
+    private void stopRequested() {
+        if (stopRequestedAt == 0) {
+            stopRequestedAt = System.currentTimeMillis();
+        }
+        stopRequested = true;
     }
 
     /** True when the worker has exited and nothing it started is left, in {@code table}. */
@@ -296,7 +324,7 @@ final class WorkerProcess {
         return t;
     }
 
-    private void report(Exit exit) {
+    private void report(Exit.Report exit) {
         send(new Frame(Frame.Type.EXITED, spec.rank(), exit.encode()));
     }
 

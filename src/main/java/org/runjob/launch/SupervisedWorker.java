@@ -15,6 +15,8 @@ final class SupervisedWorker {
     Instant start;
     Instant end;
     Outcome outcome;
+    /** When its program ended, in epoch ms by its node's clock; 0 when not known. */
+    long programEnd;
     List<String> tail = List.of();
     Instant lastOutput;
     Optional<String> errorFile = Optional.empty();

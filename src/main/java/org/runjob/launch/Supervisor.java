@@ -244,7 +244,7 @@ final class Supervisor {
         } else if (event instanceof Event.Stack st) {
             stacks.received(st.rank(), st.id(), st.text());
         } else if (event instanceof Event.Exited x) {
-            exited(workers.get(x.rank()), x.exit());
+            exited(workers.get(x.rank()), x.exit(), x.endedAtMillis());
         } else if (event instanceof Event.AgentDone d) {
             AgentChannel channel = agents.remove(d.node());
             liveness.forget(d.node());
@@ -272,7 +272,7 @@ final class Supervisor {
         }
     }
 
-    private void exited(SupervisedWorker w, Exit exit) {
+    private void exited(SupervisedWorker w, Exit exit, long endedAtMillis) {
         if (w.launch.rank() == hangRank) {
             end(w, WorkerState.FAILED, hang);
             return;
@@ -291,6 +291,7 @@ final class Supervisor {
             w.start = clock.instant();
         }
         end(w, state, outcome);
+        w.programEnd = endedAtMillis;
         LOG.debug("rank {} {}: {}", w.launch.rank(), state.label(), outcome.describe());
         if (state == WorkerState.FAILED) {
             failed(w);
@@ -353,8 +354,21 @@ final class Supervisor {
     private void failed(SupervisedWorker w) {
         if (rootCause == null && !interrupted) {
             rootCause = w;
+        } else if (rootCause != null && endedBefore(w, rootCause)) {
+            LOG.debug("rank {}'s program ended before rank {}'s: it is the root cause", w.launch.rank(), rootCause.launch.rank());
+            rootCause = w;
         }
         stop();
+    }
+
+    /**
+     * True when both failed on their own (not a hang, not a lost node) and {@code a}'s program
+     * ended first by the agents' clocks: a failure reported late (its runtime slow to tear down,
+     * its pipes held by a helper) is still the cause of the failures it brought about.
+     */
+    private boolean endedBefore(SupervisedWorker a, SupervisedWorker b) {
+        return a.state == WorkerState.FAILED && b.state == WorkerState.FAILED && a.launch.rank() != hangRank && b.launch.rank() != hangRank
+                && a.programEnd > 0 && b.programEnd > 0 && a.programEnd < b.programEnd;
     }
 
     private void stop() {

@@ -13,7 +13,7 @@ import java.util.Objects;
  * {@code apptainer}), the image, more mounts and more options. {@link #argv} is the one place the
  * runtime's command line is made: the dry run shows it, the agent runs it.
  *
- * <p>podman and docker: {@code RUNTIME run --rm --label runjob.run=RUN --label runjob.rank=R
+ * <p>podman and docker: {@code RUNTIME run --label runjob.run=RUN --label runjob.rank=R
  * --label runjob.agent=A --label runjob.token=T --network host --pid host --ipc host [GPUs] -v
  * DIR:DIR -w DIR [-v MOUNT]... [-e NAME]... OPTIONS... IMAGE ARGV...}: host network (the
  * rendezvous is the host's), the host's process ids (the agent stops, watches and takes the
@@ -23,7 +23,9 @@ import java.util.Objects;
  * variable passed by name only (its value comes from the runtime client's environment, so no value
  * shows on a command line and nothing else of the agent's environment goes in), GPUs by the
  * runtime's own means with {@code CUDA_VISIBLE_DEVICES} set to the indices the container sees
- * (0..n-1). apptainer: {@code apptainer exec --nv --cleanenv --bind DIR --pwd DIR [--bind
+ * (0..n-1). No {@code --rm}: once the client ends, the agent reads the program's own exit code
+ * and end time from the runtime's record, then removes the container by its token's label (the
+ * agent's watchdog removes what an agent's death leaves). apptainer: {@code apptainer exec --nv --cleanenv --bind DIR --pwd DIR [--bind
  * MOUNT]... OPTIONS... IMAGE ARGV...}, its variables as {@code APPTAINERENV_NAME}.
  */
 public record ContainerStart(String runtime, String image, List<String> mounts, List<String> options) {
@@ -71,7 +73,7 @@ public record ContainerStart(String runtime, String image, List<String> mounts, 
             out.addAll(argv);
             return out;
         }
-        out.addAll(List.of(runtime, "run", "--rm", "--label", RUN_LABEL + "=" + run, "--label", "runjob.rank=" + rank,
+        out.addAll(List.of(runtime, "run", "--label", RUN_LABEL + "=" + run, "--label", "runjob.rank=" + rank,
                 "--label", AGENT_LABEL + "=" + agent, "--label", TOKEN_LABEL + "=" + token, "--network", "host"));
         if (options.stream().noneMatch(o -> o.startsWith("--pid"))) {
             out.addAll(List.of("--pid", "host"));

@@ -50,7 +50,12 @@ public sealed interface Event {
     record Output(String node, int rank, boolean stderr, byte[] bytes) implements Event {
     }
 
-    record Exited(String node, int rank, Exit exit) implements Event {
+    /** A worker's exit; {@code endedAtMillis} is when its program ended by its node's clock, 0 when not known. */
+    record Exited(String node, int rank, Exit exit, long endedAtMillis) implements Event {
+
+        static Exited of(String node, int rank, Exit.Report report) {
+            return new Exited(node, rank, report.exit(), report.endedAtMillis());
+        }
     }
 
     /** The agent finished cleanly: all its workers ended and nothing they started is left. */

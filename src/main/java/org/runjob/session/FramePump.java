@@ -135,7 +135,7 @@ final class FramePump {
                     case GPU_SAMPLE -> deliver(new Event.GpuSample(node, f.payload()));
                     case STDOUT -> deliver(new Event.Output(node, f.rank(), false, f.payload()));
                     case STDERR -> deliver(new Event.Output(node, f.rank(), true, f.payload()));
-                    case EXITED -> deliver(new Event.Exited(node, f.rank(), Exit.decode(f.payload())));
+                    case EXITED -> deliver(Event.Exited.of(node, f.rank(), Exit.Report.decode(f.payload())));
                     case STACK -> {
                         Stacks.Answer a = Stacks.Answer.decode(f.payload());
                         deliver(new Event.Stack(node, f.rank(), a.id(), a.text()));

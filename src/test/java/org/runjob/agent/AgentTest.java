@@ -78,7 +78,7 @@ class AgentTest {
         while (!sawDone && (f = Frame.readFrom(in)) != null) {
             switch (f.type()) {
                 case STDOUT -> bytes += f.payload().length;
-                case EXITED -> exited = Exit.decode(f.payload());
+                case EXITED -> exited = Exit.Report.decode(f.payload()).exit();
                 case DONE -> sawDone = true;
                 default -> { }
             }
@@ -99,7 +99,7 @@ class AgentTest {
         Exit exited = null;
         for (Frame f = Frame.readFrom(in); f != null && f.type() != Frame.Type.DONE; f = Frame.readFrom(in)) {
             if (f.type() == Frame.Type.EXITED) {
-                exited = Exit.decode(f.payload());
+                exited = Exit.Report.decode(f.payload()).exit();
             }
         }
         assertThat(exited).isEqualTo(new Exit.NotStarted("cannot start no-such-program-here: not found on the node's PATH"));

@@ -118,6 +118,37 @@ class ContainerTest {
         noContainerLeft(runId("cint"));
     }
 
+    /**
+     * The culprit's container takes 3 s longer to end than its victims' do (a poststop hook of the
+     * runtime, as GPU and network hooks can be slow), so its client's exit reaches runjob after
+     * theirs: the report still names the culprit, from its container's own exit code and end time,
+     * and never calls it stopped. Culprit on either node, victims on both.
+     */
+    @Test
+    void theRootCauseIsTheCulpritsOwnExitNotAVictimWhoseContainerEndedFirst() throws Exception {
+        Path hooks = Files.createDirectories(tmp.resolve("hooks"));
+        Path flag = jobs.pids.resolve("slow-teardown");
+        Files.writeString(hooks.resolve("slow.json"), "{\"version\": \"1.0.0\", \"hook\": {\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", "
+                + "\"rm " + flag + " 2>/dev/null && sleep 3; exit 0\"]}, \"when\": {\"always\": true}, \"stages\": [\"poststop\"]}\n");
+        String slow = "environment: {container: {image: '" + image + "', mounts: ['/usr:/usr:ro', '" + jobs.pids + ":" + jobs.pids + "'], "
+                + "options: ['--hooks-dir', '" + hooks + "']}}\n";
+        for (int culprit : List.of(1, 2)) {
+            Path job = jobs.job("cculprit" + culprit, jobs.node(jobs.bed.host(1), 2) + jobs.node(jobs.bed.host(2), 2), jobs.worker("culprit.py"),
+                    List.of("python3", "culprit.py"), slow + "rendezvous: {port: auto}\nfailure: {grace_period_s: 5}\n",
+                    Map.of("CULPRIT", Integer.toString(culprit), "CULPRIT_CODE", "7", "SLOW_TEARDOWN", flag.toString()));
+            Cli r = jobs.run(job);
+            assertThat(r.code()).as(r.err()).isEqualTo(1);
+            assertThat(flag).as("the culprit's teardown took the hook's 3 s").doesNotExist();
+            String node = culprit < 2 ? "h1" : "h2";
+            assertThat(r.err()).as(r.err()).contains("root cause: rank " + culprit + " (local rank " + (culprit % 2) + ") on node " + node + ": exit 7")
+                    .containsPattern("(?m)^" + node + " +" + culprit + " +" + (culprit % 2) + " +failed +exit 7 ");
+            noContainerLeft(runId("cculprit" + culprit));
+            for (int rank = 0; rank < 4; rank++) {
+                Files.deleteIfExists(jobs.pids.resolve("rank-" + rank + ".pid"));
+            }
+        }
+    }
+
     @Test
     void stopOfADetachedRunAndKillOfAnAgentLeaveNoContainer() throws Exception {
         Path detached = job("cstop", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"), "failure: {grace_period_s: 1}\n", Map.of());

@@ -62,4 +62,20 @@ class TorchrunParityTest {
         assertThat(json).contains("\"message\": \"ValueError: bad batch 7 on rank 1\"");
         assertThat(jobs.runFolder("record").resolve("error-rank-0.json")).doesNotExist();
     }
+
+    /**
+     * As torchrun names the failure with the earliest timestamp: the culprit's helper holds its
+     * pipes open, so its exit reaches runjob 2 s after its victims' ("Connection reset by peer"),
+     * yet the report names the culprit, and not as stopped.
+     */
+    @Test
+    void theRootCauseIsTheRankWhoseProgramEndedFirstNotWhoseReportCameFirst() throws Exception {
+        Testbed.require(Testbed.runs("/usr/bin/python3", "-c", "import torch.distributed"), "PyTorch for /usr/bin/python3 (python3-torch)");
+        LocalJobs jobs = new LocalJobs(tmp);
+        Path job = jobs.job("culprit", "culprit.py", 2, 2, Map.of("CULPRIT", "2", "CULPRIT_CODE", "7", "LINGER_S", "4"), 5, 0);
+        Cli r = jobs.runInProcess(job, "--set", "entrypoint.command=[/usr/bin/python3, culprit.py]");
+        assertThat(r.code()).as(r.err()).isEqualTo(1);
+        assertThat(r.err()).as(r.err()).contains("root cause: rank 2 (local rank 0) on node n2: exit 7")
+                .containsPattern("(?m)^n2 +2 +0 +failed +exit 7 ");
+    }
 }

@@ -263,7 +263,7 @@ class PlannerTest {
         assertThat(w1.argv()).containsExactly("python3", "train.py");
         assertThat(plan.nodes().get(1).unset()).isEmpty();
         List<String> command = plan.nodes().get(1).command(w1);
-        assertThat(command.subList(0, 3)).containsExactly("podman", "run", "--rm");
+        assertThat(command.subList(0, 3)).containsExactly("podman", "run", "--label");
         assertThat(command).contains("--device", "nvidia.com/gpu=3", "-e", "CUDA_VISIBLE_DEVICES=0", "-e", "RANK");
         assertThat(command.subList(command.size() - 3, command.size())).containsExactly("img", "python3", "train.py");
     }

@@ -47,7 +47,7 @@ class EnvironmentWireTest {
     void podmanRunsTheWorkerOnTheHostsNetworkPidsAndIpcWithItsDirectoryAndVariablesByName() {
         assertThat(PODMAN.argv("/w/runs/R", List.of("/tmp/hook"), List.of("RANK", "CUDA_VISIBLE_DEVICES"), List.of("2", "5"), "R", 3, "A1",
                 "T1", List.of("python3", "train.py"))).containsExactly(
-                "podman", "run", "--rm", "--label", "runjob.run=R", "--label", "runjob.rank=3", "--label", "runjob.agent=A1",
+                "podman", "run", "--label", "runjob.run=R", "--label", "runjob.rank=3", "--label", "runjob.agent=A1",
                 "--label", "runjob.token=T1", "--network", "host", "--pid", "host", "--ipc", "host",
                 "--device", "nvidia.com/gpu=2", "--device", "nvidia.com/gpu=5",
                 "-v", "/w/runs/R:/w/runs/R", "-w", "/w/runs/R", "-v", "/tmp/hook:/tmp/hook", "-v", "/data:/data:ro",
@@ -58,7 +58,7 @@ class EnvironmentWireTest {
     void dockerTakesGpusByItsOwnFlagAndAnShmSizeOrPidOptionReplacesTheHostDefault() {
         ContainerStart docker = new ContainerStart("docker", "img", List.of(), List.of("--shm-size", "8g", "--pid=private"));
         assertThat(docker.argv("/d", List.of(), List.of("RANK"), List.of("1"), "R", 0, "A", "T", List.of("python3"))).containsExactly(
-                "docker", "run", "--rm", "--label", "runjob.run=R", "--label", "runjob.rank=0", "--label", "runjob.agent=A",
+                "docker", "run", "--label", "runjob.run=R", "--label", "runjob.rank=0", "--label", "runjob.agent=A",
                 "--label", "runjob.token=T", "--network", "host", "--gpus", "device=1", "-v", "/d:/d", "-w", "/d", "-e", "RANK",
                 "--shm-size", "8g", "--pid=private", "img", "python3");
     }
