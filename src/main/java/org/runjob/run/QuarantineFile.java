@@ -44,6 +44,17 @@ public final class QuarantineFile implements Quarantine {
                     .put("until", until.toString()).put("run_id", runId).put("job", job);
         }
 
+        /** The entry {@link #json} wrote; empty when a field is missing or damaged. */
+        public static Optional<Entry> of(JsonNode o) {
+            try {
+                return Optional.of(new Entry(o.path("machine").asString(""), o.path("node").asString(""), o.path("reason").asString(""),
+                        Instant.parse(o.path("since").asString("")), Instant.parse(o.path("until").asString("")),
+                        o.path("run_id").asString(""), o.path("job").asString("")));
+            } catch (RuntimeException ex) {
+                return Optional.empty();
+            }
+        }
+
         /** Whether {@code nameOrMachine} names this entry: its node's name or its machine. */
         public boolean named(String nameOrMachine) {
             return node.equals(nameOrMachine) || machine.equals(nameOrMachine);
@@ -121,6 +132,25 @@ public final class QuarantineFile implements Quarantine {
         return removed;
     }
 
+    /**
+     * Takes in entries kept elsewhere (the launching machine's, sent with a submitted run): each
+     * one in force whose machine has no entry here, or one that ends sooner, is written.
+     *
+     * @return the entries written
+     */
+    public static List<Entry> merge(Map<String, String> env, List<Entry> entries, Instant now) throws IOException {
+        List<Entry> here = all(env);
+        List<Entry> written = new ArrayList<>();
+        for (Entry e : entries) {
+            if (e.activeAt(now) && e.machine().matches("[^/\\s]+") && here.stream().noneMatch(h -> h.machine().equals(e.machine())
+                    && !h.until().isBefore(e.until()))) {
+                write(env, e);
+                written.add(e);
+            }
+        }
+        return written;
+    }
+
     private static String fileName(String machine) {
         return URLEncoder.encode(machine, StandardCharsets.UTF_8) + ".json";
     }
@@ -133,13 +163,7 @@ public final class QuarantineFile implements Quarantine {
     private static List<Entry> all(Map<String, String> env) {
         List<Entry> out = new ArrayList<>();
         for (JsonNode o : PrivateRecords.read(dir(env))) {
-            try {
-                out.add(new Entry(o.path("machine").asString(""), o.path("node").asString(""), o.path("reason").asString(""),
-                        Instant.parse(o.path("since").asString("")), Instant.parse(o.path("until").asString("")),
-                        o.path("run_id").asString(""), o.path("job").asString("")));
-            } catch (RuntimeException ex) {
-                // a damaged entry: skipped
-            }
+            Entry.of(o).ifPresent(out::add); // a damaged entry is skipped
         }
         out.sort(Comparator.comparing(Entry::machine));
         return out;

@@ -94,7 +94,8 @@ public final class Quarantined {
         return spec.spares().stream().filter(s -> Planner.workersAhead(s).equals(workers)).findFirst();
     }
 
-    private static String describe(QuarantineFile.Entry e) {
+    /** "quarantined since S until U (MACHINE; run R of job J): REASON". */
+    public static String describe(QuarantineFile.Entry e) {
         return "quarantined since " + e.since() + " until " + e.until() + " (" + e.machine() + "; run " + e.runId() + " of job " + e.job() + "): "
                 + e.reason();
     }

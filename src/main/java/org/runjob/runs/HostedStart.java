@@ -15,14 +15,19 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToIntBiFunction;
 
 import org.runjob.protocol.NodeJvm;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
+import org.runjob.run.QuarantineFile;
+import org.runjob.run.Quarantined;
 import org.runjob.run.RunJob;
 import org.runjob.run.RunState;
 import org.runjob.session.Interrupts;
@@ -68,6 +73,14 @@ public final class HostedStart {
             Path root = submittedDir();
             Path folder = privateDirs(root, job, runId);
             Submission s = Submission.receive(stdin, folder);
+            Optional<String> refused = quarantined(s);
+            if (refused.isPresent()) {
+                RunJob.removeRefused(folder);
+                out.println("runjob: " + refused.get());
+                out.println(EXITED + ExitCode.PREFLIGHT_FAILED);
+                out.flush();
+                return ExitCode.PREFLIGHT_FAILED;
+            }
             Path console = folder.resolve("console.log");
             List<String> cmd = new ArrayList<>();
             if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
@@ -118,6 +131,27 @@ public final class HostedStart {
         } catch (InterruptedException e) {
             return ExitCode.INTERRUPTED;
         }
+    }
+
+    /**
+     * Takes the launching machine's quarantine entries into this node's (the run's coordinator
+     * obeys both, and {@code runjob nodes} there lists them); why the run is refused when this
+     * machine, where the coordinator would start, is itself quarantined.
+     */
+    private static Optional<String> quarantined(Submission s) throws IOException {
+        Instant now = Instant.now();
+        Map<String, String> env = System.getenv();
+        if (QuarantineFile.problem(env).isPresent()) {
+            return Optional.empty(); // the run's own preflight says why the quarantine is not used
+        }
+        QuarantineFile.merge(env, s.quarantine(), now);
+        if (s.coordinatorMachine().isEmpty()) {
+            return Optional.empty();
+        }
+        return QuarantineFile.active(env, now).stream().filter(e -> e.machine().equals(s.coordinatorMachine())).findFirst()
+                .map(e -> "node " + e.node() + ", where the run's coordinator would start, is " + Quarantined.describe(e)
+                        + "; a submitted run's coordinator never starts on a quarantined machine: choose another with --coordinator,"
+                        + " or use it again with: runjob nodes --clear " + e.node());
     }
 
     /** {@code root/job/run}, each level made mode 700 when new; a symlink on the way is refused. */

@@ -16,21 +16,32 @@ import java.util.List;
 import java.util.Set;
 
 import org.runjob.distribute.FileList;
+import org.runjob.json.Json;
+import org.runjob.run.QuarantineFile;
 
 /**
  * What {@code runjob submit} sends the master node's {@link HostedStart} on stdin, over SSH:
  * the hosted run's line (secret and node hosts), the job as it runs (its {@code files} relative
  * to it, under {@value #FILES}/), each file (path, executable or not, size, bytes) and the
- * entrypoint's extra arguments. Written into the run folder as it arrives: a path that would leave
- * the folder, or a file that exists, is refused.
+ * entrypoint's extra arguments, then the coordinator's machine as the quarantine names it (empty
+ * when the job quarantines nothing) and the launching machine's quarantine entries in force.
+ * Written into the run folder as it arrives: a path that would leave the folder, or a file that
+ * exists, is refused.
  */
-record Submission(String hosted, List<String> args) {
+record Submission(String hosted, List<String> args, String coordinatorMachine, List<QuarantineFile.Entry> quarantine) {
 
     static final String JOB_FILE = "submitted.yaml";
     static final String FILES = "files";
     private static final int MAX_ARGS = 10_000;
 
+    private static final int MAX_ENTRIES = 100_000;
+
     static void send(OutputStream to, String hosted, byte[] job, List<FileList.Entry> files, List<String> args) throws IOException {
+        send(to, hosted, job, files, args, "", List.of());
+    }
+
+    static void send(OutputStream to, String hosted, byte[] job, List<FileList.Entry> files, List<String> args, String coordinatorMachine,
+                     List<QuarantineFile.Entry> quarantine) throws IOException {
         DataOutputStream out = new DataOutputStream(to);
         out.writeUTF(hosted);
         out.writeInt(job.length);
@@ -45,6 +56,11 @@ record Submission(String hosted, List<String> args) {
         out.writeInt(args.size());
         for (String a : args) {
             out.writeUTF(a);
+        }
+        out.writeUTF(coordinatorMachine);
+        out.writeInt(quarantine.size());
+        for (QuarantineFile.Entry e : quarantine) {
+            out.writeUTF(Json.compact(e.json()));
         }
         out.flush();
     }
@@ -85,7 +101,21 @@ record Submission(String hosted, List<String> args) {
         for (int i = 0; i < n; i++) {
             args.add(in.readUTF());
         }
-        return new Submission(hosted, args);
+        String machine = in.readUTF();
+        int entries = in.readInt();
+        if (entries < 0 || entries > MAX_ENTRIES) {
+            throw new IOException(entries + " quarantine entries");
+        }
+        List<QuarantineFile.Entry> quarantine = new ArrayList<>();
+        for (int i = 0; i < entries; i++) {
+            String json = in.readUTF();
+            try {
+                QuarantineFile.Entry.of(Json.read(json)).ifPresent(quarantine::add);
+            } catch (RuntimeException e) {
+                // a damaged entry is skipped, as in the quarantine's own directory
+            }
+        }
+        return new Submission(hosted, args, machine, quarantine);
     }
 
     /** Creates {@code dir} and what leads to it below {@code top}, mode 700, never through a symlink. */

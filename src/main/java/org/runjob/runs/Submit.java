@@ -32,6 +32,7 @@ import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
 import org.runjob.run.Launch;
+import org.runjob.run.QuarantineFile;
 import org.runjob.run.RunIndex;
 import org.runjob.session.NodeCommand;
 import org.runjob.spec.JobSpec;
@@ -206,7 +207,11 @@ public final class Submit {
                 "~/.runjob/submitted/" + spec.name() + "/" + runId, reachJob(loaded, master));
         Thread watch = Jobs.onInterrupt(io, p::close, "submit-interrupt");
         try (p) {
-            Submission.send(p.stdin(), hosted.toLine(), submittedJob(loaded, spareCoordinates ? master.name() : null), files, args);
+            // the coordinator's node checks its machine against its own quarantine and this machine's, which it takes in
+            boolean quarantines = spec.failure().quarantineSeconds() > 0;
+            Submission.send(p.stdin(), hosted.toLine(), submittedJob(loaded, spareCoordinates ? master.name() : null), files, args,
+                    quarantines ? master.address().machine().orElse("") : "",
+                    quarantines ? QuarantineFile.active(io.env(), io.clock().instant()) : List.of());
             p.stdin().close();
             BufferedReader lines = new BufferedReader(new InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
             String line;

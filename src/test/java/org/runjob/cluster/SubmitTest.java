@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -198,6 +199,24 @@ class SubmitTest {
         assertThat(ClusterJobs.savedStep(ckpt, 0)).isEqualTo(180);
         assertThat(ClusterJobs.savedStep(ckpt, 1)).isEqualTo(180);
         Poll.until(() -> processesOf(runId).isEmpty(), Duration.ofSeconds(30), "the run's coordinator, node hosts and agents to end");
+
+        // h2's quarantine is kept on the master node h1, by its coordinator: seen, obeyed and cleared from the launching machine
+        Result nodes = runjob(dir, Duration.ofSeconds(60), "nodes");
+        assertThat(nodes.code()).as(nodes.err()).isZero();
+        assertThat(nodes.out()).startsWith("kept on master node h1 (by your submitted runs' coordinator there):\n")
+                .containsPattern("(?m)^h2 +" + Pattern.quote(h2.machine()) + " +\\S+ +" + runId + " +lost: ")
+                .endsWith("runjob nodes --clear NODE makes one usable again\n");
+        Result refused = runjob(dir, Duration.ofSeconds(120), "submit", job.toString(), "--coordinator", "h2");
+        assertThat(refused.code()).as(refused.err()).isEqualTo(3);
+        assertThat(refused.err()).contains("runjob: node h2, where the run's coordinator would start, is quarantined since ")
+                .contains("; a submitted run's coordinator never starts on a quarantined machine: choose another with --coordinator,"
+                        + " or use it again with: runjob nodes --clear h2\n");
+        assertThat(refused.out()).isEmpty();
+        assertThat(processesWith("--hosted")).isEmpty();
+        Result cleared = runjob(dir, Duration.ofSeconds(60), "nodes", "--clear", "h2");
+        assertThat(cleared.code()).as(cleared.err()).isZero();
+        assertThat(cleared.out()).isEqualTo("cleared node h2 (" + h2.machine() + ") on master node h1\n");
+        assertThat(runjob(dir, Duration.ofSeconds(60), "nodes").out()).isEqualTo("no node is quarantined\n");
     }
 
     @Test

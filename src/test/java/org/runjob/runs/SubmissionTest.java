@@ -11,17 +11,22 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.distribute.FileList;
+import org.runjob.run.QuarantineFile;
 
 /** What submit sends the master node: written into the run folder as it arrives, never outside it. */
 class SubmissionTest {
 
     @TempDir
     Path tmp;
+
+    private static final QuarantineFile.Entry ENTRY = new QuarantineFile.Entry("192.0.2.2:22", "b", "lost: its link failed",
+            Instant.parse("2026-12-07T07:00:00Z"), Instant.parse("2026-12-07T08:00:00Z"), "20261207-070000-ab12", "train");
 
     @Test
     void theJobItsFilesAndArgumentsArriveWithTheirModes() throws Exception {
@@ -32,11 +37,13 @@ class SubmissionTest {
         ByteArrayOutputStream wire = new ByteArrayOutputStream();
         Submission.send(wire, "LINE", "{\"name\": \"j\"}".getBytes(StandardCharsets.UTF_8),
                 List.of(new FileList.Entry(src.resolve("train.py"), "train.py"), new FileList.Entry(src.resolve("run.sh"), "bin/run.sh")),
-                List.of("--lr", "0.1"));
+                List.of("--lr", "0.1"), "192.0.2.1:22", List.of(ENTRY));
         Path folder = Files.createDirectories(tmp.resolve("folder"));
         Submission s = Submission.receive(new ByteArrayInputStream(wire.toByteArray()), folder);
         assertThat(s.hosted()).isEqualTo("LINE");
         assertThat(s.args()).containsExactly("--lr", "0.1");
+        assertThat(s.coordinatorMachine()).isEqualTo("192.0.2.1:22");
+        assertThat(s.quarantine()).containsExactly(ENTRY);
         assertThat(folder.resolve(Submission.JOB_FILE)).hasContent("{\"name\": \"j\"}");
         assertThat(folder.resolve("files/train.py")).hasContent("print(1)");
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(folder.resolve("files/bin/run.sh")))).isEqualTo("rwx------");
@@ -64,6 +71,8 @@ class SubmissionTest {
         out.writeBoolean(false);
         out.writeLong(1);
         out.write('x');
+        out.writeInt(0);
+        out.writeUTF("");
         out.writeInt(0);
         return b.toByteArray();
     }
