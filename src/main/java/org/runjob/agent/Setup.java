@@ -1,8 +1,7 @@
 package org.runjob.agent;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
+import java.io.InputStream;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
@@ -30,9 +29,9 @@ import java.util.function.Function;
  *   <li>Its marker {@code KEY.done} there: setup ran with this content already; nothing runs.</li>
  *   <li>Else each command runs in turn as {@code bash -c COMMAND} (in a session of its own, in the
  *       run's directory, with the activated environment), each line it prints going to
- *       {@code output}; the first that fails, or running past the deadline (the whole session
- *       killed then), ends setup with the last lines it printed. All succeeded: the marker is
- *       written, and the lock let go.</li>
+ *       {@code output} (a line longer than {@value #MAX_LINE} bytes cut); the first that fails, or
+ *       running past the deadline (the whole session killed then), ends setup with the last lines
+ *       it printed. All succeeded: the marker is written, and the lock let go.</li>
  * </ol>
  */
 final class Setup {
@@ -42,6 +41,8 @@ final class Setup {
     }
 
     private static final int TAIL = 10;
+    /** The longest line of a setup's output kept whole (a longer one is cut, with the count of bytes dropped). */
+    static final int MAX_LINE = 16 * 1024;
 
     private Setup() {
     }
@@ -103,9 +104,8 @@ final class Setup {
         Process p = pb.start();
         Deque<String> tail = new ArrayDeque<>();
         Thread reader = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
+            try (InputStream in = p.getInputStream()) {
+                BoundedLines.read(in, MAX_LINE, line -> {
                     synchronized (tail) {
                         tail.addLast(line);
                         if (tail.size() > TAIL) {
@@ -113,7 +113,7 @@ final class Setup {
                         }
                     }
                     output.accept(line);
-                }
+                });
             } catch (IOException e) {
                 // the pipe closed
             }

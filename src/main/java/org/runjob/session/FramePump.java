@@ -9,6 +9,7 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 import org.runjob.protocol.Exit;
 import org.runjob.protocol.Frame;
@@ -27,12 +28,14 @@ final class FramePump {
 
     private final String node;
     private final Map<Long, String> workerTokens = new ConcurrentHashMap<>();
-    private BlockingQueue<Event> sink;
+    private volatile BlockingQueue<Event> sink;
     private volatile NodeFacts facts;
     /** When the last frame was read, or the supervisor last took one: what a PONG keeps fresh. */
     private volatile long lastRead = System.nanoTime();
     /** True while this reader waits for the supervisor's queue, not for the agent. */
     private volatile boolean delivering;
+    /** Set once nobody reads the sink any more: events are dropped, not waited on. */
+    private volatile boolean discarding;
 
     /** @param sink where events go until {@link #redirect} */
     FramePump(String node, BlockingQueue<Event> sink) {
@@ -62,18 +65,45 @@ final class FramePump {
     }
 
     /**
-     * Puts {@code e} on the current sink, waiting while it is full: a bounded supervisor queue then
-     * stops this reader, the SSH window or pipe fills, and the agent's spool (memory, then disk)
-     * holds the output. Only {@link #redirect}, called once before any worker starts, shares the lock.
+     * Puts {@code e} on the current sink, waiting while it is full: a bounded queue then stops this
+     * reader, the SSH window or pipe fills, and the agent's spool (memory, then disk) holds the
+     * output. The wait holds no lock, so {@link #redirect} can move a full sink's events on; an
+     * event that landed in the old sink after the move follows them into the new one.
      */
-    private synchronized void deliver(Event e) {
+    private void deliver(Event e) {
         delivering = true;
+        boolean interrupted = false;
         try {
-            put(sink, e);
+            BlockingQueue<Event> to = sink;
+            while (!discarding) {
+                boolean taken;
+                try {
+                    taken = to.offer(e, 100, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException ex) {
+                    interrupted = true;
+                    taken = false;
+                }
+                if (taken) {
+                    synchronized (this) {
+                        if (to == sink || !to.removeIf(x -> x == e)) {
+                            return;
+                        }
+                    }
+                }
+                to = sink;
+            }
         } finally {
             lastRead = System.nanoTime();
             delivering = false;
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
+    }
+
+    /** From now on events are dropped: the session that read them is closed. */
+    void discard() {
+        discarding = true;
     }
 
     /**

@@ -58,6 +58,12 @@ public final class NodeSession implements AutoCloseable {
 
     /** Files are sent in frames of this size. */
     static final int CHUNK = 1 << 20;
+    /**
+     * The events read ahead of a preflight request's wait: a reader that falls behind (a console
+     * that blocks while a setup prints a gigabyte) stops the agent's stream, whose spool holds the
+     * rest, so runjob holds at most this many lines or output chunks of a node.
+     */
+    static final int INBOX = 16;
     /** Files at least this big report their progress. */
     static final long PROGRESS_MIN_BYTES = 8L << 20;
 
@@ -83,7 +89,7 @@ public final class NodeSession implements AutoCloseable {
      */
     public static NodeSession start(String node, NodeAccess access, PinnedJar jar, NodeJvm.Jit jit, AgentOptions options, int timeoutMs,
                                      Map<String, String> env) throws IOException {
-        BlockingQueue<Event> inbox = new LinkedBlockingQueue<>();
+        BlockingQueue<Event> inbox = new LinkedBlockingQueue<>(INBOX);
         FramePump pump = new FramePump(node, inbox);
         return new NodeSession(node, NodeAgentChannel.start(node, access, jar, jit, options.args(), pump, timeoutMs, env), pump, inbox,
                 jar.sha256());
@@ -397,6 +403,7 @@ public final class NodeSession implements AutoCloseable {
     @Override
     public synchronized void close() {
         if (!attached) {
+            pump.discard();
             channel.close();
         }
     }

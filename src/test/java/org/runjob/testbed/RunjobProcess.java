@@ -52,6 +52,19 @@ public final class RunjobProcess {
                 .redirectError(dir.resolve(job.getFileName() + ".err").toFile()).start();
     }
 
+    /**
+     * {@code runjob JOB} with {@code env} added and {@code jvm} options (a heap cap) before the class,
+     * its stdout and stderr both in the one pipe this test reads (or does not read).
+     */
+    public static Process startPiped(Path dir, Path job, Map<String, String> env, List<String> jvm) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
+        cmd.addAll(jvm);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main", job.toString()));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().putAll(env);
+        return pb.directory(dir.toFile()).redirectErrorStream(true).start();
+    }
+
     public static String stderrOf(Path dir, Path job) throws IOException {
         return Files.readString(dir.resolve(job.getFileName() + ".err"));
     }
