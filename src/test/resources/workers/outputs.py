@@ -1,10 +1,12 @@
-"""Writes results/rank-R.txt; with FAIL_RANK set, that rank exits 5 once every rank wrote its file, the others sleep."""
+"""Writes results/rank-R.txt (rank 0 also links etcdir -> /etc, a hostile output path); with FAIL_RANK set, that rank exits 5 once every rank wrote its file, the others sleep."""
 import os
 import sys
 import time
 import common
 
 os.makedirs("results", exist_ok=True)
+if common.RANK == 0 and not os.path.lexists("etcdir"):
+    os.symlink("/etc", "etcdir")
 with open(f"results/rank-{common.RANK}.txt", "w") as f:
     f.write(f"rank {common.RANK} on {os.environ['RUNJOB_NODE']}\n")
 if "FAIL_RANK" not in os.environ:

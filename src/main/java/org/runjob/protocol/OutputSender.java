@@ -1,81 +1,170 @@
 package org.runjob.protocol;
 
 import java.io.IOException;
-import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Objects;
+import java.util.Set;
 import java.util.function.Consumer;
-import java.util.stream.Stream;
 
 
 /**
- * Sends outputs: every regular file under the named paths of the run's directory, in path order,
- * as OUTPUT_DATA frames, hashed as it goes. A path outside the run's directory, a symlink (never
- * followed, at the path or inside a directory) and a path that does not exist are skipped, each
- * named with why in the {@link Outputs.Manifest}. The agent answers OUTPUTS with it; a submitted
- * run's master node sends its run folder's {@code outputs/} with it to {@code runjob pull}.
+ * Sends outputs: every regular file under the named paths of the run's directory, in path order
+ * (a directory's entries by name, depth first), as OUTPUT_DATA frames, hashed as it goes.
+ *
+ * <p>Every path is opened one component at a time from the run's directory, each relative to the
+ * directory opened before it and without following a symlink (openat with O_NOFOLLOW, through a
+ * {@link SecureDirectoryStream}), so a symlink anywhere on the way, at the path, inside a
+ * directory, or swapped in while the walk runs, is never followed. Skipped, each named with why in
+ * the {@link Outputs.Manifest}: a symlink, a path outside the run's directory, a path that does not
+ * exist, and a file whose size or modification time changed while it was read (a writer still at
+ * it: its data is dropped, not kept as a mix of two versions). The agent answers OUTPUTS with it;
+ * a submitted run's master node sends its run folder's {@code outputs/} with it to {@code runjob pull}.
  */
 public final class OutputSender {
 
     static final int CHUNK = 1 << 20;
+    private static final String LINK = ": a symlink (never followed)";
 
-    private OutputSender() {
+    private final Path base;
+    private final Consumer<Frame> send;
+    private final List<Outputs.Entry> sent = new ArrayList<>();
+    private final List<String> skipped = new ArrayList<>();
+
+    private OutputSender(Path base, Consumer<Frame> send) {
+        this.base = base;
+        this.send = send;
     }
 
     /** Sends the files through {@code send}; returns the manifest for the REPLY. */
     public static Outputs.Manifest send(List<String> paths, Path dir, Consumer<Frame> send) {
-        Path base = dir.toAbsolutePath().normalize();
-        List<Path> files = new ArrayList<>();
-        List<String> skipped = new ArrayList<>();
+        OutputSender sender = new OutputSender(dir.toAbsolutePath().normalize(), send);
         for (String p : paths) {
-            Path f = base.resolve(p).normalize();
-            if (!f.startsWith(base) || f.equals(base)) {
-                skipped.add(p + ": not inside the run's directory");
-            } else if (Files.isSymbolicLink(f)) {
-                skipped.add(p + ": a symlink (never followed)");
-            } else if (Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
-                files.add(f);
-            } else if (Files.isDirectory(f, LinkOption.NOFOLLOW_LINKS)) {
-                try (Stream<Path> walk = Files.walk(f)) {
-                    walk.sorted().forEach(x -> {
-                        if (Files.isSymbolicLink(x)) {
-                            skipped.add(base.relativize(x) + ": a symlink (never followed)");
-                        } else if (Files.isRegularFile(x, LinkOption.NOFOLLOW_LINKS)) {
-                            files.add(x);
-                        }
-                    });
-                } catch (IOException | RuntimeException e) {
-                    skipped.add(p + ": cannot be read: " + e.getMessage());
-                }
-            } else {
-                skipped.add(p + ": no such file");
-            }
+            sender.path(p);
         }
-        List<Outputs.Entry> sent = new ArrayList<>();
-        for (Path f : files) {
-            int index = sent.size();
-            try {
-                sent.add(one(f, base.relativize(f).toString(), index, send));
-            } catch (IOException e) {
-                send.accept(new Frame(Frame.Type.OUTPUT_DATA, index, new byte[0]));
-                sent.add(new Outputs.Entry(base.relativize(f).toString(), -1, ""));
-                skipped.add(base.relativize(f) + ": cannot be read: " + reason(e));
-            }
-        }
-        return new Outputs.Manifest(sent, skipped);
+        return new Outputs.Manifest(sender.sent, sender.skipped);
     }
 
-    private static Outputs.Entry one(Path f, String name, int index, Consumer<Frame> send) throws IOException {
+    private void path(String p) {
+        Path f = base.resolve(p).normalize();
+        if (!f.startsWith(base) || f.equals(base)) {
+            skipped.add(p + ": not inside the run's directory");
+            return;
+        }
+        Path rel = base.relativize(f);
+        DirectoryStream<Path> root;
+        try {
+            root = Files.newDirectoryStream(base);
+        } catch (IOException e) {
+            skipped.add(p + ": cannot be read: " + reason(e));
+            return;
+        }
+        try (DirectoryStream<Path> top = root) {
+            if (!(top instanceof SecureDirectoryStream<Path> dir)) {
+                skipped.add(p + ": cannot be read safely: this file system cannot open a path without following symlinks");
+                return;
+            }
+            descend(dir, rel, 0, p);
+        } catch (IOException e) {
+            skipped.add(p + ": cannot be read: " + reason(e));
+        }
+    }
+
+    /** Opens {@code rel}'s component {@code i} in {@code dir}: the next directory on the way, or the path itself. */
+    private void descend(SecureDirectoryStream<Path> dir, Path rel, int i, String asked) throws IOException {
+        Path name = rel.getName(i);
+        Path shown = rel.subpath(0, i + 1);
+        BasicFileAttributes a;
+        try {
+            a = attributes(dir, name);
+        } catch (NoSuchFileException e) {
+            skipped.add(asked + ": no such file");
+            return;
+        }
+        if (a.isSymbolicLink()) {
+            skipped.add(shown + LINK);
+        } else if (i < rel.getNameCount() - 1) {
+            if (!a.isDirectory()) {
+                skipped.add(asked + ": no such file");
+                return;
+            }
+            try (SecureDirectoryStream<Path> next = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
+                descend(next, rel, i + 1, asked);
+            }
+        } else if (a.isRegularFile()) {
+            file(dir, name, shown, a);
+        } else if (a.isDirectory()) {
+            try (SecureDirectoryStream<Path> next = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
+                walk(next, shown);
+            }
+        } else {
+            skipped.add(asked + ": not a regular file or directory");
+        }
+    }
+
+    /** Sends every regular file under the open directory {@code dir}, shown as {@code shown}, by name. */
+    private void walk(SecureDirectoryStream<Path> dir, Path shown) throws IOException {
+        List<Path> names = new ArrayList<>();
+        for (Path entry : dir) {
+            names.add(entry.getFileName());
+        }
+        names.sort(null);
+        for (Path name : names) {
+            Path child = shown.resolve(name);
+            BasicFileAttributes a;
+            try {
+                a = attributes(dir, name);
+            } catch (NoSuchFileException e) {
+                continue; // gone since it was listed
+            }
+            if (a.isSymbolicLink()) {
+                skipped.add(child + LINK);
+            } else if (a.isRegularFile()) {
+                file(dir, name, child, a);
+            } else if (a.isDirectory()) {
+                try (SecureDirectoryStream<Path> next = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
+                    walk(next, child);
+                } catch (IOException e) {
+                    skipped.add(child + ": cannot be read: " + reason(e));
+                }
+            }
+        }
+    }
+
+    private static BasicFileAttributes attributes(SecureDirectoryStream<Path> dir, Path name) throws IOException {
+        return dir.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).readAttributes();
+    }
+
+    private void file(SecureDirectoryStream<Path> dir, Path name, Path shown, BasicFileAttributes before) {
+        int index = sent.size();
+        String path = shown.toString();
+        try {
+            sent.add(one(dir, name, path, index, before));
+        } catch (IOException e) {
+            send.accept(new Frame(Frame.Type.OUTPUT_DATA, index, new byte[0]));
+            sent.add(new Outputs.Entry(path, -1, ""));
+            skipped.add(path + ": " + (e instanceof Changed ? e.getMessage() : "cannot be read: " + reason(e)));
+        }
+    }
+
+    private Outputs.Entry one(SecureDirectoryStream<Path> dir, Path name, String path, int index, BasicFileAttributes before)
+            throws IOException {
         MessageDigest d;
         try {
             d = MessageDigest.getInstance("SHA-256");
@@ -83,17 +172,38 @@ public final class OutputSender {
             throw new IllegalStateException(e);
         }
         long size = 0;
-        try (InputStream in = Files.newInputStream(f, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            byte[] buf = new byte[CHUNK];
-            int n;
-            while ((n = in.readNBytes(buf, 0, CHUNK)) > 0) {
-                d.update(buf, 0, n);
+        try (SeekableByteChannel in = dir.newByteChannel(name, Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS))) {
+            ByteBuffer buf = ByteBuffer.allocate(CHUNK);
+            while (true) {
+                buf.clear();
+                while (buf.hasRemaining() && in.read(buf) > 0) {
+                    // fill the chunk
+                }
+                int n = buf.position();
+                if (n == 0) {
+                    break;
+                }
+                byte[] chunk = new byte[n];
+                buf.flip().get(chunk);
+                d.update(chunk);
                 size += n;
-                send.accept(new Frame(Frame.Type.OUTPUT_DATA, index, Arrays.copyOf(buf, n)));
+                send.accept(new Frame(Frame.Type.OUTPUT_DATA, index, chunk));
             }
         }
+        BasicFileAttributes after = attributes(dir, name);
+        if (after.size() != size || before.size() != size || !after.lastModifiedTime().equals(before.lastModifiedTime())
+                || !Objects.equals(after.fileKey(), before.fileKey())) {
+            throw new Changed();
+        }
         send.accept(new Frame(Frame.Type.OUTPUT_DATA, index, new byte[0]));
-        return new Outputs.Entry(name, size, HexFormat.of().formatHex(d.digest()));
+        return new Outputs.Entry(path, size, HexFormat.of().formatHex(d.digest()));
+    }
+
+    /** A file that changed while it was read. */
+    private static final class Changed extends IOException {
+        Changed() {
+            super("changed while it was read (something still writes it): not kept; pull it again once it is written");
+        }
     }
 
     private static String reason(IOException e) {

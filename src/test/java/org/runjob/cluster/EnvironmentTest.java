@@ -198,7 +198,7 @@ class EnvironmentTest {
     @Test
     void eachNodesOutputsComeBackAfterASuccessAndAFailFastAndPullFetchesThemAgain() throws Exception {
         Path job = jobs.job("outputs", node(jobs, 1, 2, "") + node(jobs, 2, 1, ""), jobs.worker("outputs.py"), List.of("python3", "outputs.py"),
-                "outputs: [results, none.txt]\nfailure: {grace_period_s: 1}\n", Map.of());
+                "outputs: [results, none.txt, etcdir/passwd]\nfailure: {grace_period_s: 1}\n", Map.of());
         Cli ok = jobs.run(job);
         assertThat(ok.code()).as(ok.err()).isZero();
         Path folder = NodeSideTest.runFolder("outputs", jobs.logs);
@@ -208,7 +208,9 @@ class EnvironmentTest {
         try (var h1 = Files.list(folder.resolve("outputs/h1/results"))) {
             assertThat(h1.map(p -> p.getFileName().toString()).sorted().toList()).containsExactly("rank-0.txt", "rank-1.txt");
         }
+        assertThat(folder.resolve("outputs/h1/etcdir")).as("a symlinked directory on the way is never followed").doesNotExist();
         assertThat(ok.err()).contains("runjob: outputs of node h1: none.txt: no such file\n")
+                .contains("runjob: outputs of node h1: etcdir: a symlink (never followed)\n")
                 .contains("runjob: outputs: 3 files (39 B) from 2 nodes in ");
         var summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
         assertThat(summary.path("outputs").path("h1").path("files").asInt()).isEqualTo(2);
@@ -218,6 +220,9 @@ class EnvironmentTest {
         Cli pull = Cli.run(System.getenv(), "pull", folder.toString(), "results/rank-2.txt");
         assertThat(pull.code()).as(pull.err()).isZero();
         assertThat(Files.readString(folder.resolve("outputs/h2/results/rank-2.txt"))).isEqualTo("rank 2 on h2\n");
+        Cli etc = Cli.run(System.getenv(), "pull", folder.toString(), "etcdir/passwd");
+        assertThat(etc.err()).contains("etcdir: a symlink (never followed)");
+        assertThat(folder.resolve("outputs/h1/etcdir")).doesNotExist();
 
         Path logs = tmp.resolve("runs-failed");
         Cli failed = jobs.run(job, "--set", "env.FAIL_RANK=1", "--set", "logs.dir=" + logs);

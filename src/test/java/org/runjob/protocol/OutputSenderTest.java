@@ -1,10 +1,15 @@
 package org.runjob.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -48,5 +53,46 @@ class OutputSenderTest {
         assertThat(m.skipped()).containsExactly("ckpt/link: a symlink (never followed)", "top: a symlink (never followed)",
                 "../secret: not inside the run's directory", "nothing: no such file");
         assertThat(Outputs.Manifest.decode(m.encode())).isEqualTo(m);
+    }
+
+    @Test
+    void aSymlinkedDirectoryOnTheWayIsNeverFollowedWhereverThePathNamesIt() throws Exception {
+        Path run = Files.createDirectories(tmp.resolve("run"));
+        Path etc = Files.createDirectories(tmp.resolve("etc"));
+        Files.writeString(etc.resolve("shadow"), "root:secret");
+        Files.createDirectories(etc.resolve("ssh"));
+        Files.writeString(etc.resolve("ssh/key"), "private");
+        Files.createSymbolicLink(run.resolve("etcdir"), etc);
+        Files.createDirectories(run.resolve("out"));
+        Files.createSymbolicLink(run.resolve("out/deeper"), etc);
+        List<Frame> frames = new ArrayList<>();
+        Outputs.Manifest m = OutputSender.send(List.of("etcdir/shadow", "etcdir/ssh", "etcdir/ssh/key", "out/deeper/shadow", "out"), run,
+                frames::add);
+        assertThat(m.files()).isEmpty();
+        assertThat(frames).isEmpty();
+        assertThat(m.skipped()).containsExactly("etcdir: a symlink (never followed)", "etcdir: a symlink (never followed)",
+                "etcdir: a symlink (never followed)", "out/deeper: a symlink (never followed)", "out/deeper: a symlink (never followed)");
+    }
+
+    @Test
+    void aFileThatChangesWhileItIsReadIsDroppedAndSaidSoNeverKeptAsAMix() throws Exception {
+        Path run = Files.createDirectories(tmp.resolve("run"));
+        Files.write(run.resolve("growing.bin"), new byte[OutputSender.CHUNK * 2]);
+        Files.writeString(run.resolve("steady.txt"), "done");
+        List<Frame> frames = new ArrayList<>();
+        Outputs.Manifest m = OutputSender.send(List.of("growing.bin", "steady.txt"), run, f -> {
+            if (frames.isEmpty()) {
+                try {
+                    Files.write(run.resolve("growing.bin"), new byte[] {1}, StandardOpenOption.APPEND);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+            frames.add(f);
+        });
+        assertThat(m.files()).extracting(Outputs.Entry::path, Outputs.Entry::size).containsExactly(tuple("growing.bin", -1L),
+                tuple("steady.txt", 4L));
+        assertThat(m.skipped()).containsExactly("growing.bin: changed while it was read (something still writes it): not kept; "
+                + "pull it again once it is written");
     }
 }
