@@ -58,9 +58,9 @@ public record Answer(Optional<String> failure, long number, String iface) {
                 throw new IllegalArgumentException("answer format " + format + ", expected " + FORMAT);
             }
             boolean failed = in.readBoolean();
-            String why = Wire.string(in);
+            String why = Printable.text(Wire.string(in));
             long number = in.readLong();
-            String iface = Wire.string(in);
+            String iface = Printable.line(Wire.string(in));
             if (in.available() > 0) {
                 throw new IllegalArgumentException("an answer with " + in.available() + " bytes too many");
             }

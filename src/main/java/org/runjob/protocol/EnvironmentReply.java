@@ -3,6 +3,7 @@ package org.runjob.protocol;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -59,7 +60,9 @@ public record EnvironmentReply(Map<String, String> facts, Map<String, String> se
     /** @throws IllegalArgumentException for bytes that are not a reply */
     public static EnvironmentReply decode(byte[] bytes) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
-            EnvironmentReply reply = new EnvironmentReply(Wire.map(in), Wire.map(in), Wire.list(in));
+            Map<String, String> facts = new LinkedHashMap<>();
+            Wire.map(in).forEach((k, v) -> facts.put(Printable.line(k), Printable.text(v)));
+            EnvironmentReply reply = new EnvironmentReply(facts, Wire.map(in), Wire.list(in));
             if (in.available() > 0) {
                 throw new IllegalArgumentException("bytes after the ENVIRONMENT reply: " + in.available());
             }

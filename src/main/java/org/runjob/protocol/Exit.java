@@ -68,7 +68,7 @@ public sealed interface Exit {
             Exit exit = switch (kind) {
                 case 0 -> new Code(value, stopped);
                 case 1 -> new Signal(value, stopped);
-                default -> new NotStarted(new String(bytes, HEADER, bytes.length - HEADER, StandardCharsets.UTF_8));
+                default -> new NotStarted(Printable.text(new String(bytes, HEADER, bytes.length - HEADER, StandardCharsets.UTF_8)));
             };
             return new Report(exit, ended);
         }

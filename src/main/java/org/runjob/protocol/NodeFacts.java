@@ -80,7 +80,7 @@ public record NodeFacts(Map<String, String> values) {
             for (int i = 0; i < n; i++) {
                 String k = new String(in.readNBytes(checked(in.readInt(), in)), StandardCharsets.UTF_8);
                 String v = new String(in.readNBytes(checked(in.readInt(), in)), StandardCharsets.UTF_8);
-                values.put(k, v);
+                values.put(Printable.line(k), Printable.line(v));
             }
         } catch (IOException e) {
             throw new IllegalArgumentException("truncated node facts", e);

@@ -16,6 +16,7 @@ import java.util.function.Consumer;
 
 import org.runjob.json.Json;
 import org.runjob.launch.Quarantine;
+import org.runjob.protocol.Printable;
 import org.runjob.spec.NodeSpec;
 
 import tools.jackson.databind.JsonNode;
@@ -47,7 +48,8 @@ public final class QuarantineFile implements Quarantine {
         /** The entry {@link #json} wrote; empty when a field is missing or damaged. */
         public static Optional<Entry> of(JsonNode o) {
             try {
-                return Optional.of(new Entry(o.path("machine").asString(""), o.path("node").asString(""), o.path("reason").asString(""),
+                return Optional.of(new Entry(Printable.line(o.path("machine").asString("")), Printable.line(o.path("node").asString("")),
+                        Printable.text(o.path("reason").asString("")),
                         Instant.parse(o.path("since").asString("")), Instant.parse(o.path("until").asString("")),
                         o.path("run_id").asString(""), o.path("job").asString("")));
             } catch (RuntimeException ex) {

@@ -16,6 +16,7 @@ import java.util.function.Function;
 
 import org.runjob.json.Json;
 import org.runjob.logs.MetricsLog;
+import org.runjob.protocol.Printable;
 import org.runjob.report.Table;
 
 import tools.jackson.core.JacksonException;
@@ -176,7 +177,7 @@ public final class TopView {
             int k = hi == lo ? 0 : (int) Math.round((v - lo) / (hi - lo) * (BARS.length() - 1));
             b.append(BARS.charAt(k));
         }
-        return Optional.of("rank 0 " + name.get() + " " + b + " " + plain(values.get(values.size() - 1)) + " (its last " + values.size() + ")");
+        return Optional.of("rank 0 " + Printable.line(name.get()) + " " + b + " " + plain(values.get(values.size() - 1)) + " (its last " + values.size() + ")");
     }
 
     /** The table: a row per rank, then each straggler's why. */

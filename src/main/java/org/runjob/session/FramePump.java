@@ -15,6 +15,7 @@ import org.runjob.protocol.Exit;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.MetricsChunk;
 import org.runjob.protocol.NodeFacts;
+import org.runjob.protocol.Printable;
 import org.runjob.protocol.ProtocolException;
 import org.runjob.protocol.Stacks;
 import org.runjob.protocol.Started;
@@ -149,8 +150,8 @@ final class FramePump {
                         deliver(new Event.Hello(node));
                     }
                     case REPLY -> deliver(new Event.Reply(node, f.payload()));
-                    case ERROR_FILE -> deliver(new Event.ErrorFile(node, f.rank(), new String(f.payload(), StandardCharsets.UTF_8)));
-                    case NOTICE -> deliver(new Event.Notice(node, new String(f.payload(), StandardCharsets.UTF_8)));
+                    case ERROR_FILE -> deliver(new Event.ErrorFile(node, f.rank(), Printable.text(new String(f.payload(), StandardCharsets.UTF_8))));
+                    case NOTICE -> deliver(new Event.Notice(node, Printable.text(new String(f.payload(), StandardCharsets.UTF_8))));
                     case STARTED -> {
                         Started started = Started.decode(f.payload());
                         workerTokens.put(started.pid(), started.token());
@@ -168,7 +169,7 @@ final class FramePump {
                     case EXITED -> deliver(Event.Exited.of(node, f.rank(), Exit.Report.decode(f.payload())));
                     case STACK -> {
                         Stacks.Answer a = Stacks.Answer.decode(f.payload());
-                        deliver(new Event.Stack(node, f.rank(), a.id(), a.text()));
+                        deliver(new Event.Stack(node, f.rank(), a.id(), Printable.text(a.text())));
                     }
                     case OUTPUT_DATA -> deliver(new Event.OutputData(node, f.rank(), f.payload()));
                     case DONE -> done = true;

@@ -36,6 +36,7 @@ import org.runjob.protocol.NodeFacts;
 import org.runjob.protocol.NodeJvm;
 import org.runjob.protocol.Outputs;
 import org.runjob.protocol.PortRequest;
+import org.runjob.protocol.Printable;
 
 /**
  * One node's agent over its one channel, from its start through preflight to supervision: the
@@ -441,7 +442,7 @@ public final class NodeSession implements AutoCloseable {
                 return e;
             }
             if (e instanceof Event.Output o && o.rank() < 0) {
-                new String(o.bytes(), StandardCharsets.UTF_8).lines().forEach(lines);
+                new String(o.bytes(), StandardCharsets.UTF_8).lines().map(Printable::line).forEach(lines);
             }
             if (e instanceof Event.OutputData) {
                 data.accept(e);

@@ -118,4 +118,12 @@ class QuarantineFileTest {
         assertThat(said.get(0)).startsWith("cannot quarantine node h2 in " + dir + ": ");
         assertThat(dir.resolve("10.0.0.2%3A22.json")).doesNotExist();
     }
+
+    @Test
+    void aReasonHoldingTerminalEscapesIsShownEscapedWhenRead() throws IOException {
+        QuarantineFile q = file(60, new ArrayList<>());
+        q.add(ssh("h1", "10.0.0.1", 22), "failed its health check: \u001b]52;c;cHduZWQ=\u0007\u001b[2J");
+        assertThat(QuarantineFile.active(env(), NOW)).extracting(QuarantineFile.Entry::reason)
+                .containsExactly("failed its health check: \\x1b]52;c;cHduZWQ=\\x07\\x1b[2J");
+    }
 }
