@@ -2,6 +2,7 @@ package org.runjob.agent;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -18,6 +19,15 @@ final class Commands {
     }
 
     private Commands() {
+    }
+
+    /**
+     * {@code bash} running {@code command} with no rc or profile file: a node's setup and health
+     * check run in exactly the environment the workers get (an rc file's {@code pyenv init} or
+     * conda hook, which bash reads for a command run under sshd, would put its Python first).
+     */
+    static List<String> bash(String command) {
+        return List.of("/bin/bash", "--noprofile", "--norc", "-c", command);
     }
 
     /** Runs {@code pb} with empty stdin for {@code ms} at most; empty when it could not start. */

@@ -32,6 +32,8 @@ final class HealthCheck {
     static Answer answer(HealthRequest request, Map<String, String> agentEnv, Path dir) {
         Map<String, String> env = new HashMap<>(agentEnv);
         env.putAll(request.env());
+        env.remove("BASH_ENV");
+        env.remove("ENV");
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(request.timeoutMillis());
         if (!request.gpus().isEmpty()) {
             Optional<String> gpuProblem = gpus(request.gpus(), env, dir, deadline);
@@ -40,7 +42,7 @@ final class HealthCheck {
             }
         }
         for (String c : request.commands()) {
-            Ran ran = run(List.of("/bin/bash", "-c", c), env, dir, deadline);
+            Ran ran = run(Commands.bash(c), env, dir, deadline);
             if (ran.timedOut()) {
                 return Answer.failed("health check '" + c + "' did not end within " + request.timeoutMillis() / 1000 + " s");
             }

@@ -64,8 +64,8 @@ final class NodeEnvironment {
             facts.put(EnvironmentReply.SETUP, "none");
         } else {
             Setup.Result setup = Setup.run(meta, request.setupKey(), request.setupCommands(), request.setup() == EnvironmentRequest.Setup.CHECK,
-                    request.setup() == EnvironmentRequest.Setup.FORCE, request.setupTimeoutMillis(), dir, env,
-                    c -> inContainer(container, dir, request, run, List.of("/bin/sh", "-c", c)).orElse(List.of("/bin/bash", "-c", c)),
+                    request.setup() == EnvironmentRequest.Setup.FORCE, request.setupTimeoutMillis(), dir, withoutRc(env),
+                    c -> inContainer(container, dir, request, run, List.of("/bin/sh", "-c", c)).orElse(Commands.bash(c)),
                     output);
             facts.put(EnvironmentReply.SETUP, setup.state());
             facts.put(EnvironmentReply.SETUP_SECONDS, String.format(Locale.ROOT, "%.3f", setup.seconds()));
@@ -74,8 +74,56 @@ final class NodeEnvironment {
                 return new EnvironmentReply(facts, activated.set(), activated.unset());
             }
         }
+        if (container.isEmpty() && !"due".equals(facts.get(EnvironmentReply.SETUP))) {
+            Optional<String> missing = missingInterpreter(request, env);
+            if (missing.isPresent()) {
+                facts.put(EnvironmentReply.ACTIVATION_ERROR, missing.get());
+                return new EnvironmentReply(facts, activated.set(), activated.unset());
+            }
+        }
         program(request, env, dir, container, run, facts);
         return new EnvironmentReply(facts, activated.set(), activated.unset());
+    }
+
+    /** {@code env} without the variables that make a non-interactive shell read a file first. */
+    static Map<String, String> withoutRc(Map<String, String> env) {
+        Map<String, String> out = new LinkedHashMap<>(env);
+        out.remove("BASH_ENV");
+        out.remove("ENV");
+        return out;
+    }
+
+    /**
+     * Why the job's venv or python is not on this node, once setup (which may make it) ran: a venv
+     * whose directory or {@code bin/python} is missing, a python path that is no executable. Its
+     * workers would otherwise run whatever Python comes next on PATH.
+     */
+    static Optional<String> missingInterpreter(EnvironmentRequest request, Map<String, String> env) {
+        switch (request.interpreter()) {
+            case "venv" -> {
+                Path v = Path.of(env.getOrDefault("VIRTUAL_ENV", request.interpreterValue()));
+                if (!Files.isDirectory(v)) {
+                    return Optional.of("no venv " + v + " on this node (no such directory): make it there, or fix environment.venv");
+                }
+                if (!Files.isExecutable(v.resolve("bin/python")) && !Files.isExecutable(v.resolve("bin/python3"))) {
+                    return Optional.of(v + " on this node is no venv: it has no bin/python");
+                }
+                return Optional.empty();
+            }
+            case "python" -> {
+                String value = request.interpreterValue();
+                if (!value.contains("/")) {
+                    return Optional.empty();
+                }
+                Path p = value.equals("~") || value.startsWith("~/")
+                        ? Path.of(env.getOrDefault("HOME", "/"), value.substring(1).replaceFirst("^/", "")) : Path.of(value);
+                return Files.isRegularFile(p) && Files.isExecutable(p) ? Optional.empty()
+                        : Optional.of("no python " + p + " on this node (no such executable): install it there, or fix environment.python");
+            }
+            default -> {
+                return Optional.empty();
+            }
+        }
     }
 
     private static void program(EnvironmentRequest request, Map<String, String> env, Path dir, Optional<ContainerStart> container,

@@ -1,0 +1,70 @@
+package org.runjob.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
+import org.runjob.testbed.RunjobProcess;
+
+/** The environment preflight reports is the one the workers and the setup really get. */
+class EnvironmentTruthTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aVenvThatIsNotOnTheNodeFailsPreflightNamingNodeAndPathAndNothingStarts() throws Exception {
+        LocalJobs jobs = new LocalJobs(tmp);
+        Path missing = tmp.resolve("envs/missing");
+        Path job = jobs.job("novenv", "lines.py", 1, 1, Map.of("LINES", "1"), 2, 0);
+        Files.writeString(job, Files.readString(job) + "environment: {venv: " + missing + "}\n");
+        Cli run = jobs.runInProcess(job);
+        assertThat(run.code()).as(run.err()).isEqualTo(3);
+        assertThat(run.err()).contains("no venv " + missing + " on this node (no such directory): make it there, or fix environment.venv");
+        assertThat(run.out()).doesNotContain("rank 0 line");
+    }
+
+    @Test
+    void aVenvTheSetupMakesIsFoundOnceSetupRanAndTheWorkersRunItsPython() throws Exception {
+        LocalJobs jobs = new LocalJobs(tmp);
+        Path made = tmp.resolve("envs/made");
+        Path job = jobs.job("madevenv", "lines.py", 1, 1, Map.of("LINES", "1"), 2, 0);
+        Files.writeString(job, Files.readString(job) + "environment: {venv: " + made + ", setup: ['python3 -m venv --without-pip " + made
+                + "']}\n");
+        Cli run = jobs.runInProcess(job);
+        assertThat(run.code()).as(run.err()).isZero();
+        assertThat(run.out()).contains("rank 0 line 0");
+        assertThat(Files.readString(jobs.runFolder("madevenv").resolve("environment.json"))).contains("VIRTUAL_ENV");
+    }
+
+    @Test
+    void setupRunsInTheWorkersEnvironmentNotInOneALoginRcFileChanged() throws Exception {
+        Path venv = tmp.resolve("envs/train");
+        Process mk = new ProcessBuilder("python3", "-m", "venv", "--without-pip", venv.toString()).inheritIO().start();
+        assertThat(mk.waitFor()).isZero();
+        // a home whose .bashrc puts a pyenv-like shim first, as `pyenv init` does; bash reads it for a command run under sshd
+        Path home = Files.createDirectories(tmp.resolve("home"));
+        Path shims = Files.createDirectories(home.resolve("shims"));
+        Files.writeString(shims.resolve("python3"), "#!/bin/sh\necho shim\n");
+        Files.setPosixFilePermissions(shims.resolve("python3"), PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.writeString(home.resolve(".bashrc"), "export PATH=" + shims + ":$PATH\n");
+        Path seen = tmp.resolve("setup-python");
+        LocalJobs jobs = new LocalJobs(tmp);
+        Path job = jobs.job("rcfile", "lines.py", 1, 1, Map.of("LINES", "1"), 2, 0);
+        Files.writeString(job, Files.readString(job) + "environment: {venv: " + venv + ", setup: ['command -v python3 > " + seen
+                + "; echo \"$BASH_ENV\" >> " + seen + "']}\n");
+        Path bashEnv = Files.writeString(tmp.resolve("bash-env.sh"), "export PATH=" + shims + ":$PATH\n");
+        Process runjob = RunjobProcess.start(tmp, job, Map.of("HOME", home.toString(), "SSH_CLIENT", "10.0.0.9 40000 22", "SHLVL", "0",
+                "BASH_ENV", bashEnv.toString()));
+        assertThat(runjob.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(runjob.exitValue()).as(RunjobProcess.stderrOf(tmp, job)).isZero();
+        assertThat(Files.readAllLines(seen)).containsExactly(venv.resolve("bin/python3").toString(), "");
+    }
+}
