@@ -14,7 +14,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
+
+import org.runjob.protocol.MetricsChunk;
 
 /**
  * A worker's RUNJOB_METRICS_FILE, followed: the lines it appends (JSON objects, one per line, as
@@ -23,21 +24,35 @@ import java.util.function.Consumer;
  * after it exits ({@link #finish}: a last line without its newline then counts as a line). A line
  * longer than {@value #MAX_LINE} bytes is handed on cut (the coordinator counts it malformed). A
  * file that shrinks (the worker truncated it) is read again from its start; a symlink is not read.
+ *
+ * <p>A poll reads at most {@link #PER_POLL} bytes ({@link MetricsChunk#FORWARD_MIB_PER_S} MiB/s), in
+ * chunks of at most {@value #READ} bytes, so neither this agent nor runjob holds more of a flood
+ * than that. A file more than {@value #BACKLOG} bytes ahead of the reader (a worker writing faster
+ * than that for seconds) is skipped to its end, from its next line on, and the bytes skipped are
+ * handed on with the next chunk, to be counted.
  */
 final class MetricsTail {
 
     static final String VARIABLE = "RUNJOB_METRICS_FILE";
     static final long POLL_MS = 50;
     static final int MAX_LINE = 64 * 1024;
-    private static final int READ = 256 * 1024;
+    static final int READ = 64 * 1024;
+    static final long PER_POLL = (MetricsChunk.FORWARD_MIB_PER_S << 20) * POLL_MS / 1000;
+    static final long BACKLOG = 4L << 20;
+
+    /** Where the lines go: a chunk of complete lines, with the bytes skipped before them. */
+    interface Sink {
+        void chunk(long skippedBytes, byte[] lines);
+    }
 
     private final Path file;
-    private final Consumer<byte[]> lines;
+    private final Sink lines;
     private long position;
     private byte[] partial = new byte[0];
     private boolean skipping;
+    private long skipped;
 
-    MetricsTail(Path file, Consumer<byte[]> lines) {
+    MetricsTail(Path file, Sink lines) {
         this.file = file;
         this.lines = lines;
     }
@@ -109,10 +124,20 @@ final class MetricsTail {
                 partial = new byte[0];
                 skipping = false;
             }
+            long size = ch.size();
+            if (size - position > BACKLOG) {
+                skipped += size - position;
+                position = size;
+                partial = new byte[0];
+                ByteBuffer lastByte = ByteBuffer.allocate(1);
+                skipping = ch.read(lastByte, size - 1) != 1 || lastByte.get(0) != '\n';
+            }
+            long budget = last ? BACKLOG : PER_POLL;
             ByteBuffer buf = ByteBuffer.allocate(READ);
             int n;
-            while ((n = ch.read(buf, position)) > 0) {
+            while (budget > 0 && (n = ch.read(buf.limit((int) Math.min(READ, budget)), position)) > 0) {
                 position += n;
+                budget -= n;
                 take(Arrays.copyOf(buf.array(), n));
                 buf.clear();
             }
@@ -122,9 +147,17 @@ final class MetricsTail {
         if (last && partial.length > 0 && !skipping) {
             byte[] line = Arrays.copyOf(partial, partial.length + 1);
             line[partial.length] = '\n';
-            lines.accept(line);
+            hand(line);
             partial = new byte[0];
         }
+        if (skipped > 0) {
+            hand(new byte[0]);
+        }
+    }
+
+    private void hand(byte[] chunk) {
+        lines.chunk(skipped, chunk);
+        skipped = 0;
     }
 
     /** Splits {@code bytes} (after what is left of the last read) into lines, handing on the complete ones. */
@@ -160,7 +193,7 @@ final class MetricsTail {
             }
         }
         if (out.size() > 0) {
-            lines.accept(out.toByteArray());
+            hand(out.toByteArray());
         }
     }
 }

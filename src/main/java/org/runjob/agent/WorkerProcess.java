@@ -97,7 +97,7 @@ final class WorkerProcess {
         Path dir = Workdirs.resolve(spec.workdir(), agentEnv);
         errorFile = errorFile(dir, env);
         MetricsTail metrics = new MetricsTail(MetricsTail.fileFor(dir, env),
-                b -> send(new Frame(Frame.Type.METRICS, spec.rank(), MetricsChunk.encode(System.currentTimeMillis(), b))));
+                (skipped, b) -> send(new Frame(Frame.Type.METRICS, spec.rank(), MetricsChunk.encode(System.currentTimeMillis(), skipped, b))));
         List<String> argv = container.isEmpty() ? spec.argv() : inContainer(container.get(), dir, hook, env, token);
         try {
             Files.createDirectories(dir);

@@ -238,7 +238,7 @@ final class Supervisor {
             lastActivity = System.nanoTime();
             outputSince = true;
         } else if (event instanceof Event.Metrics m) {
-            router.metrics(m.node(), m.rank(), m.read(), m.lines());
+            router.metrics(m.node(), m.rank(), m.read(), m.lines(), m.skippedBytes());
         } else if (event instanceof Event.GpuSample g) {
             router.gpuSample(g.node(), g.line());
         } else if (event instanceof Event.Stack st) {

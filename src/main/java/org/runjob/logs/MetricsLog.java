@@ -34,8 +34,14 @@ public final class MetricsLog implements AutoCloseable {
     /** The run folder's directory of metrics files. */
     public static final String DIR = "metrics";
 
-    /** Per rank: lines taken and lines skipped as malformed. */
-    public record Counts(long lines, long malformed) {
+    /**
+     * Per rank: lines taken, lines skipped as malformed, and bytes its agent skipped because the
+     * file grew faster than it forwards one ({@code agent.MetricsTail}).
+     */
+    public record Counts(long lines, long malformed, long skippedBytes) {
+        public Counts(long lines, long malformed) {
+            this(lines, malformed, 0);
+        }
     }
 
     private final Path dir;
@@ -96,6 +102,14 @@ public final class MetricsLog implements AutoCloseable {
         }
     }
 
+    /** Counts {@code bytes} of {@code rank}'s metrics file that its agent skipped. */
+    public void skipped(int rank, long bytes) {
+        if (bytes > 0) {
+            Counts c = counts.getOrDefault(rank, new Counts(0, 0));
+            counts.put(rank, new Counts(c.lines(), c.malformed(), c.skippedBytes() + bytes));
+        }
+    }
+
     private void take(String node, int rank, int attempt, Instant read, String line) throws IOException {
         Counts c = counts.getOrDefault(rank, new Counts(0, 0));
         JsonNode value;
@@ -105,7 +119,7 @@ public final class MetricsLog implements AutoCloseable {
             value = null;
         }
         if (!(value instanceof ObjectNode fields)) {
-            counts.put(rank, new Counts(c.lines(), c.malformed() + 1));
+            counts.put(rank, new Counts(c.lines(), c.malformed() + 1, c.skippedBytes()));
             return;
         }
         ObjectNode out = Json.object().put("time", read.toString()).put("rank", rank).put("attempt", attempt);
@@ -115,7 +129,7 @@ public final class MetricsLog implements AutoCloseable {
             }
         });
         file(rank).write((Json.compact(out) + "\n").getBytes(StandardCharsets.UTF_8));
-        counts.put(rank, new Counts(c.lines() + 1, c.malformed()));
+        counts.put(rank, new Counts(c.lines() + 1, c.malformed(), c.skippedBytes()));
         last.put(rank, out);
         export(false);
         JsonNode step = fields.get("step");

@@ -134,9 +134,13 @@ public final class OutputRouter implements AutoCloseable {
         return List.copyOf(stderrTail.getOrDefault(rank, new ArrayDeque<>()));
     }
 
-    /** Lines of a rank's RUNJOB_METRICS_FILE read at {@code read} ({@link MetricsLog}): to {@code metrics/rank-N.jsonl}. */
-    public void metrics(String node, int rank, Instant read, byte[] lines) {
+    /**
+     * Lines of a rank's RUNJOB_METRICS_FILE read at {@code read} ({@link MetricsLog}): to
+     * {@code metrics/rank-N.jsonl}; {@code skippedBytes} of the file its agent skipped before them.
+     */
+    public void metrics(String node, int rank, Instant read, byte[] lines, long skippedBytes) {
         try {
+            metrics.skipped(rank, skippedBytes);
             metrics.accept(node, rank, attempt, read, lines);
         } catch (IOException e) {
             throw new UncheckedIOException(e);

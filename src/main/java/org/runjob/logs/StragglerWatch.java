@@ -78,6 +78,9 @@ public final class StragglerWatch {
         }
         nodes.put(rank, node);
         Deque<Mark> m = marks.computeIfAbsent(rank, r -> new ArrayDeque<>());
+        if (!m.isEmpty() && m.peekLast().time().equals(time)) {
+            m.removeLast(); // lines read at one time (one poll of the agent) keep their last step: marks stay one per poll
+        }
         m.addLast(new Mark(time, step));
         while (m.size() > 2 && m.peekFirst().time().isBefore(time.minus(window.multipliedBy(2)))) {
             m.removeFirst();

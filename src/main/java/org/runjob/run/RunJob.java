@@ -48,6 +48,7 @@ import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.Lease;
+import org.runjob.protocol.MetricsChunk;
 import org.runjob.report.EnvironmentJson;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
@@ -290,11 +291,16 @@ public final class RunJob {
         m.set("stragglers", metrics.stragglers().json());
         ObjectNode ranks = m.putObject("ranks");
         new TreeMap<>(metrics.counts()).forEach((rank, c) -> {
-            ObjectNode r = ranks.putObject(Integer.toString(rank)).put("lines", c.lines()).put("malformed", c.malformed());
+            ObjectNode r = ranks.putObject(Integer.toString(rank)).put("lines", c.lines()).put("malformed", c.malformed())
+                    .put("skipped_bytes", c.skippedBytes());
             Optional.ofNullable(metrics.last().get(rank)).ifPresent(l -> r.set("last", l));
             if (c.malformed() > 0) {
                 io.err().println("runjob: note: rank " + rank + " wrote " + c.malformed() + " line" + (c.malformed() == 1 ? "" : "s")
                         + " to RUNJOB_METRICS_FILE that " + (c.malformed() == 1 ? "is" : "are") + " not one JSON object: skipped");
+            }
+            if (c.skippedBytes() > 0) {
+                io.err().println("runjob: note: rank " + rank + "'s metrics file grew faster than runjob takes it ("
+                        + MetricsChunk.FORWARD_MIB_PER_S + " MiB/s): " + c.skippedBytes() + " bytes skipped");
             }
         });
         return Optional.of(m);

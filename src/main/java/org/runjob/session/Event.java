@@ -29,7 +29,7 @@ public sealed interface Event {
     }
 
     /** Complete lines a worker appended to its RUNJOB_METRICS_FILE, and when its agent read them. */
-    record Metrics(String node, int rank, Instant read, byte[] lines) implements Event {
+    record Metrics(String node, int rank, Instant read, byte[] lines, long skippedBytes) implements Event {
     }
 
     /** One sample of the node's GPUs (a JSON line), or why it has none. */

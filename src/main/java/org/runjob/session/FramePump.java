@@ -158,10 +158,8 @@ final class FramePump {
                         deliver(new Event.Started(node, f.rank(), started.pid()));
                     }
                     case METRICS -> {
-                        if (f.payload().length >= Long.BYTES) {
-                            MetricsChunk chunk = MetricsChunk.decode(f.payload());
-                            deliver(new Event.Metrics(node, f.rank(), Instant.ofEpochMilli(chunk.readMillis()), chunk.lines()));
-                        }
+                        MetricsChunk chunk = MetricsChunk.decode(f.payload());
+                        deliver(new Event.Metrics(node, f.rank(), Instant.ofEpochMilli(chunk.readMillis()), chunk.lines(), chunk.skippedBytes()));
                     }
                     case GPU_SAMPLE -> deliver(new Event.GpuSample(node, f.payload()));
                     case STDOUT -> deliver(new Event.Output(node, f.rank(), false, f.payload()));

@@ -22,7 +22,14 @@ class MetricsTailTest {
     private final List<String> chunks = new ArrayList<>();
 
     private MetricsTail tail(Path file) {
-        return new MetricsTail(file, b -> chunks.add(new String(b, StandardCharsets.UTF_8)));
+        return new MetricsTail(file, (skipped, b) -> {
+            if (skipped > 0) {
+                chunks.add("skipped " + skipped);
+            }
+            if (b.length > 0) {
+                chunks.add(new String(b, StandardCharsets.UTF_8));
+            }
+        });
     }
 
     private static void append(Path file, String text) throws Exception {
@@ -65,6 +72,7 @@ class MetricsTailTest {
         MetricsTail t = tail(file);
         append(file, "x".repeat(MetricsTail.MAX_LINE + 10) + "\n{\"ok\": 1}\n");
         t.poll();
+        t.poll(); // more than one poll's share
         String all = String.join("", chunks);
         assertThat(all.lines().toList()).hasSize(2);
         assertThat(all.lines().toList().get(0)).hasSize(MetricsTail.MAX_LINE);
@@ -94,5 +102,37 @@ class MetricsTailTest {
         Map<String, String> own = new HashMap<>(Map.of(MetricsTail.VARIABLE, "out/m.jsonl"));
         assertThat(MetricsTail.fileFor(dir, own)).isEqualTo(dir.resolve("out/m.jsonl"));
         assertThat(own).containsEntry(MetricsTail.VARIABLE, dir.resolve("out/m.jsonl").toString());
+    }
+
+    @Test
+    void aPollForwardsAtMostItsShareAndAFileFarAheadIsSkippedToItsNextLineWithTheCount() throws Exception {
+        Path file = dir.resolve("flood.jsonl");
+        String line = "{\"step\": 1, \"pad\": \"" + "x".repeat(1000) + "\"}\n";
+        int perPoll = (int) (MetricsTail.PER_POLL / line.length());
+        append(file, line.repeat(perPoll + 10));
+        MetricsTail t = tail(file);
+        t.poll();
+        assertThat(String.join("", chunks).length()).as("one poll's share").isLessThanOrEqualTo((int) MetricsTail.PER_POLL);
+        assertThat(chunks).allSatisfy(c -> assertThat(c.length()).isLessThanOrEqualTo(MetricsTail.READ + MetricsTail.MAX_LINE));
+        chunks.clear();
+        t.poll();
+        assertThat(String.join("", chunks)).isEqualTo(line.repeat(10));
+
+        chunks.clear();
+        long ahead = MetricsTail.BACKLOG + 5 * line.length();
+        append(file, "x".repeat((int) ahead - 3) + "\n{}");
+        t.poll();
+        assertThat(chunks).as("the file is skipped to its end, inside the line {}").containsExactly("skipped " + ahead);
+        chunks.clear();
+        append(file, "\n{\"step\": 2}\n");
+        t.finish();
+        assertThat(chunks).as("the rest of the cut line is dropped, the next line kept").containsExactly("{\"step\": 2}\n");
+
+        chunks.clear();
+        append(file, "x".repeat((int) ahead - 1) + "\n");
+        t.poll();
+        append(file, "{\"step\": 3}\n");
+        t.poll();
+        assertThat(chunks).as("skipped to a line's end: the next line is whole").containsExactly("skipped " + ahead, "{\"step\": 3}\n");
     }
 }

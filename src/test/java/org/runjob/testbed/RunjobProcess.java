@@ -26,8 +26,15 @@ public final class RunjobProcess {
     /** {@code runjob OPTIONS... JOB -- ARGS...} with {@code env} added; its stdout and stderr go to NAME.out / .err in {@code dir}. */
     public static Process start(Path dir, String name, Map<String, String> env, List<String> options, Path job, List<String> args)
             throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
-                System.getProperty("java.class.path"), "org.runjob.cli.Main"));
+        return start(dir, name, env, List.of(), options, job, args);
+    }
+
+    /** As above, with {@code jvm} options (a heap cap) before the class. */
+    public static Process start(Path dir, String name, Map<String, String> env, List<String> jvm, List<String> options, Path job,
+                                List<String> args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
+        cmd.addAll(jvm);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main"));
         cmd.addAll(options);
         cmd.add(job.toString());
         if (!args.isEmpty()) {
