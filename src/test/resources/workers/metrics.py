@@ -14,7 +14,10 @@ step_s = float(os.environ.get("STEP_S", "0.2"))
 if RANK == int(os.environ.get("SLOW_RANK", "-1")):
     step_s += float(os.environ.get("SLOW_S", "0"))
 jitter = float(os.environ.get("JITTER_S", "0"))
-with open(os.environ["RUNJOB_METRICS_FILE"], "a") as out:
+metrics_file = os.environ["RUNJOB_METRICS_FILE"]
+if os.path.dirname(metrics_file):
+    os.makedirs(os.path.dirname(metrics_file), exist_ok=True)
+with open(metrics_file, "a") as out:
     for step in range(steps):
         time.sleep(max(0.0, step_s + random.uniform(-jitter, jitter)))
         out.write(json.dumps({"step": step, "loss": round(1.0 / (step + 1), 4)}) + "\n")

@@ -12,6 +12,8 @@ public final class ReservedEnv {
 
     /** Prefix of runjob's own variables (RUNJOB_JOB, RUNJOB_NODE, RUNJOB_RUN_ID, ...). */
     public static final String RUNJOB_PREFIX = "RUNJOB_";
+    /** The one runjob variable a job may set: where its workers write their metrics, relative to the run's directory. */
+    public static final String METRICS_FILE = "RUNJOB_METRICS_FILE";
 
     private static final String RANKS = "ranks follow the node list and each node's workers";
     private static final Map<String, String> NAMES = new LinkedHashMap<>();
@@ -39,7 +41,7 @@ public final class ReservedEnv {
         if (NAMES.containsKey(name)) {
             return Optional.of(NAMES.get(name));
         }
-        if (name.startsWith(RUNJOB_PREFIX)) {
+        if (name.startsWith(RUNJOB_PREFIX) && !name.equals(METRICS_FILE)) {
             return Optional.of("RUNJOB_* variables are runjob's own");
         }
         return Optional.empty();

@@ -391,6 +391,18 @@ final class SemanticCheck {
         return resolved;
     }
 
+    private static boolean insideRunDirectory(String path) {
+        if (path.isEmpty() || path.startsWith("/") || path.startsWith("~") || path.endsWith("/")) {
+            return false;
+        }
+        for (String part : path.split("/")) {
+            if (part.equals("..") || part.equals(".") || part.isEmpty()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private void env(JsonNode env, String pointer) {
         if (env == null || !env.isObject()) {
             return;
@@ -399,6 +411,10 @@ final class SemanticCheck {
             ReservedEnv.why(name).ifPresent(why ->
                     keyProblem(LocatedJson.child(pointer, name), name + " is set by runjob for each worker (" + why + ")"));
             JsonNode value = env.get(name);
+            if (name.equals(ReservedEnv.METRICS_FILE) && !insideRunDirectory(value.isString() ? value.stringValue() : "")) {
+                problem(LocatedJson.child(pointer, name), name + " must be a file's path relative to the run's directory, without .."
+                        + " (e.g. out/metrics.jsonl)");
+            }
             int bytes = name.getBytes(StandardCharsets.UTF_8).length + 1
                     + (value.isString() ? value.stringValue() : value.toString()).getBytes(StandardCharsets.UTF_8).length;
             if (bytes > MAX_ENV_ENTRY_BYTES) {

@@ -41,4 +41,23 @@ class LocalMetricsTest {
             assertThat(row).matches("\\d\\s+\\S+\\s+0\\.(05|1)\\s+succeeded\\s+0\\s+[\\d.]+s\\s+step=2 loss=0\\.3333");
         }
     }
+
+    @Test
+    void theDocumentedFormOfAJobsOwnMetricsFileIsValidAndFollowed() throws Exception {
+        Path job = jobs.job("ownfile", "metrics.py", 1, 1, Map.of("STEPS", "3", "STEP_S", "0.05",
+                "RUNJOB_METRICS_FILE", "out/metrics.jsonl"), 1, 0);
+        Cli valid = Cli.run(System.getenv(), "validate", job.toString());
+        assertThat(valid.code()).as(valid.err()).isZero();
+        Cli r = jobs.runInProcess(job);
+        assertThat(r.code()).as(r.err()).isZero();
+        Path folder = jobs.runFolder("ownfile");
+        assertThat(Files.readAllLines(folder.resolve("metrics/rank-0.jsonl"))).hasSize(3);
+        assertThat(Files.readAllLines(tmp.resolve("work-ownfile").resolve("runs").resolve(folder.getFileName()).resolve("out/metrics.jsonl")))
+                .hasSize(3);
+
+        Path outside = jobs.job("outside", "metrics.py", 1, 1, Map.of("RUNJOB_METRICS_FILE", "../elsewhere.jsonl"), 1, 0);
+        Cli refused = Cli.run(System.getenv(), "validate", outside.toString());
+        assertThat(refused.code()).isEqualTo(2);
+        assertThat(refused.err()).contains("RUNJOB_METRICS_FILE must be a file's path relative to the run's directory, without ..");
+    }
 }
