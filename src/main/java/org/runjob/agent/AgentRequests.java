@@ -95,7 +95,10 @@ final class AgentRequests {
             case LEASE -> reply.accept(leases.handle(leaseRequest(f)).encode());
             case ENVIRONMENT -> environment(EnvironmentRequest.decode(f.payload()));
             case HEALTH -> health(healthRequest(f));
-            case OUTPUTS -> reply.accept(OutputSender.send(Outputs.paths(f.payload()), workdir(), frames).encode());
+            case OUTPUTS -> {
+                Outputs.Request request = Outputs.Request.decode(f.payload());
+                reply.accept(OutputSender.send(request.paths(), request.maxBytes(), workdir(), frames).encode());
+            }
             default -> {
                 return false;
             }

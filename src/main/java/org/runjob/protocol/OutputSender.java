@@ -34,7 +34,8 @@ import java.util.function.Consumer;
  * directory, or swapped in while the walk runs, is never followed. Skipped, each named with why in
  * the {@link Outputs.Manifest}: a symlink, a path outside the run's directory, a path that does not
  * exist, and a file whose size or modification time changed while it was read (a writer still at
- * it: its data is dropped, not kept as a mix of two versions). The agent answers OUTPUTS with it;
+ * it: its data is dropped, not kept as a mix of two versions), and every file once those sent
+ * reach the request's byte limit. The agent answers OUTPUTS with it;
  * a submitted run's master node sends its run folder's {@code outputs/} with it to {@code runjob pull}.
  */
 public final class OutputSender {
@@ -43,18 +44,26 @@ public final class OutputSender {
     private static final String LINK = ": a symlink (never followed)";
 
     private final Path base;
+    private final long maxBytes;
+    private long sentBytes;
     private final Consumer<Frame> send;
     private final List<Outputs.Entry> sent = new ArrayList<>();
     private final List<String> skipped = new ArrayList<>();
 
-    private OutputSender(Path base, Consumer<Frame> send) {
+    private OutputSender(Path base, long maxBytes, Consumer<Frame> send) {
         this.base = base;
+        this.maxBytes = maxBytes;
         this.send = send;
     }
 
-    /** Sends the files through {@code send}; returns the manifest for the REPLY. */
+    /** Sends the files through {@code send}, with no limit on their bytes; returns the manifest for the REPLY. */
     public static Outputs.Manifest send(List<String> paths, Path dir, Consumer<Frame> send) {
-        OutputSender sender = new OutputSender(dir.toAbsolutePath().normalize(), send);
+        return send(paths, Long.MAX_VALUE, dir, send);
+    }
+
+    /** Sends the files through {@code send} until they reach {@code maxBytes}; returns the manifest for the REPLY. */
+    public static Outputs.Manifest send(List<String> paths, long maxBytes, Path dir, Consumer<Frame> send) {
+        OutputSender sender = new OutputSender(dir.toAbsolutePath().normalize(), maxBytes, send);
         for (String p : paths) {
             sender.path(p);
         }
@@ -152,8 +161,13 @@ public final class OutputSender {
     }
 
     private void file(SecureDirectoryStream<Path> dir, Path name, Path shown, BasicFileAttributes before) {
-        int index = sent.size();
         String path = shown.toString();
+        if (before.size() > maxBytes - sentBytes) {
+            skipped.add(path + ": not brought: the outputs of this node reached the limit (" + limit(maxBytes) + ", outputs_max_gib)");
+            return;
+        }
+        int index = sent.size();
+        sentBytes += before.size();
         try {
             sent.add(one(dir, name, path, index, before));
         } catch (IOException e) {
@@ -204,6 +218,10 @@ public final class OutputSender {
         Changed() {
             super("changed while it was read (something still writes it): not kept; pull it again once it is written");
         }
+    }
+
+    private static String limit(long bytes) {
+        return bytes % (1L << 30) == 0 ? (bytes >> 30) + " GiB" : bytes + " bytes";
     }
 
     private static String reason(IOException e) {

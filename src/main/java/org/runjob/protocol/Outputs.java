@@ -12,7 +12,7 @@ import java.util.Objects;
 
 /**
  * The OUTPUTS request and its answer: the coordinator names paths relative to the run's directory
- * (a Wire list); the agent sends each regular file under them as OUTPUT_DATA frames (the file's
+ * (a Wire list) and the most bytes to send (a long); the agent sends each regular file under them as OUTPUT_DATA frames (the file's
  * index in {@code rank}, chunks of at most 1 MiB, an empty chunk ending it), then one REPLY: this
  * {@link Manifest}, each file's path, size and SHA-256 in index order, and the paths it
  * did not send, with why.
@@ -22,22 +22,30 @@ public final class Outputs {
     private Outputs() {
     }
 
-    public static byte[] request(List<String> paths) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            Wire.list(out, paths);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+    /** What an OUTPUTS request asks: these paths, and at most {@code maxBytes} of their files. */
+    public record Request(List<String> paths, long maxBytes) {
+        public Request {
+            paths = List.copyOf(paths);
         }
-        return bytes.toByteArray();
-    }
 
-    /** @throws IllegalArgumentException for bytes that are no OUTPUTS payload */
-    public static List<String> paths(byte[] payload) {
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(payload))) {
-            return Wire.list(in);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("truncated OUTPUTS payload", e);
+        public byte[] encode() {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            try (DataOutputStream out = new DataOutputStream(bytes)) {
+                Wire.list(out, paths);
+                out.writeLong(maxBytes);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return bytes.toByteArray();
+        }
+
+        /** @throws IllegalArgumentException for bytes that are no OUTPUTS payload */
+        public static Request decode(byte[] payload) {
+            try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(payload))) {
+                return new Request(Wire.list(in), in.readLong());
+            } catch (IOException e) {
+                throw new IllegalArgumentException("truncated OUTPUTS payload", e);
+            }
         }
     }
 

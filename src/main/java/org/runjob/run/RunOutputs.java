@@ -49,7 +49,7 @@ public final class RunOutputs {
         long t0 = System.nanoTime();
         Map<NodeSpec, ObjectNode> results;
         try (FanOut fanOut = new FanOut(spec.nodes().size())) {
-            results = fanOut.onEach(spec.nodes(), node -> one(node, starter, paths, into.resolve(node.name())));
+            results = fanOut.onEach(spec.nodes(), node -> one(node, starter, paths, spec.outputsMaxBytes(), into.resolve(node.name())));
         }
         long files = 0;
         long bytes = 0;
@@ -67,7 +67,7 @@ public final class RunOutputs {
         return out;
     }
 
-    private static ObjectNode one(NodeSpec node, NodeStarter starter, List<String> paths, Path into) {
+    private static ObjectNode one(NodeSpec node, NodeStarter starter, List<String> paths, long maxBytes, Path into) {
         ObjectNode o = Json.object();
         long t0 = System.nanoTime();
         try {
@@ -77,7 +77,7 @@ public final class RunOutputs {
                 if (facts.get(NodeFacts.WORKDIR_ERROR).isPresent()) {
                     throw new IOException(facts.get(NodeFacts.WORKDIR_ERROR).get());
                 }
-                Outputs.Manifest m = session.outputs(paths, into, TIMEOUT_MS);
+                Outputs.Manifest m = session.outputs(paths, maxBytes, into, TIMEOUT_MS);
                 long bytes = m.files().stream().mapToLong(f -> Math.max(0, f.size())).sum();
                 o.put("files", m.files().stream().filter(f -> f.size() >= 0).count()).put("bytes", bytes);
                 var skipped = o.putArray("skipped");

@@ -163,13 +163,13 @@ public final class NodeSession implements AutoCloseable {
     }
 
     /**
-     * Brings the run's outputs from the node into {@code into} (made here), each file checked
-     * against the size and SHA-256 of the agent's manifest ({@link OutputReceiver}). Returns the
-     * manifest of what came.
+     * Brings the run's outputs from the node into {@code into} (made here), at most
+     * {@code maxBytes} of them, each file checked against the size and SHA-256 of the agent's
+     * manifest ({@link OutputReceiver}). Returns the manifest of what came.
      */
-    public synchronized Outputs.Manifest outputs(List<String> paths, Path into, long timeoutMs) throws IOException {
+    public synchronized Outputs.Manifest outputs(List<String> paths, long maxBytes, Path into, long timeoutMs) throws IOException {
         try (OutputReceiver receiver = new OutputReceiver(into)) {
-            channel.send(new Frame(Frame.Type.OUTPUTS, -1, Outputs.request(paths)));
+            channel.send(new Frame(Frame.Type.OUTPUTS, -1, new Outputs.Request(paths, maxBytes).encode()));
             byte[] answer = ((Event.Reply) awaitWithData(Event.Reply.class, timeoutMs, "answer " + Frame.Type.OUTPUTS, e -> {
                 if (e instanceof Event.OutputData d) {
                     receiver.chunk(d.index(), d.bytes());

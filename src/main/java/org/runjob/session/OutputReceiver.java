@@ -1,7 +1,8 @@
 package org.runjob.session;
 
 import java.io.IOException;
-import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -18,18 +19,36 @@ import org.runjob.protocol.Outputs;
  * sender's manifest (size and SHA-256) and moves it to its path under {@code into}. A path that
  * would land outside {@code into} is refused. Used by an agent's OUTPUTS answer and by
  * {@code runjob pull} of a submitted run.
+ *
+ * <p>A chunk of zeros is not written but skipped over, so a sparse file stays sparse where the
+ * file system allows. Before a file's data is written, the disk must keep {@value #RESERVE_MIB}
+ * MiB free after it: else the outputs stop there, with why, and nothing of them is placed.
  */
 public final class OutputReceiver implements AutoCloseable {
 
     private final Path base;
     private final Path incoming;
-    private final Map<Integer, OutputStream> open = new HashMap<>();
+    /** What the disk must keep free, in MiB. */
+    static final long RESERVE_MIB = 1024;
+    /** How often (in bytes written) the free space is looked at again. */
+    private static final long CHECK_EVERY = 64L << 20;
+
+    private final Map<Integer, FileChannel> open = new HashMap<>();
+    private final Map<Integer, Long> ends = new HashMap<>();
+    private final long reserve;
+    private long sinceCheck = CHECK_EVERY;
     private IOException failed;
 
     /** Makes {@code into} (and its {@code .incoming}) when missing. */
     public OutputReceiver(Path into) throws IOException {
+        this(into, RESERVE_MIB << 20);
+    }
+
+    /** As above, keeping {@code reserveBytes} free on the disk. */
+    OutputReceiver(Path into, long reserveBytes) throws IOException {
         this.base = Files.createDirectories(into).toAbsolutePath().normalize();
         this.incoming = Files.createDirectories(base.resolve(".incoming"));
+        this.reserve = reserveBytes;
     }
 
     /** One chunk of file {@code index}; an empty chunk ends that file. A write error is kept for {@link #finish}. */
@@ -38,16 +57,38 @@ public final class OutputReceiver implements AutoCloseable {
             return;
         }
         try {
-            OutputStream out = open.get(index);
+            FileChannel out = open.get(index);
             if (out == null) {
-                out = Files.newOutputStream(incoming.resolve(Integer.toString(index)), StandardOpenOption.CREATE_NEW);
+                out = FileChannel.open(incoming.resolve(Integer.toString(index)), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
                 open.put(index, out);
+                ends.put(index, 0L);
             }
+            long end = ends.get(index);
             if (bytes.length == 0) {
+                if (out.size() < end) {
+                    out.write(ByteBuffer.wrap(new byte[1]), end - 1); // the hole up to the end, then its last byte
+                }
+                ends.remove(index);
                 open.remove(index).close();
-            } else {
-                out.write(bytes);
+                return;
             }
+            sinceCheck += bytes.length;
+            if (sinceCheck >= CHECK_EVERY) {
+                sinceCheck = 0;
+                long free = Files.getFileStore(incoming).getUsableSpace();
+                if (free - CHECK_EVERY < reserve) {
+                    throw new IOException("the disk of " + base + " has " + (free >> 20) + " MiB free, and outputs keep "
+                            + (reserve >> 20) + " MiB free there: outputs stopped (free some space, then runjob pull)");
+                }
+            }
+            if (!zeros(bytes)) {
+                ByteBuffer b = ByteBuffer.wrap(bytes);
+                long at = end;
+                while (b.hasRemaining()) {
+                    at += out.write(b, at);
+                }
+            }
+            ends.put(index, end + bytes.length);
         } catch (IOException e) {
             failed = e;
         }
@@ -84,11 +125,21 @@ public final class OutputReceiver implements AutoCloseable {
         return manifest;
     }
 
+    private static boolean zeros(byte[] bytes) {
+        for (byte b : bytes) {
+            if (b != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private void closeStreams() throws IOException {
-        for (OutputStream out : open.values()) {
+        for (FileChannel out : open.values()) {
             out.close();
         }
         open.clear();
+        ends.clear();
     }
 
     /** Closes what is open and removes {@code .incoming} with what is left in it. */

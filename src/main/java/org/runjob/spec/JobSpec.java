@@ -23,6 +23,7 @@ import java.util.regex.Pattern;
  * @param relay  whether nodes pass the job's files on to each other ({@code relay})
  * @param source the job file this spec was loaded from
  * @param outputs paths relative to the run's directory brought from every node into the run folder when the run ends
+ * @param outputsMaxBytes the most bytes of outputs brought from one node ({@code outputs_max_gib})
  * @param spares  node entries checked in preflight that run nothing until a lost node's place needs one ({@code spares})
  */
 public record JobSpec(
@@ -43,14 +44,19 @@ public record JobSpec(
         Relay relay,
         Path source,
         List<String> outputs,
+        long outputsMaxBytes,
         List<NodeSpec> spares,
         ObserveSpec observe) {
+
+    /** Outputs brought from one node by default: 10 GiB, more than a checkpoint or two, less than a disk. */
+    public static final long DEFAULT_OUTPUTS_MAX_BYTES = 10L << 30;
+
 
     public JobSpec(String name, List<NodeSpec> nodes, RendezvousSpec rendezvous, EntrypointSpec entrypoint, String workdir,
                    boolean runsShareWorkdir, List<ShippedFile> files, Map<String, String> env, SshSpec ssh, FailureSpec failure,
                    String logsDir, Optional<Pattern> metric, BackendUse backend, boolean strictGpuLeases, Relay relay, Path source) {
         this(name, nodes, rendezvous, entrypoint, workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric, backend, strictGpuLeases,
-                relay, source, List.of(), List.of(), ObserveSpec.DEFAULT);
+                relay, source, List.of(), DEFAULT_OUTPUTS_MAX_BYTES, List.of(), ObserveSpec.DEFAULT);
     }
 
     /**
@@ -79,13 +85,13 @@ public record JobSpec(
     /** The same job with {@code more} arguments after the entrypoint's own. */
     public JobSpec withEntrypointArgs(List<String> more) {
         return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric,
-                backend, strictGpuLeases, relay, source, outputs, spares, observe);
+                backend, strictGpuLeases, relay, source, outputs, outputsMaxBytes, spares, observe);
     }
 
     /** The same job with {@code nodes} (the master kept by name, or the first) and {@code spares}. */
     private JobSpec with(List<NodeSpec> nodes, String master, List<NodeSpec> spares) {
         return new JobSpec(name, nodes, new RendezvousSpec(master, rendezvous.addr(), rendezvous.port()), entrypoint, workdir, runsShareWorkdir,
-                files, env, ssh, failure, logsDir, metric, backend, strictGpuLeases, relay, source, outputs, spares, observe);
+                files, env, ssh, failure, logsDir, metric, backend, strictGpuLeases, relay, source, outputs, outputsMaxBytes, spares, observe);
     }
 
     /**
@@ -159,6 +165,9 @@ public record JobSpec(
         Objects.requireNonNull(workdir, "workdir");
         files = List.copyOf(files);
         outputs = List.copyOf(outputs);
+        if (outputsMaxBytes <= 0) {
+            throw new IllegalArgumentException("outputs_max_gib is positive");
+        }
         spares = List.copyOf(spares);
         env = Collections.unmodifiableMap(new LinkedHashMap<>(env));
         Objects.requireNonNull(ssh, "ssh");
@@ -272,7 +281,7 @@ public record JobSpec(
         }
         return new JobSpec(name, named, new RendezvousSpec(names.get(0), rendezvous.addr(), rendezvous.port()), entrypoint, workdir,
                 runsShareWorkdir, files, env, ssh, failure, logsDir, metric, new BackendUse(backend.name(), backend.settings(), false),
-                strictGpuLeases, relay, source, outputs, spares, observe);
+                strictGpuLeases, relay, source, outputs, outputsMaxBytes, spares, observe);
     }
 
     /** How runjob logs in to nodes. */

@@ -110,7 +110,9 @@ final class SpecBinder {
                 text(object(root, "logs"), "dir").orElse("runs"), text(object(root, "logs"), "metric").map(Pattern::compile),
                 new JobSpec.BackendUse(backend.name(), backend.settings(backend.block().map(b -> object(root, b)).orElse(Json.object())), counted),
                 text(root, "gpu_leases").orElse("warn").equals("strict"),
-                Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source, strings(root.get("outputs")), spares,
+                Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source, strings(root.get("outputs")),
+                root.has("outputs_max_gib") ? Math.round(root.get("outputs_max_gib").asDouble() * (1L << 30)) : JobSpec.DEFAULT_OUTPUTS_MAX_BYTES,
+                spares,
                 observe(object(root, "observe")));
     }
 

@@ -95,4 +95,15 @@ class OutputSenderTest {
         assertThat(m.skipped()).containsExactly("growing.bin: changed while it was read (something still writes it): not kept; "
                 + "pull it again once it is written");
     }
+
+    @Test
+    void filesPastTheByteLimitAreNamedNotSent() throws Exception {
+        Path run = Files.createDirectories(tmp.resolve("run"));
+        Files.write(run.resolve("a.bin"), new byte[600]);
+        Files.write(run.resolve("b.bin"), new byte[600]);
+        Files.write(run.resolve("c.bin"), new byte[300]);
+        Outputs.Manifest m = OutputSender.send(List.of("a.bin", "b.bin", "c.bin"), 1000, run, f -> { });
+        assertThat(m.files()).extracting(Outputs.Entry::path).containsExactly("a.bin", "c.bin");
+        assertThat(m.skipped()).containsExactly("b.bin: not brought: the outputs of this node reached the limit (1000 bytes, outputs_max_gib)");
+    }
 }

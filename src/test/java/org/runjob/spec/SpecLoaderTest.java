@@ -51,6 +51,9 @@ class SpecLoaderTest {
         assertThat(spec.rendezvous().port()).isEqualTo(new JobSpec.MasterPort.Auto());
         assertThat(spec.workdir()).isEqualTo("~/.runjob/min");
         assertThat(spec.runsShareWorkdir()).isFalse();
+        assertThat(spec.outputsMaxBytes()).isEqualTo(10L << 30);
+        assertThat(load(write("cap.yaml", MINIMAL + "outputs_max_gib: 0.5\n"), Map.of()).outputsMaxBytes()).isEqualTo(512L << 20);
+        assertThat(problems(write("nocap.yaml", MINIMAL + "outputs_max_gib: 0\n"), Map.of())).anyMatch(p -> p.contains("/outputs_max_gib"));
         assertThat(spec.runDirOf(spec.nodes().get(0), Optional.of("R1"))).isEqualTo("~/.runjob/min/runs/R1");
         assertThat(spec.logsDir()).isEqualTo("runs");
         assertThat(spec.ssh().hostKeyPolicy()).isEqualTo(JobSpec.HostKeyPolicy.STRICT);
