@@ -111,6 +111,14 @@ public final class Preflight {
 
     /** @param files what to ship (none for {@code check}); {@code progress} gets a line now and then for large files */
     public Outcome run(List<JobSpec.ShippedFile> files, Consumer<String> progress) {
+        return run(files, files, progress);
+    }
+
+    /**
+     * As {@link #run(List, Consumer)}, with the setup key computed over {@code keyed}: the job's
+     * files even where none are shipped ({@code check}), so check and run agree on whether setup is due.
+     */
+    public Outcome run(List<JobSpec.ShippedFile> files, List<JobSpec.ShippedFile> keyed, Consumer<String> progress) {
         Map<String, NodeSession> sessions = new ConcurrentHashMap<>();
         Map<String, Map<Check, Cell>> cells = new LinkedHashMap<>();
         for (NodeSpec node : spec.nodes()) {
@@ -132,7 +140,15 @@ public final class Preflight {
         NodeJvm.Jit jit = NodeJvm.Jit.forShipping(bytes);
         Shipping shipping = new Shipping(entries, bytes, progress, spec.relay(), remote,
                 n -> n.address() instanceof NodeAddress.Local ? Optional.empty() : starter.address(n).or(() -> n.address().reachableAs()));
-        EnvironmentCheck environments = new EnvironmentCheck(spec, entries, setup, !files.isEmpty() || runId.isPresent(), runId, setupOutput,
+        List<FileList.Entry> keyEntries = entries;
+        if (keyed != files) {
+            try {
+                keyEntries = FileList.of(keyed);
+            } catch (IOException e) {
+                keyEntries = entries; // a file that cannot be read here: the run says so when it ships
+            }
+        }
+        EnvironmentCheck environments = new EnvironmentCheck(spec, keyEntries, setup, !files.isEmpty() || runId.isPresent(), runId, setupOutput,
                 stop);
         try (FanOut fanOut = new FanOut(spec.nodes().size())) {
             // each node on its own: start, ship, environment, GPU survey; a fast node does not wait for a slow one

@@ -40,7 +40,8 @@ public final class Launch {
                                               Optional<Duration> waitForGpus, PrintStream progress, EnvironmentRequest.Setup setup,
                                               EnvironmentCheck.SetupOutput setupOutput, BooleanSupplier stop) {
         List<JobSpec.ShippedFile> files = runId.isPresent() ? spec.files() : List.of();
-        return new Preflight(spec.withSparesAsNodes(), backend, starter, runId, waitForGpus, setup, setupOutput, stop).run(files, progress::println);
+        return new Preflight(spec.withSparesAsNodes(), backend, starter, runId, waitForGpus, setup, setupOutput, stop).run(files, spec.files(),
+                progress::println);
     }
 
     /**

@@ -67,4 +67,24 @@ class EnvironmentTruthTest {
         assertThat(runjob.exitValue()).as(RunjobProcess.stderrOf(tmp, job)).isZero();
         assertThat(Files.readAllLines(seen)).containsExactly(venv.resolve("bin/python3").toString(), "");
     }
+
+    @Test
+    void checkAndTheRunAgreeWhetherASetupThatNamesAShippedFileIsDue() throws Exception {
+        LocalJobs jobs = new LocalJobs(tmp);
+        Path pkg = Files.writeString(tmp.resolve("pkg.txt"), "requests\n");
+        Path job = jobs.job("keyed", "lines.py", 1, 1, Map.of("LINES", "1"), 2, 0);
+        Files.writeString(job, Files.readString(job).replaceFirst("files: \\[", "files: [" + pkg + ", ")
+                + "environment: {setup: ['cat pkg.txt > /dev/null']}\n");
+        Cli before = Cli.run(System.getenv(), "check", job.toString());
+        assertThat(before.code()).as(before.err()).isZero();
+        assertThat(before.out() + before.err()).contains("setup due");
+        Cli run = jobs.runInProcess(job);
+        assertThat(run.code()).as(run.err()).isZero();
+        Cli after = Cli.run(System.getenv(), "check", job.toString());
+        assertThat(after.code()).as(after.err()).isZero();
+        assertThat(after.out() + after.err()).contains("setup up to date").doesNotContain("setup due");
+        Files.writeString(pkg, "requests==2.0\n");
+        Cli changed = Cli.run(System.getenv(), "check", job.toString());
+        assertThat(changed.out() + changed.err()).as("the named file changed").contains("setup due");
+    }
 }
