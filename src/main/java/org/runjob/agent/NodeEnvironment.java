@@ -1,14 +1,18 @@
 package org.runjob.agent;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 import org.runjob.protocol.ContainerStart;
 import org.runjob.protocol.EnvironmentReply;
@@ -63,10 +67,18 @@ final class NodeEnvironment {
         if (request.setupCommands().isEmpty()) {
             facts.put(EnvironmentReply.SETUP, "none");
         } else {
-            Setup.Result setup = Setup.run(meta, request.setupKey(), request.setupCommands(), request.setup() == EnvironmentRequest.Setup.CHECK,
-                    request.setup() == EnvironmentRequest.Setup.FORCE, request.setupTimeoutMillis(), dir, withoutRc(env),
-                    c -> inContainer(container, dir, request, run, List.of("/bin/sh", "-c", c)).orElse(Commands.bash(c)),
-                    output);
+            Map<String, String> setupEnv = withoutRc(env);
+            Optional<Path> tmp = container.isPresent() ? Optional.empty() : privateTmp(scratch);
+            tmp.ifPresent(t -> setupEnv.put("TMPDIR", t.toString()));
+            Setup.Result setup;
+            try {
+                setup = Setup.run(meta, request.setupKey(), request.setupCommands(), request.setup() == EnvironmentRequest.Setup.CHECK,
+                        request.setup() == EnvironmentRequest.Setup.FORCE, request.setupTimeoutMillis(), dir, setupEnv,
+                        c -> inContainer(container, dir, request, run, List.of("/bin/sh", "-c", c)).orElse(Commands.bash(c)),
+                        output);
+            } finally {
+                tmp.ifPresent(NodeEnvironment::deleteTree);
+            }
             facts.put(EnvironmentReply.SETUP, setup.state());
             facts.put(EnvironmentReply.SETUP_SECONDS, String.format(Locale.ROOT, "%.3f", setup.seconds()));
             if (setup.error() != null) {
@@ -83,6 +95,30 @@ final class NodeEnvironment {
         }
         program(request, env, dir, container, run, facts);
         return new EnvironmentReply(facts, activated.set(), activated.unset());
+    }
+
+    /**
+     * A directory of this setup's own for TMPDIR (mode 700, in the agent's private directory), so
+     * setups of two environments in one shared workdir never meet in pip's build directories.
+     */
+    private static Optional<Path> privateTmp(Path scratch) {
+        try {
+            Files.createDirectories(scratch);
+            return Optional.of(Files.createTempDirectory(scratch, "setup-tmp-"));
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Removes {@code dir} and what is under it, following no symlink. */
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException | UncheckedIOException e) {
+            // something the setup left there cannot be removed: the directory stays where it is
+        }
     }
 
     /** {@code env} without the variables that make a non-interactive shell read a file first. */

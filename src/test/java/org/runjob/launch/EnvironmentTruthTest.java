@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -86,5 +87,27 @@ class EnvironmentTruthTest {
         Files.writeString(pkg, "requests==2.0\n");
         Cli changed = Cli.run(System.getenv(), "check", job.toString());
         assertThat(changed.out() + changed.err()).as("the named file changed").contains("setup due");
+    }
+
+    @Test
+    void twoSetupsInOneSharedWorkdirEachGetATemporaryDirectoryOfTheirOwn() throws Exception {
+        LocalJobs jobs = new LocalJobs(tmp);
+        Path seen = Files.createDirectories(tmp.resolve("seen"));
+        String setup = "echo $TMPDIR > " + seen + "/$RUNJOB_NODE; stat -c %a $TMPDIR >> " + seen + "/$RUNJOB_NODE; sleep 1";
+        Path job = jobs.job("twoenvs", "lines.py", 2, 1, Map.of("LINES", "1"), 2, 0);
+        String yaml = Files.readString(job)
+                .replace("{name: n1, local: true, workers: 1}", "{name: n1, local: true, workers: 1, environment: {setup: ['" + setup + "']}}")
+                .replace("{name: n2, local: true, workers: 1}", "{name: n2, local: true, workers: 1, environment: {setup: ['" + setup
+                        + " # the other environment']}}");
+        Files.writeString(job, yaml);
+        Cli run = jobs.runInProcess(job);
+        assertThat(run.code()).as(run.err()).isZero();
+        List<String> n1 = Files.readAllLines(seen.resolve("n1"));
+        List<String> n2 = Files.readAllLines(seen.resolve("n2"));
+        assertThat(n1.get(0)).isNotEqualTo(n2.get(0)).isNotEqualTo("/tmp").isNotEmpty();
+        assertThat(n1.get(1)).isEqualTo("700");
+        assertThat(n2.get(1)).isEqualTo("700");
+        assertThat(Path.of(n1.get(0))).as("removed once the setup ended").doesNotExist();
+        assertThat(Path.of(n2.get(0))).doesNotExist();
     }
 }
