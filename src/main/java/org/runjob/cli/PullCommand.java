@@ -124,10 +124,20 @@ final class PullCommand implements Callable<Integer> {
             io.out().println(Json.pretty(result));
         }
         boolean failed = false;
+        long files = 0;
         for (var node : result.properties()) {
             failed |= node.getValue().has("error");
+            files += node.getValue().path("files").asLong(0);
         }
-        return failed ? ExitCode.PREFLIGHT_FAILED : ExitCode.OK;
+        if (failed) {
+            return ExitCode.PREFLIGHT_FAILED;
+        }
+        if (files == 0) {
+            io.err().println("runjob: nothing to pull: no node of run " + r.runId() + " has " + String.join(", ", wanted)
+                    + " (paths are relative to the run's directory on each node)");
+            return ExitCode.INVALID;
+        }
+        return ExitCode.OK;
     }
 
     /**

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -50,7 +51,8 @@ public final class QuarantineFile implements Quarantine {
             try {
                 return Optional.of(new Entry(Printable.line(o.path("machine").asString("")), Printable.line(o.path("node").asString("")),
                         Printable.text(o.path("reason").asString("")),
-                        Instant.parse(o.path("since").asString("")), Instant.parse(o.path("until").asString("")),
+                        Instant.parse(o.path("since").asString("")).truncatedTo(ChronoUnit.SECONDS),
+                        Instant.parse(o.path("until").asString("")).truncatedTo(ChronoUnit.SECONDS),
                         o.path("run_id").asString(""), o.path("job").asString("")));
             } catch (RuntimeException ex) {
                 return Optional.empty();
@@ -89,7 +91,7 @@ public final class QuarantineFile implements Quarantine {
         if (seconds == 0 || machine.isEmpty()) {
             return false;
         }
-        Instant now = clock.instant();
+        Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
         Entry e = new Entry(machine.get(), node.name(), reason, now, now.plusSeconds(seconds), runId, job);
         try {
             write(env, e);

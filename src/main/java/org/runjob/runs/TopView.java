@@ -46,7 +46,14 @@ public final class TopView {
 
     /** One rank's row. */
     public record Row(int rank, String node, String state, List<Gpu> gpus, Optional<Double> step, Optional<Double> stepSeconds,
-                      Optional<String> rate, Optional<Long> outputAgeSeconds, Optional<String> straggler) {
+                      Optional<Rate> rate, Optional<Long> outputAgeSeconds, Optional<String> straggler) {
+    }
+
+    /** A rate: its value and unit ({@code /s}, {@code tok/s}, {@code step/s}). */
+    public record Rate(double value, String unit, int decimals) {
+        String text() {
+            return String.format(Locale.ROOT, "%." + decimals + "f", value) + (unit.startsWith("/") ? "" : " ") + unit;
+        }
     }
 
     public static List<Row> rows(RunRecords.Run r, Instant now) {
@@ -74,7 +81,7 @@ public final class TopView {
             marks = marks.subList(Math.max(0, marks.size() - MARKS), marks.size());
             Optional<Double> step = marks.isEmpty() ? Optional.empty() : Optional.of(marks.get(marks.size() - 1).path("step").asDouble());
             Optional<Double> stepSeconds = stepSeconds(marks);
-            Optional<String> rate = lines.isEmpty() ? Optional.empty() : rate(lines.get(lines.size() - 1), stepSeconds);
+            Optional<Rate> rate = lines.isEmpty() ? Optional.empty() : rate(lines.get(lines.size() - 1), stepSeconds);
             rows.add(new Row(rank, node, k.path("state").asString(""), gpus, step, stepSeconds, rate,
                     StatusView.seconds(k.path("last_output").asString(null), now), Optional.ofNullable(stragglers.get(rank))));
         }
@@ -96,13 +103,13 @@ public final class TopView {
         }
     }
 
-    private static Optional<String> rate(JsonNode last, Optional<Double> stepSeconds) {
+    private static Optional<Rate> rate(JsonNode last, Optional<Double> stepSeconds) {
         for (String f : List.of("samples_per_s", "throughput", "tokens_per_s")) {
             if (last.path(f).isNumber()) {
-                return Optional.of(String.format(Locale.ROOT, "%.1f", last.path(f).asDouble()) + (f.equals("tokens_per_s") ? " tok/s" : "/s"));
+                return Optional.of(new Rate(last.path(f).asDouble(), f.equals("tokens_per_s") ? "tok/s" : "/s", 1));
             }
         }
-        return stepSeconds.filter(s -> s > 0).map(s -> String.format(Locale.ROOT, "%.2f step/s", 1 / s));
+        return stepSeconds.filter(s -> s > 0).map(s -> new Rate(1 / s, "step/s", 2));
     }
 
     /** The ranks named stragglers now (to: null), with why. */
@@ -191,7 +198,7 @@ public final class TopView {
                             tot / 1024)))),
                     each(x.gpus(), g -> g.watts().map(w -> String.format(Locale.ROOT, "%.0f W", w))),
                     x.step().map(TopView::plain).orElse("-"), x.stepSeconds().map(s -> String.format(Locale.ROOT, "%.3f s", s)).orElse("-"),
-                    x.rate().orElse("-"), x.outputAgeSeconds().map(StatusView::age).orElse("-"),
+                    x.rate().map(Rate::text).orElse("-"), x.outputAgeSeconds().map(StatusView::age).orElse("-"),
                     x.state() + (x.straggler().isPresent() ? " *" : ""));
         }
         List<String> out = new ArrayList<>(t.lines());
@@ -211,7 +218,7 @@ public final class TopView {
         return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
     }
 
-    /** The rows as JSON: {@code [{"rank", "node", "state", "gpus": [{"index", ...}], "step", "step_time_s", "rate", "last_output_age_s", "straggler"}]}. */
+    /** The rows as JSON: {@code [{"rank", "node", "state", "gpus": [{"index", ...}], "step", "step_time_s", "rate", "rate_unit", "last_output_age_s", "straggler"}]}. */
     public static ArrayNode json(List<Row> rows) {
         ArrayNode list = Json.MAPPER.createArrayNode();
         for (Row x : rows) {
@@ -224,12 +231,16 @@ public final class TopView {
                 put(j, "memory_total_mib", g.totalMib());
                 put(j, "power_w", g.watts());
             }
-            put(o, "step", x.step());
+            if (x.step().isPresent() && x.step().get() == Math.rint(x.step().get()) && Math.abs(x.step().get()) < 1e15) {
+                o.put("step", x.step().get().longValue()); // a step counted in whole steps stays a whole number
+            } else {
+                put(o, "step", x.step());
+            }
             put(o, "step_time_s", x.stepSeconds());
             if (x.rate().isPresent()) {
-                o.put("rate", x.rate().get());
+                o.put("rate", x.rate().get().value()).put("rate_unit", x.rate().get().unit());
             } else {
-                o.putNull("rate");
+                o.putNull("rate").putNull("rate_unit");
             }
             if (x.outputAgeSeconds().isPresent()) {
                 o.put("last_output_age_s", x.outputAgeSeconds().get());

@@ -222,6 +222,7 @@ class EnvironmentTest {
         assertThat(Files.readString(folder.resolve("outputs/h2/results/rank-2.txt"))).isEqualTo("rank 2 on h2\n");
         Cli etc = Cli.run(System.getenv(), "pull", folder.toString(), "etcdir/passwd");
         assertThat(etc.err()).contains("etcdir: a symlink (never followed)");
+        assertThat(etc.code()).as("nothing came").isEqualTo(2);
         assertThat(folder.resolve("outputs/h1/etcdir")).doesNotExist();
 
         Path logs = tmp.resolve("runs-failed");

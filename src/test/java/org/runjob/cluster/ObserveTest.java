@@ -166,7 +166,9 @@ class ObserveTest {
         for (JsonNode k : ranks) {
             assertThat(List.of(k.path("node").asString(), k.path("state").asString())).isIn(List.of("h1", "running"), List.of("h2", "running"));
             assertThat(k.path("step_time_s").asDouble()).as("rank %s step time", k.path("rank")).isBetween(0.2, 0.4);
-            assertThat(k.path("rate").asString()).endsWith(" step/s");
+            assertThat(k.path("rate").isNumber()).as("rate is a number").isTrue();
+            assertThat(k.path("rate_unit").asString()).isEqualTo("step/s");
+            assertThat(k.path("step").isIntegralNumber()).as("step counts whole steps").isTrue();
             assertThat(k.path("straggler").isNull()).isTrue();
         }
         // the table, redrawn every second until the run ends

@@ -126,4 +126,16 @@ class QuarantineFileTest {
         assertThat(QuarantineFile.active(env(), NOW)).extracting(QuarantineFile.Entry::reason)
                 .containsExactly("failed its health check: \\x1b]52;c;cHduZWQ=\\x07\\x1b[2J");
     }
+
+    @Test
+    void timesAreKeptAndShownToTheSecond() throws IOException {
+        List<String> said = new ArrayList<>();
+        QuarantineFile q = new QuarantineFile(env(), Clock.fixed(NOW.plusNanos(123_456_789), ZoneOffset.UTC), "20261201-070000-ab12", "train",
+                3600, said::add);
+        q.add(ssh("h1", "10.0.0.1", 22), "lost");
+        assertThat(said).containsExactly("node h1 (10.0.0.1:22) is quarantined until 2026-12-01T08:00:00Z (failure.quarantine_s 3600): lost");
+        QuarantineFile.Entry e = QuarantineFile.active(env(), NOW).get(0);
+        assertThat(e.since()).isEqualTo(NOW);
+        assertThat(e.until()).isEqualTo(NOW.plusSeconds(3600));
+    }
 }

@@ -1,0 +1,34 @@
+package org.runjob.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
+
+/** pull says when nothing it was asked for exists on any node, with exit 2, and brings what exists. */
+class PullTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aPathNoNodeHasIsExitTwoNamingItAndAnExistingOneComes() throws Exception {
+        LocalJobs jobs = new LocalJobs(tmp);
+        Path job = jobs.job("pulled", "lines.py", 1, 1, Map.of("LINES", "1"), 2, 0);
+        Cli run = jobs.runInProcess(job);
+        assertThat(run.code()).as(run.err()).isZero();
+        Path folder = jobs.runFolder("pulled");
+        Cli missing = Cli.run(System.getenv(), "pull", folder.toString(), "path/that/does/not/exist");
+        assertThat(missing.code()).as(missing.err()).isEqualTo(2);
+        assertThat(missing.err()).contains("runjob: outputs of node n1: path/that/does/not/exist: no such file\n")
+                .contains("runjob: nothing to pull: no node of run " + folder.getFileName() + " has path/that/does/not/exist");
+        Cli present = Cli.run(System.getenv(), "pull", folder.toString(), "lines.py");
+        assertThat(present.code()).as(present.err()).isZero();
+        assertThat(Files.readString(folder.resolve("outputs/n1/lines.py"))).isEqualTo(Files.readString(LocalJobs.WORKERS.resolve("lines.py")));
+    }
+}
