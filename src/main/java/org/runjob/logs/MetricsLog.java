@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 import org.runjob.json.Json;
+import org.runjob.protocol.Printable;
 
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -50,6 +51,7 @@ public final class MetricsLog implements AutoCloseable {
     private final Map<String, ObjectNode> gpus = new TreeMap<>();
     private final Map<String, String> noGpus = new TreeMap<>();
     private final Map<Integer, Counts> counts = new TreeMap<>();
+    private final Map<Integer, String> firstMalformed = new TreeMap<>();
     private final Map<Integer, ObjectNode> last = new TreeMap<>();
 
     private StragglerWatch stragglers;
@@ -120,6 +122,7 @@ public final class MetricsLog implements AutoCloseable {
         }
         if (!(value instanceof ObjectNode fields)) {
             counts.put(rank, new Counts(c.lines(), c.malformed() + 1, c.skippedBytes()));
+            firstMalformed.putIfAbsent(rank, Printable.line(line.length() > 80 ? line.substring(0, 80) + "..." : line));
             return;
         }
         ObjectNode out = Json.object().put("time", read.toString()).put("rank", rank).put("attempt", attempt);
@@ -194,6 +197,11 @@ public final class MetricsLog implements AutoCloseable {
             files.put(name, o);
         }
         return o;
+    }
+
+    /** Each rank's first line that was not one JSON object (cut to 80 characters, escaped), by rank. */
+    public Map<Integer, String> firstMalformed() {
+        return Map.copyOf(firstMalformed);
     }
 
     /** Each rank's counts so far, by rank. */

@@ -296,7 +296,8 @@ public final class RunJob {
             Optional.ofNullable(metrics.last().get(rank)).ifPresent(l -> r.set("last", l));
             if (c.malformed() > 0) {
                 io.err().println("runjob: note: rank " + rank + " wrote " + c.malformed() + " line" + (c.malformed() == 1 ? "" : "s")
-                        + " to RUNJOB_METRICS_FILE that " + (c.malformed() == 1 ? "is" : "are") + " not one JSON object: skipped");
+                        + " to RUNJOB_METRICS_FILE that " + (c.malformed() == 1 ? "is" : "are") + " not one JSON object: skipped (the first: "
+                        + metrics.firstMalformed().getOrDefault(rank, "?") + "); write each line as json.dumps({...}) + \"\\n\"");
             }
             if (c.skippedBytes() > 0) {
                 io.err().println("runjob: note: rank " + rank + "'s metrics file grew faster than runjob takes it ("

@@ -216,9 +216,20 @@ public final class RunRecords {
             throw new IllegalArgumentException("no run " + ref + " under " + logsDir + " (runjob runs lists them; --logs-dir names another)"
                     + (untrusted.isEmpty() ? "" : "; left out: " + String.join("; ", untrusted)));
         }
-        throw new IllegalArgumentException(ref + " names " + matches.size() + " runs: "
-                + String.join(", ", matches.stream().map(r -> r.job() + "/" + r.runId()).toList()) + "; give more of the id, or JOB/ID");
+        int shown = Math.min(AMBIGUOUS_SHOWN, matches.size());
+        StringBuilder b = new StringBuilder(ref + " names " + matches.size() + " runs; give more of the id, or JOB/ID:");
+        // the newest first, one a line
+        for (int i = matches.size() - 1; i >= matches.size() - shown; i--) {
+            b.append("\n  ").append(matches.get(i).job()).append('/').append(matches.get(i).runId());
+        }
+        if (shown < matches.size()) {
+            b.append("\n  ... and ").append(matches.size() - shown).append(" older (runjob runs lists them all)");
+        }
+        throw new IllegalArgumentException(b.toString());
     }
+
+    /** How many runs an ambiguous id lists, newest first. */
+    static final int AMBIGUOUS_SHOWN = 8;
 
     /** A run whose status.json or summary.json is larger than runjob reads back: why, naming the file. */
     private static Optional<String> oversized(Path folder) {

@@ -94,7 +94,8 @@ class ObserveTest {
                 expected.add("{\"rank\":" + rank + ",\"attempt\":0,\"step\":" + step + ",\"loss\":" + new double[] {1.0, 0.5, 0.3333, 0.25, 0.2, 0.1667}[step] + "}");
             }
             assertThat(untimed(metrics.resolve("rank-" + rank + ".jsonl"))).as("rank " + rank).isEqualTo(expected);
-            assertThat(r.err()).contains("runjob: note: rank " + rank + " wrote 1 line to RUNJOB_METRICS_FILE that is not one JSON object: skipped\n");
+            assertThat(r.err()).contains("runjob: note: rank " + rank + " wrote 1 line to RUNJOB_METRICS_FILE that is not one JSON object: skipped"
+                    + " (the first: loss=0.5 (not json)); write each line as json.dumps({...}) + \"\\n\"\n");
         }
         JsonNode summary = JSON.readTree(Files.readString(folderOf("observed").resolve("summary.json"))).path("metrics");
         assertThat(summary.path("no_gpu_samples").toString()).isEqualTo("{\"h3\":\"NVML did not start (nvmlInit_v2 returned 9)\"}");

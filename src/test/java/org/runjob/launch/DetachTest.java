@@ -176,8 +176,8 @@ class DetachTest {
         // its agents saw their stdin close and stopped the workers
         Pids.awaitGone(more, Duration.ofSeconds(1 + 5), "the workers of the killed run");
         // both runs have the fixed clock's id: a bare id is ambiguous, JOB/ID is not
-        assertThat(cli("stop", second, "--logs-dir", logsDir()).err()).isEqualTo("runjob: " + second + " names 2 runs: held/" + second
-                + ", killed/" + second + "; give more of the id, or JOB/ID\n");
+        assertThat(cli("stop", second, "--logs-dir", logsDir()).err()).isEqualTo("runjob: " + second + " names 2 runs; give more of the id,"
+                + " or JOB/ID:\n  killed/" + second + "\n  held/" + second + "\n");
         assertThat(cli("stop", "killed/" + second, "--logs-dir", logsDir()).err()).isEqualTo("runjob: run " + second + " is not running (dead)\n");
     }
 

@@ -60,4 +60,13 @@ class LocalMetricsTest {
         assertThat(refused.code()).isEqualTo(2);
         assertThat(refused.err()).contains("RUNJOB_METRICS_FILE must be a file's path relative to the run's directory, without ..");
     }
+
+    @Test
+    void aLineThatIsNotJsonIsReportedWithTheLineAndTheFix() throws Exception {
+        Path job = jobs.job("garbage", "metrics.py", 1, 1, Map.of("STEPS", "3", "STEP_S", "0.05", "GARBAGE", "1"), 1, 0);
+        Cli r = jobs.runInProcess(job);
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.err()).contains("runjob: note: rank 0 wrote 1 line to RUNJOB_METRICS_FILE that is not one JSON object: skipped"
+                + " (the first: loss=0.5 (not json)); write each line as json.dumps({...}) + \"\\n\"\n");
+    }
 }

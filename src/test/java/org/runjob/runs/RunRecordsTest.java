@@ -57,6 +57,23 @@ class RunRecordsTest {
     }
 
     @Test
+    void anAmbiguousIdListsTheNewestEightOneALineAndCountsTheRest() throws Exception {
+        for (int i = 0; i < 27; i++) {
+            Path f = Files.createDirectories(tmp.resolve(String.format("runs/job/20261202-1200%02d-aaaa", i)));
+            RunFolder.of(f).writeJson("summary.json", JsonMapper.builder().build().createObjectNode().put("result", "succeeded")
+                    .put("exit_code", 0));
+        }
+        Cli pull = Cli.run(Map.of(), "status", "2026", "--logs-dir", tmp.resolve("runs").toString());
+        assertThat(pull.code()).isEqualTo(2);
+        StringBuilder expected = new StringBuilder("runjob: 2026 names 27 runs; give more of the id, or JOB/ID:\n");
+        for (int i = 26; i >= 19; i--) {
+            expected.append(String.format("  job/20261202-1200%02d-aaaa%n", i));
+        }
+        expected.append("  ... and 19 older (runjob runs lists them all)\n");
+        assertThat(pull.err()).isEqualTo(expected.toString());
+    }
+
+    @Test
     void anotherUsersRunFolderOrIndexIsNeitherListedNorResumed() throws Exception {
         Testbed.require(Owned.myUid() == 0, "root, to give files to another uid");
         Path runs = tmp.resolve("runs");
