@@ -6,16 +6,22 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
+import org.runjob.backends.Backends;
 import org.runjob.json.Json;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.runs.AttemptLines;
+import org.runjob.runs.LastNodes;
 import org.runjob.runs.Redraw;
 import org.runjob.runs.RunRecords;
 import org.runjob.runs.StatusView;
 import org.runjob.runs.TopView;
+import org.runjob.spec.InvalidSpecException;
+import org.runjob.spec.JobSpec;
+import org.runjob.spec.SpecLoader;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -126,14 +132,27 @@ final class StatusCommand implements Callable<Integer> {
         return rows.stream().anyMatch(x -> !x.gpus().isEmpty() || x.step().isPresent());
     }
 
-    /** Where the run works on each node (its plan.json), in node order; empty when the plan is not there. */
+    /**
+     * Where the run works on each node (its plan.json), in node order, a spare that stood in for a
+     * node named with its own workdir in that node's place; empty when the plan is not there.
+     */
     static Map<String, String> workdirs(RunRecords.Run r) {
         Map<String, String> out = new LinkedHashMap<>();
         try {
             JsonNode plan = Json.read(r.folder().resolve("plan.json"));
             plan.path("nodes").forEach(n -> out.put(n.path("name").asString(""), n.path("workdir").asString("")));
         } catch (JacksonException | IOException e) {
-            // a run refused before its plan was written
+            return out; // a run refused before its plan was written
+        }
+        try {
+            JobSpec planned = new SpecLoader(Map.of(), Backends.specs()).load(r.folder().resolve("job.yaml"), "job.yaml", List.of()).spec();
+            JobSpec ran = LastNodes.of(planned, r.folder());
+            if (ran != planned) {
+                out.clear();
+                ran.nodes().forEach(n -> out.put(n.name(), ran.runDirOf(n, Optional.of(r.runId()))));
+            }
+        } catch (InvalidSpecException | IOException | RuntimeException e) {
+            // the plan's own workdirs, as they were planned
         }
         return out;
     }
