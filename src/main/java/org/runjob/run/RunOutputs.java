@@ -5,6 +5,10 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -25,7 +29,9 @@ import tools.jackson.databind.node.ObjectNode;
  * all nodes at once: a fresh agent per node in the run's directory, which sends each file (checked
  * by size and SHA-256 as it lands, {@link NodeSession#outputs}). Used when a run ends, whatever its
  * end, and by {@code runjob pull}. A node that cannot be reached is reported, never fatal: the
- * run's result stands.
+ * run's result stands. Nodes that share a workdir (their agents report one workdir token) share
+ * the run's directory: its files come once, from the first of them in node order, and the others
+ * say where they are.
  */
 public final class RunOutputs {
 
@@ -48,8 +54,9 @@ public final class RunOutputs {
         }
         long t0 = System.nanoTime();
         Map<NodeSpec, ObjectNode> results;
+        Tokens tokens = new Tokens(spec.nodes());
         try (FanOut fanOut = new FanOut(spec.nodes().size())) {
-            results = fanOut.onEach(spec.nodes(), node -> one(node, starter, paths, spec.outputsMaxBytes(), into.resolve(node.name())));
+            results = fanOut.onEach(spec.nodes(), node -> one(node, starter, paths, spec.outputsMaxBytes(), into.resolve(node.name()), tokens));
         }
         long files = 0;
         long bytes = 0;
@@ -61,21 +68,40 @@ public final class RunOutputs {
                 err.println("runjob: outputs of node " + e.getKey().name() + " did not come: " + e.getValue().get("error").asString());
             }
             e.getValue().path("skipped").forEach(s -> err.println("runjob: outputs of node " + e.getKey().name() + ": " + s.asString()));
+            if (e.getValue().has("shares_with")) {
+                err.println("runjob: outputs of node " + e.getKey().name() + ": its run directory is node " + e.getValue().get("shares_with")
+                        .asString() + "'s (a shared workdir): they are in " + into.resolve(e.getValue().get("shares_with").asString()));
+            }
         }
         err.printf("runjob: outputs: %d file%s (%s) from %d node%s in %.1f s: %s%n", files, files == 1 ? "" : "s", size(bytes),
                 results.size(), results.size() == 1 ? "" : "s", (System.nanoTime() - t0) / 1e9, into);
         return out;
     }
 
-    private static ObjectNode one(NodeSpec node, NodeStarter starter, List<String> paths, long maxBytes, Path into) {
+    private static ObjectNode one(NodeSpec node, NodeStarter starter, List<String> paths, long maxBytes, Path into, Tokens tokens) {
         ObjectNode o = Json.object();
         long t0 = System.nanoTime();
         try {
-            starter.reach(node);
-            try (NodeSession session = starter.start(node)) {
-                NodeFacts facts = session.hello(60_000);
+            NodeSession session;
+            NodeFacts facts;
+            try {
+                starter.reach(node);
+                session = starter.start(node);
+                facts = session.hello(60_000);
+            } catch (IOException | NodeException | RuntimeException e) {
+                tokens.reported(node, Optional.empty());
+                throw e;
+            }
+            try (session) {
                 if (facts.get(NodeFacts.WORKDIR_ERROR).isPresent()) {
+                    tokens.reported(node, Optional.empty());
                     throw new IOException(facts.get(NodeFacts.WORKDIR_ERROR).get());
+                }
+                Optional<String> first = tokens.reported(node, facts.get(NodeFacts.TOKEN)).owner(node);
+                if (first.isPresent()) {
+                    o.put("files", 0).put("bytes", 0).put("shares_with", first.get());
+                    o.put("seconds", Math.round((System.nanoTime() - t0) / 1e6) / 1e3);
+                    return o;
                 }
                 Outputs.Manifest m = session.outputs(paths, maxBytes, into, TIMEOUT_MS);
                 long bytes = m.files().stream().mapToLong(f -> Math.max(0, f.size())).sum();
@@ -89,6 +115,50 @@ public final class RunOutputs {
         }
         o.put("seconds", Math.round((System.nanoTime() - t0) / 1e6) / 1e3);
         return o;
+    }
+
+    /**
+     * The workdir token each node's agent reported, shared by the nodes' threads: once every node
+     * reported (or failed to), the first node in node order holding a token brings its files.
+     */
+    private static final class Tokens {
+        private final List<NodeSpec> nodes;
+        private final Map<String, Optional<String>> reported = new ConcurrentHashMap<>();
+        private final CountDownLatch all;
+
+        Tokens(List<NodeSpec> nodes) {
+            this.nodes = nodes;
+            this.all = new CountDownLatch(nodes.size());
+        }
+
+        Tokens reported(NodeSpec node, Optional<String> token) {
+            if (reported.putIfAbsent(node.name(), token) == null) {
+                all.countDown();
+            }
+            return this;
+        }
+
+        /** The earlier node whose run directory is {@code node}'s, once all reported; empty when it is its own. */
+        Optional<String> owner(NodeSpec node) throws IOException {
+            try {
+                if (!all.await(120, TimeUnit.SECONDS)) {
+                    return Optional.empty(); // a node still starting: each brings its own
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted");
+            }
+            Optional<String> mine = reported.get(node.name());
+            for (NodeSpec n : nodes) {
+                if (n.name().equals(node.name())) {
+                    return Optional.empty();
+                }
+                if (mine.isPresent() && reported.getOrDefault(n.name(), Optional.empty()).equals(mine)) {
+                    return Optional.of(n.name());
+                }
+            }
+            return Optional.empty();
+        }
     }
 
     private static String size(long bytes) {

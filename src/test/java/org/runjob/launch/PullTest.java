@@ -10,6 +10,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 
+import tools.jackson.databind.json.JsonMapper;
+
 /** pull says when nothing it was asked for exists on any node, with exit 2, and brings what exists. */
 class PullTest {
 
@@ -30,5 +32,23 @@ class PullTest {
         Cli present = Cli.run(System.getenv(), "pull", folder.toString(), "lines.py");
         assertThat(present.code()).as(present.err()).isZero();
         assertThat(Files.readString(folder.resolve("outputs/n1/lines.py"))).isEqualTo(Files.readString(LocalJobs.WORKERS.resolve("lines.py")));
+    }
+
+    @Test
+    void nodesSharingAWorkdirBringItsOutputsOnceFromTheFirstOfThem() throws Exception {
+        LocalJobs jobs = new LocalJobs(tmp);
+        Path job = jobs.job("shared", "outputs.py", 2, 1, Map.of(), 2, 0);
+        Files.writeString(job, Files.readString(job) + "outputs: [results]\n");
+        Cli run = jobs.runInProcess(job);
+        assertThat(run.code()).as(run.err()).isZero();
+        Path outputs = jobs.runFolder("shared").resolve("outputs");
+        try (var files = Files.list(outputs.resolve("n1/results"))) {
+            assertThat(files.map(p -> p.getFileName().toString()).sorted().toList()).containsExactly("rank-0.txt", "rank-1.txt");
+        }
+        assertThat(outputs.resolve("n2")).doesNotExist();
+        assertThat(run.err()).contains("runjob: outputs of node n2: its run directory is node n1's (a shared workdir): they are in "
+                + outputs.resolve("n1") + "\n").contains("runjob: outputs: 2 files (");
+        var summary = JsonMapper.builder().build().readTree(Files.readString(jobs.runFolder("shared").resolve("summary.json")));
+        assertThat(summary.path("outputs").path("n2").path("shares_with").asString()).isEqualTo("n1");
     }
 }
