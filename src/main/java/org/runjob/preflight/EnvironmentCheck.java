@@ -1,7 +1,9 @@
 package org.runjob.preflight;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
@@ -116,8 +118,40 @@ public final class EnvironmentCheck {
                 + reply.get(EnvironmentReply.PROGRAM_PATH).filter(p -> !p.equals(program)).map(p -> " -> " + p).orElse("")
                 + reply.get(EnvironmentReply.PYTHON).map(v -> " (Python " + v + reply.get(EnvironmentReply.TORCH).map(t -> ", torch " + t)
                 .orElse("") + ")").orElse(""))));
+        if (row.get(Check.PROGRAM).status() != Cell.Status.FAIL && reply.get(EnvironmentReply.PYTHON).isPresent()
+                && reply.get(EnvironmentReply.TORCH).isEmpty()) {
+            importsTorch().ifPresent(script -> row.put(Check.PROGRAM, Cell.fail(program
+                    + reply.get(EnvironmentReply.PROGRAM_PATH).filter(p -> !p.equals(program)).map(p -> " -> " + p).orElse("")
+                    + " (Python " + reply.get(EnvironmentReply.PYTHON).get()
+                    + ") has no torch, and " + script + " imports it: install torch for it (Debian: apt-get install python3-torch),"
+                    + " or name an environment that has it (environment.venv, .conda or .python)")));
+        }
         row.put(Check.ENVIRONMENT, cell(node.environment(), reply));
         return row.get(Check.PROGRAM).status() == Cell.Status.FAIL ? Optional.empty() : Optional.of(reply);
+    }
+
+    private static final Pattern IMPORTS_TORCH = Pattern.compile("^(import torch\\b|from torch\\b)", Pattern.MULTILINE);
+
+    /**
+     * The entrypoint's script ({@code python3 SCRIPT ...}, a shipped file) when it imports torch at
+     * its top level: its workers would fail at once where the Python has none.
+     */
+    private Optional<String> importsTorch() {
+        if (!(spec.entrypoint() instanceof EntrypointSpec.Command c) || c.argv().size() < 2 || !c.argv().get(1).endsWith(".py")) {
+            return Optional.empty();
+        }
+        String script = c.argv().get(1).replaceFirst("^\\./", "");
+        for (FileList.Entry f : files) {
+            if (f.destination().equals(script)) {
+                try (InputStream in = Files.newInputStream(f.source())) {
+                    String head = new String(in.readNBytes(1 << 16), StandardCharsets.UTF_8);
+                    return IMPORTS_TORCH.matcher(head).find() ? Optional.of(script) : Optional.empty();
+                } catch (IOException e) {
+                    return Optional.empty();
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     /** The env cell: what the environment is, CUDA and NCCL where torch has them, setup's state. */

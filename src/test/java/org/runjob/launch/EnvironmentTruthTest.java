@@ -110,4 +110,19 @@ class EnvironmentTruthTest {
         assertThat(Path.of(n1.get(0))).as("removed once the setup ended").doesNotExist();
         assertThat(Path.of(n2.get(0))).doesNotExist();
     }
+
+    @Test
+    void aScriptThatImportsTorchFailsPreflightWhereTheWorkersPythonHasNone() throws Exception {
+        Path venv = tmp.resolve("envs/notorch");
+        Process mk = new ProcessBuilder("python3", "-m", "venv", "--without-pip", venv.toString()).inheritIO().start();
+        assertThat(mk.waitFor()).isZero();
+        LocalJobs jobs = new LocalJobs(tmp);
+        Path job = jobs.job("notorch", "culprit.py", 1, 2, Map.of(), 2, 0);
+        Files.writeString(job, Files.readString(job) + "environment: {venv: " + venv + "}\n");
+        Cli run = jobs.runInProcess(job);
+        assertThat(run.code()).as(run.err()).isEqualTo(3);
+        assertThat(run.out() + run.err()).contains("FAIL n1 program: python3 -> " + venv.resolve("bin/python3")).contains(") has no torch, and"
+                + " culprit.py imports it: install torch for it (Debian: apt-get install python3-torch), or name an environment that has it");
+        assertThat(run.out() + run.err()).doesNotContain("Traceback").doesNotContain("ModuleNotFoundError");
+    }
 }
