@@ -139,7 +139,7 @@ final class FramePump {
 
     private void pump(InputStream stream) {
         boolean done = false;
-        String reason = "its agent exited";
+        String reason = "its agent's stream ended: the agent exited, or the link to it broke";
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(stream, 65536))) {
             Frame f;
             while ((f = Frame.readFrom(in)) != null) {
