@@ -12,6 +12,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import org.runjob.protocol.ContainerStart;
@@ -214,6 +215,25 @@ final class NodeEnvironment {
                 argv));
     }
 
+    private static final Pattern NO_DAEMON = Pattern.compile("(?i)cannot connect to the docker daemon|is the docker daemon running"
+            + "|docker\\.sock.*(connection refused|no such file)");
+    private static final Pattern NOT_ALLOWED = Pattern.compile("(?i)permission denied.*(docker\\.sock|podman\\.sock)");
+
+    /**
+     * Why {@code RUNTIME image inspect IMAGE} failed, from its last line: a daemon that does not
+     * answer and a socket this user may not use are named as such, not as a missing image.
+     */
+    static String inspectFailed(String runtime, String image, String lastLine) {
+        String said = " (" + runtime + " image inspect: " + lastLine + ")";
+        if (NO_DAEMON.matcher(lastLine).find()) {
+            return "the " + runtime + " daemon does not answer on this node" + said + ": start it there (systemctl start " + runtime + ")";
+        }
+        if (NOT_ALLOWED.matcher(lastLine).find()) {
+            return "this user may not use " + runtime + " on this node" + said + ": add the user to its group there, or use rootless podman";
+        }
+        return "image " + image + " is not on this node" + said + ": pull or load it there";
+    }
+
     /** The image is there: its id and digest go into the facts; else the error does, and false. */
     private static boolean image(ContainerStart c, Map<String, String> env, Map<String, String> facts) {
         Optional<Path> runtime = Programs.find(c.runtime(), env.get("PATH"), Path.of("/"));
@@ -236,9 +256,8 @@ final class NodeEnvironment {
         pb.environment().putAll(env);
         Optional<Commands.Ran> ran = Commands.run(pb, 60_000, 8192);
         if (ran.isEmpty() || ran.get().code() != 0) {
-            facts.put(EnvironmentReply.CONTAINER_ERROR, "image " + c.image() + " is not on this node (" + c.runtime() + " image inspect: "
-                    + ran.map(r -> r.out().strip().lines().reduce((a, b) -> b).orElse("exit " + r.code())).orElse("did not run")
-                    + "): pull or load it there");
+            facts.put(EnvironmentReply.CONTAINER_ERROR, inspectFailed(c.runtime(), c.image(),
+                    ran.map(r -> r.out().strip().lines().reduce((a, b) -> b).orElse("exit " + r.code())).orElse("did not run")));
             return false;
         }
         String[] parts = ran.get().out().strip().split(" ");
