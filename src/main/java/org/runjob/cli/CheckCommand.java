@@ -1,11 +1,15 @@
 package org.runjob.cli;
 
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
 import org.runjob.json.Json;
+import org.runjob.launch.Spares;
 import org.runjob.node.Backend;
 import org.runjob.node.Cluster;
+import org.runjob.plan.Inventory;
+import org.runjob.plan.Planner;
 import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.report.PreflightText;
@@ -21,6 +25,7 @@ import org.runjob.spec.SpecLoader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
+import tools.jackson.databind.node.ObjectNode;
 
 /** {@code runjob check FILE}: the preflight of a run, alone; exit 0 or 3. Ships only the agent jar. */
 @Command(name = "check", mixinStandardHelpOptions = true,
@@ -61,12 +66,24 @@ final class CheckCommand implements Callable<Integer> {
                      new NodeStarter(spec, cluster, io.env(), Optional.empty()), Optional.empty(), Optional.empty(), io.err())) {
             report = checked.report();
         }
+        List<String> misfits = List.of();
+        if (report.ok() && !spec.spares().isEmpty()) {
+            Inventory inventory = new Inventory(report.gpuIndices(), report.interfaces(), Optional.of(report.masterAddr()), backend.gpus(),
+                    report.activations());
+            misfits = Spares.misfits(spec, (changed, masterAddr) -> Planner.plan(changed, inventory, "check", report.masterPort()));
+        }
         if (options.output == JobOptions.Output.json) {
-            io.out().println(Json.pretty(PreflightText.json(report)));
+            ObjectNode json = PreflightText.json(report);
+            if (!misfits.isEmpty()) {
+                json.put("ok", false);
+                misfits.forEach(json.putArray("spare_problems")::add);
+            }
+            io.out().println(Json.pretty(json));
         } else {
             PreflightText.print(report, io.out(), Io.colour(io), Io.width(io));
+            misfits.forEach(m -> io.out().println("FAIL " + m));
         }
         io.out().flush();
-        return report.ok() ? ExitCode.OK : ExitCode.PREFLIGHT_FAILED;
+        return report.ok() && misfits.isEmpty() ? ExitCode.OK : ExitCode.PREFLIGHT_FAILED;
     }
 }

@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -108,6 +110,44 @@ public final class Spares {
     }
 
     private record Candidate(NodeSpec spare, LaunchPlan plan, Started started) {
+    }
+
+    /**
+     * Why each spare that fits no node's place never could stand in, as preflight found the
+     * machines ({@code plan} gives each job, the spares planned on nodes' places): a spare that,
+     * planned in any node's place, runs another number of workers than that node (a
+     * {@code gpus: all} spare with fewer GPUs).
+     */
+    public static List<String> misfits(JobSpec spec, Replanner plan) {
+        LaunchPlan base;
+        try {
+            base = plan.plan(spec, Optional.empty());
+        } catch (PlanningException e) {
+            return List.of();
+        }
+        List<String> out = new ArrayList<>();
+        for (NodeSpec spare : spec.spares()) {
+            Set<Integer> runs = new TreeSet<>();
+            boolean fits = false;
+            for (NodePlan node : base.nodes()) {
+                try {
+                    NodePlan in = plan.plan(spec.withStandIn(node.name(), spare), Optional.empty()).nodes().get(node.nodeRank());
+                    runs.add(in.workers().size());
+                    fits |= in.workers().size() == node.workers().size();
+                } catch (PlanningException e) {
+                    // it cannot be planned there: no fit
+                }
+            }
+            if (!fits) {
+                Set<Integer> nodes = new TreeSet<>();
+                base.nodes().forEach(n -> nodes.add(n.workers().size()));
+                out.add("spare " + spare.name() + " fits no node's place: it would run " + (runs.isEmpty() ? "nothing" : runs.stream()
+                        .map(String::valueOf).collect(Collectors.joining(" or "))) + " where a node runs " + nodes.stream()
+                        .map(String::valueOf).collect(Collectors.joining(" or ")) + " workers, so it can never stand in (give it a node's"
+                        + " number of GPUs, or workers: N)");
+            }
+        }
+        return out;
     }
 
     /** The first spare of the pool that fits {@code node}'s place and starts there, taken from the pool; the ones that fail are dropped. */

@@ -170,6 +170,7 @@ public final class RunJob {
             boolean leased = backend.gpus() == GpuAuthority.PROBED_AND_LEASED;
             Spares.Replanner replanner = (changed, masterAddr) -> Planner.withVariables(Planner.plan(changed,
                     inventory.withMasterAddr(masterAddr), runId, plan.masterPort()), backend.workerVariables());
+            Spares.misfits(spec, replanner).forEach(m -> io.err().println("runjob: warning: " + m));
             Health health = new Health(spec, runId, false);
             Quarantine quarantine = new QuarantineFile(io.env(), io.clock(), runId, spec.name(), spec.failure().quarantineSeconds(),
                     why -> io.err().println("runjob: " + why));

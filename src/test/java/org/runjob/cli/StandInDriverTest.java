@@ -143,4 +143,17 @@ class StandInDriverTest {
         assertThat(r.code()).isEqualTo(3);
         assertThat(r.out()).endsWith("box                -  no CUDA device (the driver found no GPU)\n");
     }
+
+    @Test
+    void aGpusAllSpareWithAnotherNumberOfGpusThanEveryNodeFailsCheck() throws Exception {
+        Path job = job("spared", "  - {name: box, local: true, gpus: [0, 1]}\nspares:\n  - {name: wide, local: true, gpus: all}\n", "[python3, -c, 'pass']");
+        Cli check = Cli.run(env(), "check", job.toString());
+        assertThat(check.code()).as(check.out() + check.err()).isEqualTo(3);
+        assertThat(check.out()).contains("FAIL spare wide fits no node's place: it would run 3 where a node runs 2 workers, so it can never"
+                + " stand in (give it a node's number of GPUs, or workers: N)\n");
+        Path fits = job("fits", "  - {name: box, local: true, gpus: [0, 1, 2]}\nspares:\n  - {name: wide, local: true, gpus: all}\n",
+                "[python3, -c, 'pass']");
+        Cli ok = Cli.run(env(), "check", fits.toString());
+        assertThat(ok.out()).doesNotContain("fits no node");
+    }
 }
