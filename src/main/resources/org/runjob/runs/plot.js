@@ -25,12 +25,13 @@
     return a >= 1000 || (a > 0 && a < 0.01) ? v.toExponential(2) : String(Math.round(v * 1000) / 1000);
   }
 
-  function chart(title, series, unit) {
+  // range: a fixed [low, high] for the y axis (GPU utilization: 0-100 %); else the data's, on a log
+  // scale when every value is positive and they span at least two decades (a loss from 10 to 0.01)
+  function chart(title, series, unit, range) {
     var section = document.createElement("section");
     section.className = "chart";
     section.setAttribute("data-metric", title);
     var h = document.createElement("h2");
-    h.textContent = title + (unit ? " (" + unit + ")" : "");
     section.appendChild(h);
     var svg = el("svg", {width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img"});
     section.appendChild(svg);
@@ -39,12 +40,17 @@
     ranks.forEach(function (r) { series[r].forEach(function (p) { xs.push(p[0]); ys.push(p[1]); }); });
     var x0 = 0, x1 = Math.max(data.end, Math.max.apply(null, xs.concat([1])));
     var y0 = Math.min.apply(null, ys), y1 = Math.max.apply(null, ys);
+    var log = !range && y0 > 0 && y1 / y0 >= 100;
+    if (range) { y0 = Math.min(range[0], y0); y1 = Math.max(range[1], y1); }
     if (y0 === y1) { y0 -= 1; y1 += 1; }
+    svg.setAttribute("data-scale", log ? "log" : "linear");
+    h.textContent = title + (unit ? " (" + unit + ")" : "") + (log ? " (log scale)" : "");
+    var f = log ? function (y) { return Math.log10(y); } : function (y) { return y; };
     var sx = function (x) { return L + (x - x0) / (x1 - x0) * (W - L - R); };
-    var sy = function (y) { return T + (1 - (y - y0) / (y1 - y0)) * (H - T - B); };
+    var sy = function (y) { return T + (1 - (f(y) - f(y0)) / (f(y1) - f(y0))) * (H - T - B); };
     el("rect", {x: L, y: T, width: W - L - R, height: H - T - B, "class": "frame"}, svg);
     for (var i = 0; i <= 4; i++) {
-      var yv = y0 + (y1 - y0) * i / 4, xv = x0 + (x1 - x0) * i / 4;
+      var yv = log ? Math.pow(10, f(y0) + (f(y1) - f(y0)) * i / 4) : y0 + (y1 - y0) * i / 4, xv = x0 + (x1 - x0) * i / 4;
       text(svg, L - 6, sy(yv) + 4, nice(yv), "tick", "end");
       text(svg, sx(xv), H - B + 16, Math.round(xv) + " s", "tick", "middle");
     }
@@ -69,7 +75,7 @@
     document.getElementById("charts").appendChild(section);
   }
 
-  Object.keys(data.metrics).sort().forEach(function (m) { chart(m, data.metrics[m], ""); });
-  if (Object.keys(data.gpu).length) { chart("GPU utilization", data.gpu, "%"); }
+  Object.keys(data.metrics).sort().forEach(function (m) { chart(m, data.metrics[m], "", null); });
+  if (Object.keys(data.gpu).length) { chart("GPU utilization", data.gpu, "%", [0, 100]); }
   document.body.setAttribute("data-charts", String(document.querySelectorAll("section.chart").length));
 })();
