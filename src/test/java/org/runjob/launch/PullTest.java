@@ -4,11 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.testbed.RunjobProcess;
 
 import tools.jackson.databind.json.JsonMapper;
 
@@ -50,5 +53,29 @@ class PullTest {
                 + outputs.resolve("n1") + "\n").contains("runjob: outputs: 2 files (");
         var summary = JsonMapper.builder().build().readTree(Files.readString(jobs.runFolder("shared").resolve("summary.json")));
         assertThat(summary.path("outputs").path("n2").path("shares_with").asString()).isEqualTo("n1");
+    }
+
+    @Test
+    void tenThousandFilesAndA256MibSparseFileComeUnderA64MibHeapAndTheSparseOneStaysSparse() throws Exception {
+        LocalJobs jobs = new LocalJobs(tmp);
+        Path job = jobs.job("many", "many_outputs.py", 1, 1, Map.of("FILES", "10000", "SPARSE_MIB", "256"), 2, 0);
+        Files.writeString(job, Files.readString(job) + "outputs: [out]\n");
+        Process runjob = RunjobProcess.start(tmp, "many.yaml", Map.of("JAVA_TOOL_OPTIONS", "-Xmx128m -XX:+ExitOnOutOfMemoryError"),
+                List.of("-XX:+UseSerialGC", "-Xmx64m", "-XX:+ExitOnOutOfMemoryError"), List.of(), job, List.of());
+        assertThat(runjob.waitFor(300, TimeUnit.SECONDS)).isTrue();
+        String err = Files.readString(tmp.resolve("many.yaml.err"));
+        assertThat(runjob.exitValue()).as(err).isZero();
+        assertThat(err).contains("runjob: outputs: 10001 files (");
+        Path outputs = jobs.runFolder("many").resolve("outputs/n1");
+        try (var files = Files.list(outputs.resolve("out/many"))) {
+            assertThat(files.count()).isEqualTo(10_000);
+        }
+        assertThat(Files.readString(outputs.resolve("out/many/f009999.txt"))).isEqualTo("file 9999\n");
+        Path sparse = outputs.resolve("out/sparse.bin");
+        assertThat(Files.size(sparse)).isEqualTo(256L << 20);
+        Process stat = new ProcessBuilder("stat", "--format=%b %B", sparse.toString()).start();
+        String[] blocks = new String(stat.getInputStream().readAllBytes()).trim().split(" ");
+        assertThat(Long.parseLong(blocks[0]) * Long.parseLong(blocks[1])).as("allocated bytes").isLessThan(8L << 20);
+        assertThat(outputs.resolve(".incoming")).doesNotExist();
     }
 }
