@@ -40,7 +40,7 @@ import java.util.function.Consumer;
  */
 public final class OutputSender {
 
-    static final int CHUNK = 1 << 20;
+    static final int CHUNK = 256 << 10;
     private static final String LINK = ": a symlink (never followed)";
 
     private final Path base;

@@ -13,7 +13,7 @@ import java.util.Objects;
 /**
  * The OUTPUTS request and its answer: the coordinator names paths relative to the run's directory
  * (a Wire list) and the most bytes to send (a long); the agent sends each regular file under them as OUTPUT_DATA frames (the file's
- * index in {@code rank}, chunks of at most 1 MiB, an empty chunk ending it), then one REPLY: this
+ * index in {@code rank}, chunks of at most 256 KiB, an empty chunk ending it), then one REPLY: this
  * {@link Manifest}, each file's path, size and SHA-256 in index order, and the paths it
  * did not send, with why.
  */

@@ -64,7 +64,7 @@ public final class NodeSession implements AutoCloseable {
      * that blocks while a setup prints a gigabyte) stops the agent's stream, whose spool holds the
      * rest, so runjob holds at most this many lines or output chunks of a node.
      */
-    static final int INBOX = 16;
+    static final int INBOX = 64;
     /** Files at least this big report their progress. */
     static final long PROGRESS_MIN_BYTES = 8L << 20;
 
