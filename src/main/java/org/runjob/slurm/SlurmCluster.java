@@ -175,15 +175,27 @@ public final class SlurmCluster implements Cluster {
                 .map(p -> "scontrol update ExcNodeList: " + p);
     }
 
-    /** {@code scontrol requeue J} of the batch job runjob runs in, when {@code slurm.requeue_on_time_limit} asks for it. */
+    /**
+     * {@code scontrol requeue J} of the batch job runjob runs in, when {@code slurm.requeue_on_time_limit}
+     * asks for it and the job has been requeued fewer than {@code slurm.max_time_limit_requeues}
+     * times ({@code SLURM_RESTART_COUNT}); what was done, for the console.
+     */
     @Override
     public Optional<String> requeueAfterTimeLimit() {
-        if (inside.isEmpty() || !spec.settings(SlurmSettings.class).requeueOnTimeLimit()) {
+        SlurmSettings slurm = spec.settings(SlurmSettings.class);
+        if (inside.isEmpty() || !slurm.requeueOnTimeLimit()) {
             return Optional.empty();
+        }
+        int done = Optional.ofNullable(allEnv.get("SLURM_RESTART_COUNT")).filter(v -> v.matches("\\d{1,9}")).map(Integer::parseInt).orElse(0);
+        if (done >= slurm.maxTimeLimitRequeues()) {
+            return Optional.of("Slurm job " + inside.get() + " is not requeued again: it was requeued " + done + " time" + (done == 1 ? "" : "s")
+                    + " already (slurm.max_time_limit_requeues " + slurm.maxTimeLimitRequeues() + "); give it a longer time limit, or"
+                    + " resume it with runjob submit --resume");
         }
         Optional<String> refused = SlurmCommands.failure(List.of("scontrol", "requeue", inside.get()), env);
         return Optional.of(refused.map(r -> "cannot requeue Slurm job " + inside.get() + ": " + r).orElse("Slurm job " + inside.get()
-                + " is requeued (slurm.requeue_on_time_limit): the run goes on as its next attempt when Slurm starts it again"));
+                + " is requeued (slurm.requeue_on_time_limit), continuation " + (done + 1) + " of at most " + slurm.maxTimeLimitRequeues()
+                + ": the run goes on as its next attempt when Slurm starts it again"));
     }
 
     /** The node's NodeAddr, once sinfo answered. */

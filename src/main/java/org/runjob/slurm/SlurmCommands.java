@@ -189,6 +189,10 @@ public final class SlurmCommands {
         List<String> argv = new ArrayList<>(List.of("sbatch", "--parsable", "--job-name=" + jobName));
         argv.addAll(own);
         argv.add("--open-mode=append");
+        if (slurm.requeueOnTimeLimit()) {
+            // the run requeues its own job at the time limit: a site whose jobs are not requeueable by default refuses that without it
+            argv.add("--requeue");
+        }
         // the batch step is runjob itself (exec): Slurm's warning before the time limit stops the run gracefully
         argv.add("--signal=B:USR1@" + slurm.stopBeforeLimitSeconds());
         for (int k = 0; k < components.size(); k++) {

@@ -55,7 +55,8 @@ final class SlurmJobFile implements BackendSpec {
         return new SlurmSettings(text(s, "partition"), text(s, "account"), text(s, "time"), text(s, "qos"),
                 strings(s.get("alloc_args")), strings(s.get("srun_args")),
                 integer(s, "stop_before_limit_s").orElse(SlurmSettings.DEFAULT_STOP_BEFORE_LIMIT_S), integer(s, "cpus_per_worker"),
-                s != null && s.path("requeue_on_time_limit").asBoolean(false));
+                s != null && s.path("requeue_on_time_limit").asBoolean(false),
+                integer(s, "max_time_limit_requeues").orElse(SlurmSettings.DEFAULT_MAX_TIME_LIMIT_REQUEUES));
     }
 
     @Override

@@ -14,13 +14,16 @@ import org.runjob.spec.BackendSettings;
  * @param stopBeforeLimitSeconds a run stops gracefully this long before its time limit
  * @param cpusPerWorker          CPUs the allocation holds per worker (Slurm's default: one)
  * @param requeueOnTimeLimit     a submitted run stopped by Slurm's time-limit warning requeues its job, to go on as its next attempt
+ * @param maxTimeLimitRequeues   how many times in a row that requeue happens at most ({@code max_time_limit_requeues})
  */
 public record SlurmSettings(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
                             List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker,
-                            boolean requeueOnTimeLimit)
+                            boolean requeueOnTimeLimit, int maxTimeLimitRequeues)
         implements BackendSettings {
 
     public static final int DEFAULT_STOP_BEFORE_LIMIT_S = 90;
+    /** Time-limit requeues of one job at most, by default: a run that needs more wants a longer time limit. */
+    public static final int DEFAULT_MAX_TIME_LIMIT_REQUEUES = 5;
 
     public SlurmSettings {
         allocArgs = List.copyOf(allocArgs);
@@ -29,7 +32,7 @@ public record SlurmSettings(Optional<String> partition, Optional<String> account
 
     public SlurmSettings(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
                          List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker) {
-        this(partition, account, time, qos, allocArgs, srunArgs, stopBeforeLimitSeconds, cpusPerWorker, false);
+        this(partition, account, time, qos, allocArgs, srunArgs, stopBeforeLimitSeconds, cpusPerWorker, false, DEFAULT_MAX_TIME_LIMIT_REQUEUES);
     }
 
     public SlurmSettings(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,

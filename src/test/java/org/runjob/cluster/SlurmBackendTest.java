@@ -597,7 +597,8 @@ class SlurmBackendTest {
         JsonNode first = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.until-attempt-0.json")));
         assertThat(first.path("interrupted_by").asString()).isEqualTo(Interrupts.TIME_LIMIT);
         assertThat(Files.readString(folder.resolve("slurm-" + jobId + ".out"))).contains("runjob: Slurm job " + jobId
-                + " is requeued (slurm.requeue_on_time_limit): the run goes on as its next attempt when Slurm starts it again\n");
+                + " is requeued (slurm.requeue_on_time_limit), continuation 1 of at most 5: the run goes on as its next attempt when Slurm"
+                + " starts it again\n");
         Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the batch job to leave the queue");
         assertThat(jobState(jobId)).isEqualTo("COMPLETED");
     }

@@ -60,6 +60,31 @@ class SlurmCommandsTest {
     }
 
     @Test
+    void aJobThatRequeuesItselfAtItsTimeLimitIsSubmittedRequeueable() {
+        SlurmSettings slurm = new SlurmSettings(Optional.empty(), Optional.empty(), Optional.of("10"), Optional.empty(), List.of(), List.of(),
+                45, Optional.empty(), true, 3);
+        SlurmCommands c = commands(job(slurm, node("a", 2, List.of())));
+        assertThat(c.sbatch("runjob-r", Path.of("/runs/r/1"), Path.of("/runs/r/1/submit.sh"), List.of("java", "run"), List.of()))
+                .containsExactly("sbatch", "--parsable", "--job-name=runjob-r", "--output=/runs/r/1/slurm-%j.out", "--open-mode=append",
+                        "--requeue", "--signal=B:USR1@45", "--time=10", "--nodelist=a", "--nodes=1", "--ntasks-per-node=2", "/runs/r/1/submit.sh",
+                        "java", "run");
+    }
+
+    @Test
+    void aJobRequeuedAsOftenAsItsCapAllowsIsNotRequeuedAgainAndSaysWhatToDo() {
+        SlurmSettings slurm = new SlurmSettings(Optional.empty(), Optional.empty(), Optional.of("10"), Optional.empty(), List.of(), List.of(),
+                45, Optional.empty(), true, 3);
+        SlurmCluster inside = new SlurmCluster(job(slurm, node("a", 2, List.of())), Map.of("SLURM_JOB_ID", "12", "SLURM_RESTART_COUNT", "3"),
+                line -> { }, () -> false);
+        assertThat(inside.requeueAfterTimeLimit()).contains("Slurm job 12 is not requeued again: it was requeued 3 times already"
+                + " (slurm.max_time_limit_requeues 3); give it a longer time limit, or resume it with runjob submit --resume");
+        SlurmSettings never = new SlurmSettings(Optional.empty(), Optional.empty(), Optional.of("10"), Optional.empty(), List.of(), List.of(),
+                45, Optional.empty(), false, 3);
+        assertThat(new SlurmCluster(job(never, node("a", 2, List.of())), Map.of("SLURM_JOB_ID", "12"), line -> { }, () -> false)
+                .requeueAfterTimeLimit()).isEmpty();
+    }
+
+    @Test
     void cpusPerWorkerAreAskedForAndTheTimeLimitWarningIsSubmitted() {
         SlurmSettings slurm = new SlurmSettings(Optional.empty(), Optional.empty(), Optional.of("10"), Optional.empty(), List.of(), List.of(),
                 45, Optional.of(6));
