@@ -133,6 +133,12 @@ final class SlurmEvents {
                     + " (node failure)" + again, requeued, lost.stream().map(n -> SlurmAddress.MACHINE_PREFIX + n).toList()));
         }
         if (requeued) {
+            Matcher preempted = STATE.matcher(scontrol);
+            Matcher why = REASON.matcher(scontrol);
+            if ((preempted.find() && preempted.group(1).equals("PREEMPTED")) || (why.find() && why.group(1).startsWith("Preempt"))) {
+                return Optional.of(new SchedulerStop("Slurm preempted job " + jobId + " and requeued it (restart " + restarts + ")", true,
+                        List.of()));
+            }
             return Optional.of(new SchedulerStop("Slurm requeued job " + jobId + " (restart " + restarts
                     + ": preemption or scontrol requeue)", true, List.of()));
         }

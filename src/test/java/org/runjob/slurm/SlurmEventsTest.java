@@ -60,6 +60,9 @@ class SlurmEventsTest {
         // scontrol requeue or preemption: every node still there
         assertThat(SlurmEvents.stop("12", ending(1, "h[1-2]", "(null)"), 0, held, held))
                 .contains(new SchedulerStop("Slurm requeued job 12 (restart 1: preemption or scontrol requeue)", true, List.of()));
+        // preemption, when the record says so: named as such
+        assertThat(SlurmEvents.stop("12", ending(1, "h[1-2]", "(null)").replace("JobState=COMPLETING", "JobState=PREEMPTED"), 0, held, held))
+                .contains(new SchedulerStop("Slurm preempted job 12 and requeued it (restart 1)", true, List.of()));
         // a cancel, once the record shows it; COMPLETING alone says nothing yet
         assertThat(SlurmEvents.stop("12", job("CANCELLED", "None"), 0, held, List.of()))
                 .contains(new SchedulerStop("Slurm job 12 was cancelled from outside runjob (scancel) (CANCELLED)", false, List.of()));
