@@ -2,7 +2,9 @@ package org.runjob.agent;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +30,14 @@ final class Commands {
      */
     static List<String> bash(String command) {
         return List.of("/bin/bash", "--noprofile", "--norc", "-c", command);
+    }
+
+    /** {@code env} without the variables that make a non-interactive shell read a file first ({@link #bash}'s environment). */
+    static Map<String, String> withoutRc(Map<String, String> env) {
+        Map<String, String> out = new LinkedHashMap<>(env);
+        out.remove("BASH_ENV");
+        out.remove("ENV");
+        return out;
     }
 
     /** Runs {@code pb} with empty stdin for {@code ms} at most; empty when it could not start. */

@@ -30,10 +30,9 @@ final class HealthCheck {
     }
 
     static Answer answer(HealthRequest request, Map<String, String> agentEnv, Path dir) {
-        Map<String, String> env = new HashMap<>(agentEnv);
-        env.putAll(request.env());
-        env.remove("BASH_ENV");
-        env.remove("ENV");
+        Map<String, String> all = new HashMap<>(agentEnv);
+        all.putAll(request.env());
+        Map<String, String> env = Commands.withoutRc(all);
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(request.timeoutMillis());
         if (!request.gpus().isEmpty()) {
             Optional<String> gpuProblem = gpus(request.gpus(), env, dir, deadline);

@@ -68,7 +68,7 @@ final class NodeEnvironment {
         if (request.setupCommands().isEmpty()) {
             facts.put(EnvironmentReply.SETUP, "none");
         } else {
-            Map<String, String> setupEnv = withoutRc(env);
+            Map<String, String> setupEnv = Commands.withoutRc(env);
             Optional<Path> tmp = container.isPresent() ? Optional.empty() : privateTmp(scratch);
             tmp.ifPresent(t -> setupEnv.put("TMPDIR", t.toString()));
             Setup.Result setup;
@@ -120,14 +120,6 @@ final class NodeEnvironment {
         } catch (IOException | UncheckedIOException e) {
             // something the setup left there cannot be removed: the directory stays where it is
         }
-    }
-
-    /** {@code env} without the variables that make a non-interactive shell read a file first. */
-    static Map<String, String> withoutRc(Map<String, String> env) {
-        Map<String, String> out = new LinkedHashMap<>(env);
-        out.remove("BASH_ENV");
-        out.remove("ENV");
-        return out;
     }
 
     /**

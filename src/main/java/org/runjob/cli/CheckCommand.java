@@ -68,8 +68,7 @@ final class CheckCommand implements Callable<Integer> {
         }
         List<String> misfits = List.of();
         if (report.ok() && !spec.spares().isEmpty()) {
-            Inventory inventory = new Inventory(report.gpuIndices(), report.interfaces(), Optional.of(report.masterAddr()), backend.gpus(),
-                    report.activations());
+            Inventory inventory = report.inventory(backend.gpus());
             misfits = Spares.misfits(spec, (changed, masterAddr) -> Planner.plan(changed, inventory, "check", report.masterPort()));
         }
         if (options.output == JobOptions.Output.json) {

@@ -2,12 +2,14 @@ package org.runjob.preflight;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.stream.Collectors;
 
 import org.runjob.plan.Inventory;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.spec.GpuAuthority;
 
 /**
  * The preflight result: a row per node, the rendezvous port chosen for {@code port: auto}, and the
@@ -38,6 +40,11 @@ public record PreflightReport(List<NodeReport> nodes, OptionalInt masterPort, Ma
     /** Node name to its GPU indices, for the nodes that were probed (those that use GPUs). */
     public Map<String, List<Integer>> gpuIndices() {
         return gpus.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().indices()));
+    }
+
+    /** What the plan is made of: each node's GPUs, interfaces and activated environment, and MASTER_ADDR, as preflight found them. */
+    public Inventory inventory(GpuAuthority gpuAuthority) {
+        return new Inventory(gpuIndices(), interfaces(), Optional.of(masterAddr()), gpuAuthority, activations());
     }
 
     /** What activating each node's environment changed, for the plan. */

@@ -150,8 +150,7 @@ public final class RunJob {
             }
             // the spares run nothing until one stands in for a lost node: their agents end (and give their GPUs back) now
             spec.spares().forEach(spare -> Optional.ofNullable(checked.sessions().remove(spare.name())).ifPresent(NodeSession::close));
-            Inventory inventory = new Inventory(report.gpuIndices(), report.interfaces(), Optional.of(report.masterAddr()), backend.gpus(),
-                    report.activations());
+            Inventory inventory = report.inventory(backend.gpus());
             LaunchPlan plan;
             try {
                 plan = Planner.withVariables(Planner.plan(spec, inventory, runId, report.masterPort()), backend.workerVariables());

@@ -101,14 +101,13 @@ public final class RunOutputs {
                 Optional<String> first = tokens.reported(node, facts.get(NodeFacts.TOKEN)).owner(node);
                 if (first.isPresent()) {
                     o.put("files", 0).put("bytes", 0).put("shares_with", first.get());
-                    o.put("seconds", Math.round((System.nanoTime() - t0) / 1e6) / 1e3);
-                    return o;
+                } else {
+                    Outputs.Manifest m = session.outputs(paths, maxBytes, into, TIMEOUT_MS);
+                    long bytes = m.files().stream().mapToLong(f -> Math.max(0, f.size())).sum();
+                    o.put("files", m.files().stream().filter(f -> f.size() >= 0).count()).put("bytes", bytes);
+                    var skipped = o.putArray("skipped");
+                    m.skipped().forEach(skipped::add);
                 }
-                Outputs.Manifest m = session.outputs(paths, maxBytes, into, TIMEOUT_MS);
-                long bytes = m.files().stream().mapToLong(f -> Math.max(0, f.size())).sum();
-                o.put("files", m.files().stream().filter(f -> f.size() >= 0).count()).put("bytes", bytes);
-                var skipped = o.putArray("skipped");
-                m.skipped().forEach(skipped::add);
             }
         } catch (IOException | NodeException | RuntimeException e) {
             LOG.warn("node {}: outputs did not come", node.name(), e);
