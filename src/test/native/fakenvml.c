@@ -15,6 +15,9 @@
  *                   line): 0 %, FAKECUDA_GPUS's used MiB, no power reading, 30 C, 1000 MHz.
  *   FAKENVML_CALLS  if set, a file that gets one line per nvmlDeviceGetUtilizationRates call, so a
  *                   test can count samples.
+ *   FAKENVML_PROCS  read at each call of nvmlDeviceGetComputeRunningProcesses_v3: lines "index pid
+ *                   usedMiB", the compute processes on device index (a real process's pid, so that
+ *                   /proc names its user and command). Without the file: none.
  *
  * Build: cc -shared -fPIC -o libnvidia-ml.so.1 fakenvml.c
  */
@@ -30,12 +33,15 @@ enum {
     NVML_ERROR_UNINITIALIZED = 1,
     NVML_ERROR_INVALID_ARGUMENT = 2,
     NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_INSUFFICIENT_SIZE = 7,
     NVML_ERROR_DRIVER_NOT_LOADED = 9,
     NVML_ERROR_UNKNOWN = 999,
 };
 
 typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+/* nvmlProcessInfo_t (v2): 24 bytes */
+typedef struct { unsigned int pid; unsigned long long usedGpuMemory; unsigned int gpuInstanceId, computeInstanceId; } nvmlProcessInfo_t;
 
 #define MAX_DEVICES 16
 #define NA -1L
@@ -178,4 +184,36 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int *mhz)
     if (!initialised) return NVML_ERROR_UNINITIALIZED;
     if (type != 1) return NVML_ERROR_INVALID_ARGUMENT; /* NVML_CLOCK_SM */
     return answer(field(d, 4, 1000), mhz);
+}
+
+/* As the driver does: with too small a buffer, the count needed and NVML_ERROR_INSUFFICIENT_SIZE. */
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_t *infos) {
+    if (!initialised) return NVML_ERROR_UNINITIALIZED;
+    int index = (int) (d - devices);
+    const char *path = getenv("FAKENVML_PROCS");
+    FILE *f = path && *path ? fopen(path, "r") : NULL;
+    unsigned found = 0;
+    nvmlProcessInfo_t all[64];
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof line, f) && found < 64) {
+            int i;
+            unsigned pid;
+            unsigned long long mib;
+            if (sscanf(line, "%d %u %llu", &i, &pid, &mib) == 3 && i == index) {
+                all[found].pid = pid;
+                all[found].usedGpuMemory = mib << 20;
+                all[found].gpuInstanceId = all[found].computeInstanceId = 0xFFFFFFFFu;
+                found++;
+            }
+        }
+        fclose(f);
+    }
+    if (*n < found) {
+        *n = found;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    memcpy(infos, all, found * sizeof all[0]);
+    *n = found;
+    return NVML_SUCCESS;
 }

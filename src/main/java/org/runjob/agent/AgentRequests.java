@@ -2,6 +2,7 @@ package org.runjob.agent;
 
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -15,6 +16,7 @@ import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.protocol.GpuWatch;
 import org.runjob.protocol.HealthRequest;
 import org.runjob.protocol.Lease;
 import org.runjob.protocol.OutputSender;
@@ -27,7 +29,8 @@ import org.runjob.protocol.ProtocolException;
  * FILE_DATA ({@link FileReceiver}); SERVE, FETCH and UNSERVE (relay between agents,
  * {@link FileRelay}; a FETCH runs on its own thread, so STOP or the channel's end can break it
  * off); LISTEN, CONNECT and UNLISTEN (the rendezvous checks, {@link Probe}); PROBE_GPUS (a child
- * JVM runs the probe); LEASE ({@link GpuLeases}); HEALTH ({@link HealthCheck}); ENVIRONMENT ({@link NodeEnvironment}); OUTPUTS
+ * JVM runs the probe; the agent adds each GPU's compute processes); WATCH_GPUS ({@link GpuSampler}
+ * until the channel ends, each GPU's lease holder named); LEASE ({@link GpuLeases}); HEALTH ({@link HealthCheck}); ENVIRONMENT ({@link NodeEnvironment}); OUTPUTS
  * ({@link OutputSender}). A payload that is not what its type says is a
  * {@link ProtocolException}.
  */
@@ -91,7 +94,11 @@ final class AgentRequests {
                 closeListener();
                 reply.accept(Answer.done().encode());
             }
-            case PROBE_GPUS -> reply.accept(GpuInventory.fromProbe(GpuProbeChild.run(env, base().resolve(".runjob"))).encode());
+            case PROBE_GPUS -> {
+                GpuInventory found = GpuInventory.fromProbe(GpuProbeChild.run(env, base().resolve(".runjob")));
+                reply.accept((found.gpus().isEmpty() ? found : found.withProcesses(GpuSampler.processes())).encode());
+            }
+            case WATCH_GPUS -> watch(GpuWatch.decode(f.payload()));
             case LEASE -> reply.accept(leases.handle(leaseRequest(f)).encode());
             case ENVIRONMENT -> environment(EnvironmentRequest.decode(f.payload()));
             case HEALTH -> health(healthRequest(f));
@@ -104,6 +111,19 @@ final class AgentRequests {
             }
         }
         return true;
+    }
+
+    /** True once a WATCH_GPUS request started sampling: one watch per agent. */
+    private boolean watching;
+
+    private void watch(GpuWatch request) {
+        if (!watching) {
+            watching = true;
+            Lease.Request query = Lease.Request.query(request.gpus());
+            GpuSampler.start(request.intervalMillis(), List.of(), () -> request.gpus().isEmpty() ? Map.of() : leases.handle(query).held(),
+                    line -> frames.accept(new Frame(Frame.Type.GPU_SAMPLE, -1, line.getBytes(StandardCharsets.UTF_8))));
+        }
+        reply.accept(Answer.done().encode());
     }
 
     /** START came: this node no longer serves its files to peers. */

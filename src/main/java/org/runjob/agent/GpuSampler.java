@@ -10,19 +10,22 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import com.sun.jna.Library;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
+import org.runjob.protocol.GpuProcess;
 import org.runjob.protocol.WorkerStart;
 
 /**
  * This node's GPUs, sampled through the driver's NVML ({@code libnvidia-ml.so.1}, through JNA: no
  * process is started, so a sample costs a few library calls) every interval while the workers run.
  * Each sample is one JSON line, {@code {"time", "gpus": [{"index", "utilization_pct",
- * "memory_used_mib", "memory_total_mib", "power_w", "temperature_c", "sm_clock_mhz", "ranks"}]}},
+ * "memory_used_mib", "memory_total_mib", "power_w", "temperature_c", "sm_clock_mhz", "ranks",
+ * "processes": [{"pid", "user", "command", "used_mib"}], "held_by"}]}} ({@code held_by} only where asked and leased),
  * a value the GPU does not report (NVML_ERROR_NOT_SUPPORTED: no power sensor) or could not read
  * {@code null}; {@code ranks} are the workers that use that GPU by their CUDA_VISIBLE_DEVICES and
  * LOCAL_RANK ({@link #ranksByGpu}; NVML numbers GPUs in PCI bus order, as runjob's indices do). A node without the driver sends one line
@@ -54,6 +57,9 @@ final class GpuSampler {
         int nvmlDeviceGetTemperature(Pointer device, int sensor, IntByReference celsius);
 
         int nvmlDeviceGetClockInfo(Pointer device, int type, IntByReference mhz);
+
+        /** nvmlProcessInfo_t[count] into {@code infos}; with too small a count, NVML_ERROR_INSUFFICIENT_SIZE and the count needed. */
+        int nvmlDeviceGetComputeRunningProcesses_v3(Pointer device, IntByReference count, Pointer infos);
     }
 
     private final Nvml nvml;
@@ -71,6 +77,14 @@ final class GpuSampler {
      * without NVML gets one {@code none} line. Runs on a daemon thread of its own.
      */
     static void start(long intervalMillis, List<WorkerStart> workers, Consumer<String> send) {
+        start(intervalMillis, workers, Map::of, send);
+    }
+
+    /**
+     * As {@link #start(long, List, Consumer)}, each GPU's line also naming the runjob run that
+     * holds its lease ({@code held_by}, from {@code holders}: GPU index to holder, asked at each sample).
+     */
+    static void start(long intervalMillis, List<WorkerStart> workers, Supplier<Map<Integer, String>> holders, Consumer<String> send) {
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "gpu-sampler");
             t.setDaemon(true);
@@ -84,8 +98,13 @@ final class GpuSampler {
                 return;
             }
             GpuSampler sampler = (GpuSampler) opened;
-            timer.scheduleAtFixedRate(() -> send.accept(sampler.sample()), 0, intervalMillis, TimeUnit.MILLISECONDS);
+            timer.scheduleAtFixedRate(() -> send.accept(sampler.sample(holders.get())), 0, intervalMillis, TimeUnit.MILLISECONDS);
         });
+    }
+
+    /** The compute processes on each of this machine's GPUs; none without NVML. */
+    static Map<Integer, List<GpuProcess>> processes() {
+        return open(List.of()) instanceof GpuSampler s ? GpuProcesses.list(s.nvml, s.devices) : Map.of();
     }
 
     /** The sampler, or why there is none (a String). */
@@ -148,8 +167,9 @@ final class GpuSampler {
         }
     }
 
-    /** One sample of every GPU, as its JSON line. */
-    String sample() {
+    /** One sample of every GPU, as its JSON line; {@code holders}: the runjob run that holds a GPU's lease, by index. */
+    String sample(Map<Integer, String> holders) {
+        Map<Integer, List<GpuProcess>> processes = GpuProcesses.list(nvml, devices);
         StringBuilder b = new StringBuilder("{\"time\":\"").append(Instant.now()).append("\",\"gpus\":[");
         for (int i = 0; i < devices.size(); i++) {
             Pointer d = devices.get(i);
@@ -174,6 +194,18 @@ final class GpuSampler {
             b.append(",\"sm_clock_mhz\":").append(ok && nvml.nvmlDeviceGetClockInfo(d, CLOCK_SM, clock) == 0
                     ? Integer.toUnsignedString(clock.getValue()) : "null");
             b.append(",\"ranks\":").append(ranks.getOrDefault(i, List.of()).toString().replace(" ", ""));
+            b.append(",\"processes\":[");
+            List<GpuProcess> on = processes.getOrDefault(i, List.of());
+            for (int k = 0; k < on.size(); k++) {
+                GpuProcess p = on.get(k);
+                b.append(k > 0 ? "," : "").append("{\"pid\":").append(p.pid()).append(",\"user\":").append(quoted(p.user()))
+                        .append(",\"command\":").append(quoted(p.command())).append(",\"used_mib\":").append(p.usedMib() >= 0 ? Long.toString(p.usedMib()) : "null")
+                        .append('}');
+            }
+            b.append(']');
+            if (holders.containsKey(i)) {
+                b.append(",\"held_by\":").append(quoted(holders.get(i)));
+            }
             b.append('}');
         }
         return b.append("]}").toString();

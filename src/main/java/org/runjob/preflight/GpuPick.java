@@ -9,14 +9,16 @@ import java.util.TreeMap;
 
 import org.runjob.protocol.Gpu;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.protocol.GpuProcess;
 import org.runjob.protocol.Lease;
 
 /**
  * Picking free GPUs ({@code gpus: {count: N}}) and reading the agent's lease answers. Pure: the
  * inventory and the answers are inputs.
  *
- * <p>A GPU is free when less than {@code max_used_mib} of its memory is in use, a context could be
- * created on it (the probe read its free memory), and no other runjob run holds its lease. The
+ * <p>A GPU is free when no compute process runs on it (the driver's list, named by user and
+ * command), less than {@code max_used_mib} of its memory is in use, a context could be created on
+ * it (the probe read its free memory), and no other runjob run holds its lease. The
  * agent tries the candidates least used first (ties by index) and leases the first N it can.
  */
 public final class GpuPick {
@@ -36,6 +38,8 @@ public final class GpuPick {
                 notFree.put(g.index(), g.freeUnknown().get());
             } else if (g.usedBytes() < 0) {
                 notFree.put(g.index(), "its memory use could not be read");
+            } else if (!inventory.processesOn(g.index()).isEmpty()) {
+                notFree.put(g.index(), "in use by " + String.join(", ", inventory.processesOn(g.index()).stream().map(GpuProcess::text).toList()));
             } else if (mib(g.usedBytes()) >= maxUsedMib) {
                 notFree.put(g.index(), mib(g.usedBytes()) + " MiB in use");
             } else {
@@ -70,7 +74,7 @@ public final class GpuPick {
     /** The inventory of the picked GPUs only (their indices stay those of the node). */
     public static GpuInventory only(GpuInventory inventory, List<Integer> picked) {
         List<Gpu> gpus = inventory.gpus().stream().filter(g -> picked.contains(g.index())).toList();
-        return new GpuInventory(gpus, inventory.driverVersion(), inventory.unavailable());
+        return new GpuInventory(gpus, inventory.driverVersion(), inventory.unavailable(), inventory.processes());
     }
 
     private static long mib(long bytes) {

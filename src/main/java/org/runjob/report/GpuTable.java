@@ -1,6 +1,7 @@
 package org.runjob.report;
 
 import java.io.PrintStream;
+import java.util.List;
 import java.util.Map;
 
 import org.runjob.json.Json;
@@ -8,13 +9,15 @@ import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.protocol.Gpu;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.protocol.GpuProcess;
 
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
  * {@code runjob gpus}: a row per GPU (node, index, model, memory total/free, compute capability, bus
- * id, and the runjob run that holds it, if any); a node without GPUs says why.
+ * id, and who holds it: the runjob run that leased it, else the compute processes the driver lists
+ * on it, named by user and command); a node without GPUs says why.
  */
 public final class GpuTable {
 
@@ -23,14 +26,14 @@ public final class GpuTable {
 
     /** @param leases per node, the GPUs another runjob run holds (index to "run R of job J (user U, since T)") */
     public static void print(Map<String, GpuInventory> nodes, Map<String, Map<Integer, String>> leases, PrintStream out) {
-        Table t = Table.of("%-14s %5s  %-28s %10s %10s  %-4s  %-16s  %s", "node", "index", "model", "total", "free", "cc", "bus id", "lease");
+        Table t = Table.of("%-14s %5s  %-28s %10s %10s  %-4s  %-16s  %s", "node", "index", "model", "total", "free", "cc", "bus id", "held by");
         nodes.forEach((node, inv) -> {
             if (inv.gpus().isEmpty()) {
                 t.row(node, "-", inv.unavailable().orElse("no GPU"));
             }
             for (Gpu g : inv.gpus()) {
                 t.row(node, g.index(), g.name(), gib(g.totalBytes()), g.freeBytes() < 0 ? "?" : gib(g.freeBytes()), g.computeCapability(),
-                        g.pciBusId(), leases.getOrDefault(node, Map.of()).getOrDefault(g.index(), "-"));
+                        g.pciBusId(), holder(leases.getOrDefault(node, Map.of()).get(g.index()), inv.processesOn(g.index())));
             }
         });
         t.print(out);
@@ -50,7 +53,8 @@ public final class GpuTable {
                 gpus.addObject().put("index", g.index()).put("name", g.name()).put("total_bytes", g.totalBytes())
                         .put("free_bytes", g.freeBytes()).put("free_unknown", g.freeUnknown().orElse(null))
                         .put("compute_capability", g.computeCapability()).put("pci_bus_id", g.pciBusId())
-                        .put("lease", leases.getOrDefault(node, Map.of()).get(g.index()));
+                        .put("lease", leases.getOrDefault(node, Map.of()).get(g.index()))
+                        .set("processes", processes(inv.processesOn(g.index())));
             }
         });
         return root;
@@ -78,6 +82,28 @@ public final class GpuTable {
             }
         }
         return root;
+    }
+
+    /** Who holds a GPU: its runjob lease, else the processes on it ("alice: sleep 600 (pid 42, 512 MiB)"), else "-". */
+    static String holder(String lease, List<GpuProcess> processes) {
+        if (lease != null) {
+            return lease;
+        }
+        return processes.isEmpty() ? "-" : String.join("; ", processes.stream().map(GpuProcess::text).toList());
+    }
+
+    /** The processes as JSON: {@code [{"pid", "user", "command", "used_mib"}]} ({@code used_mib} null when the driver does not say). */
+    public static ArrayNode processes(List<GpuProcess> processes) {
+        ArrayNode list = Json.MAPPER.createArrayNode();
+        for (GpuProcess p : processes) {
+            ObjectNode o = list.addObject().put("pid", p.pid()).put("user", p.user()).put("command", p.command());
+            if (p.usedMib() >= 0) {
+                o.put("used_mib", p.usedMib());
+            } else {
+                o.putNull("used_mib");
+            }
+        }
+        return list;
     }
 
     private static String gib(long bytes) {

@@ -29,6 +29,7 @@ import org.runjob.protocol.FileManifest;
 import org.runjob.protocol.FileNeeds;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.protocol.GpuWatch;
 import org.runjob.protocol.Handshake;
 import org.runjob.protocol.HealthRequest;
 import org.runjob.protocol.Lease;
@@ -238,6 +239,33 @@ public final class NodeSession implements AutoCloseable {
             return GpuInventory.decode(answer);
         } catch (IOException e) {
             return GpuInventory.none("the agent answered PROBE_GPUS with no inventory: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Has the agent sample its GPUs ({@link GpuWatch}) and gives each sample's JSON line to
+     * {@code samples} until the agent ends or this thread is interrupted; returns then.
+     *
+     * @throws IOException when the agent refused the watch or ended, saying why
+     */
+    public void watchGpus(GpuWatch request, Consumer<String> samples) throws IOException {
+        Answer a = answer(Frame.Type.WATCH_GPUS, request.encode(), 30_000);
+        end(a);
+        while (true) {
+            Event e;
+            try {
+                e = inbox.take();
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            if (e instanceof Event.GpuSample g) {
+                samples.accept(new String(g.line(), StandardCharsets.UTF_8));
+            } else if (e instanceof Event.AgentLost l) {
+                throw new IOException("the agent ended (" + l.reason() + ")");
+            } else if (e instanceof Event.AgentDone) {
+                throw new IOException("the agent ended");
+            }
         }
     }
 

@@ -29,7 +29,7 @@ class GpusCommandTest {
         Cli r = Cli.run(System.getenv(), "gpus", job.toString());
         assertThat(r.code()).isEqualTo(3);
         assertThat(r.out()).isEqualTo(
-                "node           index  model                             total       free  cc    bus id            lease\n"
+                "node           index  model                             total       free  cc    bus id            held by\n"
                 + "box                -  no CUDA driver (libcuda.so.1 not found)\n"
                 + "cpu                -  no CUDA driver (libcuda.so.1 not found)\n");
     }

@@ -55,7 +55,7 @@ class StandInDriverTest {
         Cli r = Cli.run(env(), "gpus", job.toString());
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).isEqualTo(
-                "node           index  model                             total       free  cc    bus id            lease\n"
+                "node           index  model                             total       free  cc    bus id            held by\n"
                 + "box                0  Tesla V100-PCIE-16GB           16.0 GiB   15.5 GiB  7.0   00000000:18:00.0  -\n"
                 + "box                1  NVIDIA A30                     24.0 GiB   24.0 GiB  8.0   00000000:3B:00.0  -\n"
                 + "box                2  NVIDIA A30                     24.0 GiB    4.0 GiB  8.0   00000000:B1:00.0  -\n");

@@ -161,7 +161,7 @@ class SshClusterTest {
         Cli gpus = Cli.run(System.getenv(), "gpus", job.toString());
         // h1's login environment sets CUDA_VISIBLE_DEVICES=1: the probe still sees both GPUs, in bus order
         assertThat(gpus.out()).isEqualTo(
-                "node           index  model                             total       free  cc    bus id            lease\n"
+                "node           index  model                             total       free  cc    bus id            held by\n"
                 + "h1                 0  Tesla V100-PCIE-16GB           16.0 GiB   16.0 GiB  7.0   00000000:3B:00.0  -\n"
                 + "h1                 1  Tesla V100-PCIE-16GB           16.0 GiB   16.0 GiB  7.0   00000000:86:00.0  -\n"
                 + "h2                 0  NVIDIA A30                     24.0 GiB   24.0 GiB  8.0   00000000:17:00.0  -\n"

@@ -10,6 +10,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.runjob.protocol.Gpu;
 import org.runjob.protocol.GpuInventory;
+import org.runjob.protocol.GpuProcess;
 import org.runjob.protocol.Lease;
 
 /** Which GPUs are free and in which order they are tried; what a shortage says. */
@@ -46,5 +47,24 @@ class GpuPickTest {
         assertThat(GpuPick.shortage(2, FOUR, c, a)).isEqualTo("needs 2 free GPUs, 1 of 4 is; GPU 1: 9000 MiB in use;"
                 + " GPU 2: held by another runjob run; GPU 3: held by run r1 of job j (user ann, since 2026-12-01T09:30:02Z)");
         assertThat(GpuPick.only(FOUR, List.of(3, 0)).indices()).containsExactly(0, 3);
+    }
+
+    @Test
+    void aGpuAnotherUsersProcessRunsOnIsNotFreeWhateverItsMemoryAndTheProcessIsNamed() {
+        GpuInventory busy = FOUR.withProcesses(Map.of(0, List.of(new GpuProcess(4242, "bob", "python eval.py", 300)),
+                3, List.of(new GpuProcess(7, "carol", "a\u001b[31mred", -1))));
+        GpuPick.Candidates c = GpuPick.candidates(busy, 500);
+        assertThat(c.order()).extracting(Gpu::index).containsExactly(2);
+        assertThat(c.notFree()).containsExactly(Map.entry(0, "in use by bob: python eval.py (pid 4242, 300 MiB)"),
+                Map.entry(1, "9000 MiB in use"), Map.entry(3, "in use by carol: a\\x1b[31mred (pid 7)"));
+        // the inventory travels with its processes
+        assertThat(GpuPick.only(busy, List.of(0)).processesOn(0)).containsExactly(new GpuProcess(4242, "bob", "python eval.py", 300));
+    }
+
+    @Test
+    void anInventoryWithProcessesReadsBackAsItWasWritten() throws Exception {
+        GpuInventory busy = FOUR.withProcesses(Map.of(2, List.of(new GpuProcess(1L << 33, "bob", "x y", 12), new GpuProcess(9, "?", "?", -1))));
+        assertThat(GpuInventory.decode(busy.encode())).isEqualTo(busy);
+        assertThat(GpuInventory.decode(FOUR.encode()).processes()).isEmpty();
     }
 }

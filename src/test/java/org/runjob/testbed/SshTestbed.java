@@ -157,7 +157,7 @@ public final class SshTestbed {
             Path config = dir.resolve("sshd-" + i + ".conf");
             String gpus = fakeGpus(i).replace("0000:", pciDomain + ":");
             String env = "SHLVL=1 LD_LIBRARY_PATH=" + FakeCuda.DIR + " CONTAINERS_CONF=" + Podman.CONF + " \"FAKECUDA_GPUS=" + gpus + "\""
-                    + " FAKENVML_FILE=" + nvmlFile(i)
+                    + " FAKENVML_FILE=" + nvmlFile(i) + " FAKENVML_PROCS=" + nvmlProcesses(i)
                     + (i == 1 ? " CUDA_VISIBLE_DEVICES=1" : "") + (i == 3 ? " BASH_ENV=" + slowRc() : "")
                     + (i == 4 ? " PATH=" + pathWithoutJava() : "");
             Files.writeString(config, String.join("\n",
@@ -248,6 +248,11 @@ public final class SshTestbed {
     /** While this file exists, every login to h3 takes 20 s more. */
     public Path slowLoginFlag() {
         return dir.resolve("slow-login");
+    }
+
+    /** Host {@code i}'s stand-in NVML's process list ({@code fakenvml.c}: lines "index pid usedMiB"); absent: none. */
+    public Path nvmlProcesses(int i) {
+        return dir.resolve("nvml-procs-" + i);
     }
 
     /**
