@@ -15,6 +15,7 @@ import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.runs.AttemptLines;
 import org.runjob.runs.LastNodes;
+import org.runjob.runs.Progress;
 import org.runjob.runs.Redraw;
 import org.runjob.runs.RunRecords;
 import org.runjob.runs.StatusView;
@@ -99,6 +100,7 @@ final class StatusCommand implements Callable<Integer> {
             if (observed(inside)) {
                 o.set("observed", TopView.json(inside));
             }
+            Progress.of(r).ifPresent(p -> o.set("progress", p.json()));
             io.out().println(Json.pretty(o));
         } else {
             io.out().println("run " + r.runId() + " of job " + r.job() + ": " + r.state()
@@ -109,6 +111,7 @@ final class StatusCommand implements Callable<Integer> {
             AttemptLines.of(r.folder()).forEach(io.out()::println);
             r.summary().flatMap(AttemptLines::goodput).ifPresent(io.out()::println);
             StatusView.text(r.runId(), rows).forEach(io.out()::println);
+            Progress.of(r).ifPresent(p -> io.out().println("progress: " + p.text()));
             List<TopView.Row> inside = TopView.rows(r, Instant.now());
             if (observed(inside)) {
                 io.out().println("inside the run (its last GPU samples and metrics; runjob top " + r.runId() + " follows them live):");

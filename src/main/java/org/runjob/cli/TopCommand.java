@@ -6,6 +6,7 @@ import java.util.concurrent.Callable;
 import org.runjob.json.Json;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
+import org.runjob.runs.Progress;
 import org.runjob.runs.Redraw;
 import org.runjob.runs.RunRecords;
 import org.runjob.runs.TopView;
@@ -62,6 +63,7 @@ final class TopCommand implements Callable<Integer> {
         if (options.output == JobOptions.Output.json) {
             ObjectNode o = Json.object().put("run_id", r.runId()).put("job", r.job()).put("state", r.state()).put("time", io.clock().instant().toString());
             o.set("ranks", TopView.json(TopView.rows(r, Instant.now())));
+            Progress.of(r).ifPresent(p -> o.set("progress", p.json()));
             io.out().println(Json.pretty(o));
             io.out().flush();
             return ExitCode.OK;
@@ -70,6 +72,7 @@ final class TopCommand implements Callable<Integer> {
             io.out().println("run " + run.runId() + " of job " + run.job() + ": " + run.state()
                     + run.status().map(st -> ", attempt " + st.path("attempt").asInt()).orElse(""));
             TopView.text(TopView.rows(run, Instant.now())).forEach(io.out()::println);
+            Progress.of(run).ifPresent(p -> io.out().println("progress: " + p.text()));
         });
     }
 }

@@ -33,6 +33,7 @@ public final class PlanJson {
         root.put("job", plan.job());
         root.put("run_id", plan.runId());
         root.put("world_size", plan.worldSize());
+        plan.spec().observe().maxSteps().ifPresent(n -> root.put("max_steps", n));
         root.put("master_node", plan.masterNode());
         root.put("master_addr", plan.masterAddr());
         if (plan.masterPort().isPresent()) {

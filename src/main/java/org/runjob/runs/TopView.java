@@ -128,7 +128,7 @@ public final class TopView {
     }
 
     /** The JSON objects among the file's last lines. */
-    private static List<JsonNode> lines(Path file) {
+    static List<JsonNode> lines(Path file) {
         List<JsonNode> out = new ArrayList<>();
         if (!Files.isRegularFile(file)) {
             return out;
@@ -171,7 +171,7 @@ public final class TopView {
         }
         JsonNode last = lines.get(lines.size() - 1);
         Optional<String> name = last.path("loss").isNumber() ? Optional.of("loss") : last.propertyNames().stream()
-                .filter(n -> !List.of("time", "rank", "attempt", "step").contains(n) && last.path(n).isNumber()).findFirst();
+                .filter(n -> !List.of("time", "rank", "attempt", "step", "max_steps").contains(n) && last.path(n).isNumber()).findFirst();
         if (name.isEmpty()) {
             return Optional.empty();
         }

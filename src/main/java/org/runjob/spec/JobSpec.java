@@ -64,9 +64,11 @@ public record JobSpec(
      * {@code intervalSeconds} (0: never), a rank flagged as a straggler when its step time stays
      * more than {@code stragglerPct} % above its peers' median for 3 windows of
      * {@code stragglerWindowSeconds} in a row, and the latest samples written in
-     * Prometheus' text format to {@code prometheus}, when given.
+     * Prometheus' text format to {@code prometheus}, when given; {@code maxSteps}, when given, is
+     * the step the training ends at, so progress and an ETA can be shown.
      */
-    public record ObserveSpec(double intervalSeconds, int stragglerPct, double stragglerWindowSeconds, Optional<String> prometheus) {
+    public record ObserveSpec(double intervalSeconds, int stragglerPct, double stragglerWindowSeconds, Optional<String> prometheus,
+                              Optional<Long> maxSteps) {
         public static final ObserveSpec DEFAULT = new ObserveSpec(5, 20, 10, Optional.empty());
 
         public ObserveSpec {
@@ -74,6 +76,11 @@ public record JobSpec(
                 throw new IllegalArgumentException("observe.interval_s is >= 0, observe.straggler_pct >= 1, observe.straggler_window_s > 0");
             }
             Objects.requireNonNull(prometheus, "prometheus");
+            Objects.requireNonNull(maxSteps, "maxSteps");
+        }
+
+        public ObserveSpec(double intervalSeconds, int stragglerPct, double stragglerWindowSeconds, Optional<String> prometheus) {
+            this(intervalSeconds, stragglerPct, stragglerWindowSeconds, prometheus, Optional.empty());
         }
 
         /** The sampling interval in milliseconds; 0 when sampling is off. */
