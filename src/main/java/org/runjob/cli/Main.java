@@ -95,6 +95,7 @@ public final class Main {
         all.put("top", () -> new TopCommand(io));
         all.put("plot", () -> new PlotCommand(io));
         all.put("pull", () -> new PullCommand(io));
+        all.put("serve", () -> new ServeCommand(io));
         all.put("help", CommandLine.HelpCommand::new);
         // bash (and zsh through bashcompinit) completion, generated from the command model
         all.put("completion", AutoComplete.GenerateCompletion::new);

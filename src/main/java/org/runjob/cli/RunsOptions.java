@@ -2,13 +2,8 @@ package org.runjob.cli;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
-import java.util.function.Consumer;
 
 import org.runjob.run.Io;
 import org.runjob.run.Owned;
@@ -108,25 +103,7 @@ final class RunsOptions {
      * {@code --logs-dir}, those in the run index (a submitted run's folder is on its node: not here).
      */
     List<RunRecords.Run> local(Io io) throws IOException {
-        Consumer<String> untrusted = why -> io.err().println("runjob: note: left out: " + why);
-        List<RunRecords.Run> runs = new ArrayList<>(RunRecords.list(dir(), io.env(), untrusted));
-        if (logsDir == null) {
-            RunIndex.problem(io.env()).ifPresent(untrusted);
-            Set<Path> seen = new HashSet<>();
-            runs.forEach(r -> seen.add(r.folder().toAbsolutePath().normalize()));
-            for (RunIndex.Entry e : RunIndex.list(io.env())) {
-                if (!e.isSubmitted() && seen.add(Path.of(e.folder()))) {
-                    Optional<String> problem = Owned.runFolder(Path.of(e.folder()));
-                    if (problem.isPresent()) {
-                        untrusted.accept(problem.get());
-                    } else {
-                        runs.add(RunRecords.read(Path.of(e.folder()), io.env()));
-                    }
-                }
-            }
-            runs.sort(Comparator.comparing(RunRecords.Run::runId));
-        }
-        return runs;
+        return RunRecords.everywhere(dir(), logsDir == null, io.env(), why -> io.err().println("runjob: note: left out: " + why));
     }
 
     private String e(String ref) {

@@ -38,7 +38,7 @@ public final class PlotPage {
 
     /** The file's name in the run folder. */
     public static final String FILE = "plot.html";
-    private static final Set<String> NOT_CHARTED = Set.of("time", "rank", "attempt", "step");
+    private static final Set<String> NOT_CHARTED = Set.of("time", "rank", "attempt", "step", "max_steps");
 
     private PlotPage() {
     }
@@ -153,12 +153,16 @@ public final class PlotPage {
         return all;
     }
 
+    /** The charts' script: it draws an inline {@code #data} at load, and defines {@code runjobPlot(data, container)}. */
+    public static String script() throws IOException {
+        try (InputStream in = PlotPage.class.getResourceAsStream("plot.js")) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
     /** The page for {@code data}, as one HTML document. */
     public static String html(Data data) throws IOException {
-        String script;
-        try (InputStream in = PlotPage.class.getResourceAsStream("plot.js")) {
-            script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
+        String script = script();
         String json = Json.compact(data.json()).replace("<", "\\u003c");
         String title = escaped(data.json().path("job").asString() + " run " + data.json().path("run").asString());
         return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

@@ -9,9 +9,11 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
@@ -19,6 +21,7 @@ import org.runjob.json.Json;
 import org.runjob.logs.Coordinator;
 import org.runjob.report.StatusJson;
 import org.runjob.run.Owned;
+import org.runjob.run.RunIndex;
 import org.runjob.run.RunState;
 
 import tools.jackson.databind.JsonNode;
@@ -122,6 +125,32 @@ public final class RunRecords {
             }
         }
         runs.sort(Comparator.comparing(Run::runId));
+        return runs;
+    }
+
+    /**
+     * Every run this machine has a folder of, oldest first: those under {@code logsDir} and, with
+     * {@code index}, those in the run index (a submitted run's folder is on its node: not here).
+     * A folder not to be believed ({@link Owned#runFolder}) is left out, and why given to {@code untrusted}.
+     */
+    public static List<Run> everywhere(Path logsDir, boolean index, Map<String, String> env, Consumer<String> untrusted) throws IOException {
+        List<Run> runs = new ArrayList<>(list(logsDir, env, untrusted));
+        if (index) {
+            RunIndex.problem(env).ifPresent(untrusted);
+            Set<Path> seen = new HashSet<>();
+            runs.forEach(r -> seen.add(r.folder().toAbsolutePath().normalize()));
+            for (RunIndex.Entry e : RunIndex.list(env)) {
+                if (!e.isSubmitted() && seen.add(Path.of(e.folder()))) {
+                    Optional<String> problem = Owned.runFolder(Path.of(e.folder()));
+                    if (problem.isPresent()) {
+                        untrusted.accept(problem.get());
+                    } else {
+                        runs.add(read(Path.of(e.folder()), env));
+                    }
+                }
+            }
+            runs.sort(Comparator.comparing(Run::runId));
+        }
         return runs;
     }
 

@@ -1,8 +1,9 @@
 // runjob plot: draws one chart per metric from the JSON in #data, a line per rank, as inline SVG.
 // No network, no library: the page is one file. Text goes in through textContent only.
+// runjob serve's run page loads the same script and calls runjobPlot(data, container) as data comes.
 (function () {
   "use strict";
-  var data = JSON.parse(document.getElementById("data").textContent);
+  var data, container;
   var NS = "http://www.w3.org/2000/svg";
   var W = 860, H = 260, L = 64, R = 120, T = 16, B = 36;
   var colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
@@ -72,10 +73,20 @@
       el("rect", {x: W - R + 12, y: T + k * 16, width: 10, height: 10, fill: colour}, svg);
       text(svg, W - R + 28, T + k * 16 + 9, "rank " + r, "legend");
     });
-    document.getElementById("charts").appendChild(section);
+    container.appendChild(section);
   }
 
-  Object.keys(data.metrics).sort().forEach(function (m) { chart(m, data.metrics[m], "", null); });
-  if (Object.keys(data.gpu).length) { chart("GPU utilization", data.gpu, "%", [0, 100]); }
-  document.body.setAttribute("data-charts", String(document.querySelectorAll("section.chart").length));
+  // draws every chart of `d` into `into`, replacing what it held
+  function draw(d, into) {
+    data = d;
+    container = into;
+    while (container.firstChild) { container.removeChild(container.firstChild); }
+    Object.keys(data.metrics).sort().forEach(function (m) { chart(m, data.metrics[m], "", null); });
+    if (Object.keys(data.gpu).length) { chart("GPU utilization", data.gpu, "%", [0, 100]); }
+    document.body.setAttribute("data-charts", String(container.querySelectorAll("section.chart").length));
+  }
+
+  window.runjobPlot = draw;
+  var inline = document.getElementById("data");
+  if (inline) { draw(JSON.parse(inline.textContent), document.getElementById("charts")); }
 })();

@@ -45,6 +45,7 @@ class PackageOrderTest {
             Set.of("report"),
             Set.of("run"),
             Set.of("runs"),
+            Set.of("serve"),
             Set.of("cli"));
 
     /** The backend packages: each is used by the registry alone. */

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -18,11 +19,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
+import org.runjob.testbed.LabPage;
 import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.SshTestbed;
+
+import tools.jackson.databind.JsonNode;
 
 /**
  * {@code runjob submit} on the SSH testbed: the launching machine is h4's network namespace, the
@@ -94,6 +98,14 @@ class SubmitTest {
     record Result(int code, String out, String err) {
     }
 
+    private static String pageSays(LabPage page, String path) {
+        try {
+            return page.get(path).body();
+        } catch (Exception e) {
+            return e.toString();
+        }
+    }
+
     private int step(int rank) {
         try {
             return Integer.parseInt(Files.readString(jobs.pids.resolve("rank-" + rank + ".step")).trim());
@@ -156,6 +168,17 @@ class SubmitTest {
         Result runs = runjob(elsewhere, Duration.ofSeconds(30), "runs");
         assertThat(runs.code()).isZero();
         assertThat(runs.out()).containsPattern(runId + " +outlive +running on h1 ");
+        // the lab's page lists it, asked on its master node, and shows its ranks from there
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("XDG_STATE_HOME", dir.resolve("state").toString());
+        try (LabPage page = LabPage.start(dir.resolve("serve"), env, List.of("serve", "--port", "0"))) {
+            Poll.until(() -> pageSays(page, "/api/runs").contains("\"run_id\":\"" + runId + "\",\"job\":\"outlive\",\"state\":\"running on h1\""),
+                    Duration.ofSeconds(60), "the submitted run on the page", () -> pageSays(page, "/api/runs"));
+            JsonNode shown = page.json("/api/run/" + runId);
+            assertThat(shown.path("submitted").asBoolean()).isTrue();
+            assertThat(shown.path("state").asString()).isEqualTo("running");
+            assertThat(shown.path("rank_rows").size()).isEqualTo(2);
+        }
 
         Result status = runjob(elsewhere, Duration.ofSeconds(60), "status", runId);
         assertThat(status.code()).as(status.err()).isZero();

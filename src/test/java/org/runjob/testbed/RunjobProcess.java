@@ -72,6 +72,18 @@ public final class RunjobProcess {
         return pb.directory(dir.toFile()).redirectErrorStream(true).start();
     }
 
+    /** {@code runjob ARGS...} in {@code dir} with {@code env} added; its stdout and stderr go to NAME.out / .err there. */
+    public static Process command(Path dir, String name, Map<String, String> env, List<String> args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                System.getProperty("java.class.path"), "org.runjob.cli.Main"));
+        cmd.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().putAll(env);
+        return pb.directory(dir.toFile())
+                .redirectOutput(dir.resolve(name + ".out").toFile())
+                .redirectError(dir.resolve(name + ".err").toFile()).start();
+    }
+
     public static String stderrOf(Path dir, Path job) throws IOException {
         return Files.readString(dir.resolve(job.getFileName() + ".err"));
     }
