@@ -2,6 +2,7 @@ package org.runjob.preflight;
 
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -78,6 +79,6 @@ final class GpuCheck {
     }
 
     private static String gib(long bytes) {
-        return String.format("%.1f GiB", bytes / (double) (1L << 30));
+        return String.format(Locale.ROOT, "%.1f GiB", bytes / (double) (1L << 30));
     }
 }

@@ -2,6 +2,7 @@ package org.runjob.report;
 
 import java.io.PrintStream;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 import org.runjob.json.Json;
@@ -107,6 +108,6 @@ public final class GpuTable {
     }
 
     private static String gib(long bytes) {
-        return String.format("%.1f GiB", bytes / (double) (1L << 30));
+        return String.format(Locale.ROOT, "%.1f GiB", bytes / (double) (1L << 30));
     }
 }

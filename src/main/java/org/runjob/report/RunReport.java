@@ -89,10 +89,10 @@ public final class RunReport {
     }
 
     private static String seconds(Duration d) {
-        return String.format("%.1fs", d.toMillis() / 1000.0);
+        return String.format(Locale.ROOT, "%.1fs", d.toMillis() / 1000.0);
     }
 
     private static String seconds(double s) {
-        return String.format("%.1fs", s);
+        return String.format(Locale.ROOT, "%.1fs", s);
     }
 }

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -76,7 +77,7 @@ public final class RunRecords {
         public String duration() {
             try {
                 if (started.isPresent() && ended.isPresent()) {
-                    return String.format("%.1fs", Duration.between(Instant.parse(started.get()), Instant.parse(ended.get())).toMillis() / 1000.0);
+                    return String.format(Locale.ROOT, "%.1fs", Duration.between(Instant.parse(started.get()), Instant.parse(ended.get())).toMillis() / 1000.0);
                 }
             } catch (DateTimeParseException e) {
                 // not a time: unknown
