@@ -86,7 +86,7 @@ final class Guard {
         if (!method.equals("GET") && !method.equals("HEAD") && !method.equals("POST")) {
             return Optional.of(new Refusal(405, "only GET, HEAD and POST"));
         }
-        if (queryToken(uri).map(this::matches).orElse(false)) {
+        if (!method.equals("POST") && queryToken(uri).map(this::matches).orElse(false)) {
             return Optional.empty(); // the link printed at start: the caller sets the cookie
         }
         if (!cookieToken(headers).map(this::matches).orElse(false)) {

@@ -104,7 +104,7 @@ public final class LabServer implements AutoCloseable {
                 text(x, refused.get().status(), refused.get().why());
                 return;
             }
-            if (guard.tokenInQuery(uri)) {
+            if (!x.getRequestMethod().equals("POST") && guard.tokenInQuery(uri)) {
                 // the printed link: the token goes into a cookie and out of the address bar and history
                 x.getResponseHeaders().add("Set-Cookie", guard.cookie());
                 x.getResponseHeaders().add("Location", uri.getRawPath());

@@ -9,8 +9,10 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -50,8 +52,13 @@ final class RunViews {
     /** The front page's rows: live runs first, then the newest first. */
     static ArrayNode list(List<RunRecords.Run> runs, Set<String> submitted) {
         List<RunRecords.Run> order = new ArrayList<>(runs);
+        Map<RunRecords.Run, SweepRecord> sweeps = new IdentityHashMap<>();
+        runs.forEach(r -> SweepRecord.read(r.folder()).ifPresent(w -> sweeps.put(r, w)));
+        // live runs first, then the newest; a sweep's runs together, where the sweep began, in grid order
         order.sort(Comparator.comparing((RunRecords.Run r) -> !r.live() || r.exitCode().isPresent() && !RunRecords.waitsInQueue(r))
-                .thenComparing(RunRecords.Run::runId, Comparator.reverseOrder()));
+                .thenComparing((RunRecords.Run r) -> Optional.ofNullable(sweeps.get(r)).map(w -> w.sweep().substring(SweepRecord.PREFIX.length()))
+                        .orElse(r.runId()), Comparator.reverseOrder())
+                .thenComparing(r -> Optional.ofNullable(sweeps.get(r)).map(SweepRecord::point).orElse(0)));
         ArrayNode a = Json.array();
         for (RunRecords.Run r : order) {
             a.add(row(r, submitted.contains(r.runId())));

@@ -60,6 +60,9 @@ class GuardTest {
                     .contains(403);
         }
         assertThat(status(g, "POST", "/api/run/r/stop", Map.of("Host", "127.0.0.1:8421", "Cookie", cookie))).contains(403);
+        // the printed link's token is for opening the page, never for a change
+        assertThat(status(g, "POST", "/api/run/r/stop?token=" + TOKEN, Map.of("Host", "127.0.0.1:8421", "Origin", "http://evil.example")))
+                .contains(403);
     }
 
     @Test
