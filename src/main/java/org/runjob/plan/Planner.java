@@ -188,7 +188,6 @@ public final class Planner {
         return node.gpus() instanceof NodeSpec.GpuRequest.Count c ? NodePlan.picked(c.count()) : NodePlan.ALL_FOUND_AT_LAUNCH;
     }
 
-    /** The node's GPU indices; null for {@code all} or a count on a node that has not been probed. */
     /**
      * The world size when the job alone gives it, before any node is asked: every node with
      * {@code workers}, listed GPUs or a GPU count; empty when a node's count is found at launch.

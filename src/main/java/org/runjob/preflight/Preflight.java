@@ -81,8 +81,9 @@ public final class Preflight {
     private final EnvironmentCheck.SetupOutput setupOutput;
     private final BooleanSupplier stop;
 
-    /** For {@code check} and {@code gpus}: nothing is leased. */
     /**
+     * For a run, or (runId empty) for {@code check} and {@code gpus}, which lease nothing.
+     *
      * @param runId       the run's id: its agents lease the GPUs it uses; empty for commands that start nothing
      * @param waitForGpus how long a node may wait for its {@code gpus: {count: N}} to be free (re-probing); empty: not at all
      */

@@ -268,7 +268,6 @@ public final class RunJob {
         return outcome.exitCode();
     }
 
-    /** For each node with GPUs: the lease request of the GPUs its workers use. */
     /**
      * summary.json's {@code metrics}: per rank, the RUNJOB_METRICS_FILE lines taken and skipped and
      * the last one, each node's last GPU sample, and why a node sent none (a machine without the

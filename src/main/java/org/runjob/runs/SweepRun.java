@@ -184,8 +184,11 @@ public final class SweepRun {
         return out;
     }
 
-    /** The table of every run, in grid order; the sweep's exit code. */
-    /** @param metric whether the job names a metric line (logs.metric): its column replaces the last line */
+    /**
+     * The table of every run, in grid order; the sweep's exit code.
+     *
+     * @param metric whether the job names a metric line (logs.metric): its column replaces the last line
+     */
     private static int report(Io io, List<Member> members, boolean interrupted, boolean metric) {
         List<String> names = new ArrayList<>(members.get(0).values.keySet());
         List<String> header = new ArrayList<>(List.of("#", "run"));
