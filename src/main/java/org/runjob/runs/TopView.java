@@ -28,7 +28,7 @@ import tools.jackson.databind.node.ObjectNode;
  * What {@code runjob top} shows of a run, read from its folder alone (so a detached run's and a
  * submitted run's read the same, on the machine that holds the folder): per rank its node, the
  * GPUs it uses with their last sample (utilization, memory, power), its last step, its step time
- * over its last {@value #MARKS} step marks, its throughput (a {@code samples_per_s} or
+ * over its last {@value #MARKS} step marks of the current attempt, its throughput (a {@code samples_per_s} or
  * {@code throughput} field of its last metrics line, else steps a second), how long ago it last
  * printed, its state, and whether it is named a straggler now ({@code stragglers.json}).
  */
@@ -78,6 +78,9 @@ public final class TopView {
             }
             List<JsonNode> lines = lines(metrics.resolve("rank-" + rank + ".jsonl"));
             List<JsonNode> marks = lines.stream().filter(l -> l.path("step").isNumber()).toList();
+            // the current attempt's: a restart goes back to its checkpoint's step, which is no step time
+            int attempt = marks.isEmpty() ? 0 : marks.get(marks.size() - 1).path("attempt").asInt();
+            marks = marks.stream().filter(l -> l.path("attempt").asInt() == attempt).toList();
             marks = marks.subList(Math.max(0, marks.size() - MARKS), marks.size());
             Optional<Double> step = marks.isEmpty() ? Optional.empty() : Optional.of(marks.get(marks.size() - 1).path("step").asDouble());
             Optional<Double> stepSeconds = stepSeconds(marks);
