@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 import org.runjob.backends.Backends;
 import org.runjob.json.Json;
@@ -80,6 +81,35 @@ public final class QueuedRun {
         return b.append("exec \"$@\"\n").toString();
     }
 
+    /** An option a #SBATCH line carries as it is: no quoting needed. */
+    private static final Pattern PLAIN_OPTION = Pattern.compile("--[a-z-]+(=[A-Za-z0-9_=,:%@./+\\[\\]-]*)?");
+
+    /**
+     * The batch script for a run queued with {@code queue}: {@link #script(JobSpec)}, whose
+     * comments first say what sbatch was asked, as {@code #SBATCH} lines (the same options are on
+     * its command line, which wins: the lines are there for whoever reads the script, with
+     * {@code scontrol write batch_script} or {@code sacct -B}). A heterogeneous job's components,
+     * and an option that would need quoting, are shown in a comment instead.
+     */
+    static String script(JobSpec spec, List<String> queue) {
+        int from = queue.indexOf("sbatch") + 1;
+        int to = from;
+        while (to < queue.size() && queue.get(to).startsWith("-") || to < queue.size() && queue.get(to).equals(":")) {
+            to++;
+        }
+        List<String> options = queue.subList(from, to).stream().filter(o -> !o.equals("--parsable")).toList();
+        StringBuilder b = new StringBuilder(SCRIPT);
+        if (options.contains(":")) {
+            b.append("# a heterogeneous job, its components between ':' as sbatch was asked:\n#   ").append(ShellWords.join(options)).append('\n');
+        } else {
+            b.append("# what sbatch was asked (the same options are on its command line):\n");
+            for (String o : options) {
+                b.append(PLAIN_OPTION.matcher(o).matches() ? "#SBATCH " : "#   (on the command line) ").append(o).append('\n');
+            }
+        }
+        return b.append(script(spec).substring(SCRIPT.length())).toString();
+    }
+
     /** A run queued: its id, folder and the scheduler's job id. */
     public record Queued(String runId, Path folder, String jobId) {
     }
@@ -123,10 +153,12 @@ public final class QueuedRun {
             String where = scratch.toString() + "/";
             io.out().println("# runjob submit runs, once it made the run folder " + logs.resolve(spec.name()).resolve(RUN_ID_PLACEHOLDER)
                     + " (" + FOLDER_PLACEHOLDER + " below):");
-            io.out().println(ShellWords.join(queue).replace(where, ""));
+            // the job's comment names the run by its id, as yet unmade
+            String comment = "/" + FOLDER_PLACEHOLDER + " ";
+            io.out().println((ShellWords.join(queue) + " ").replace(where, "").replace(comment, "/" + RUN_ID_PLACEHOLDER + " ").stripTrailing());
             printHostfile(io, folder, FOLDER_PLACEHOLDER);
             io.out().println("# " + FOLDER_PLACEHOLDER + "/" + BATCH_SCRIPT + ", the batch script (the coordinator's argv comes as its arguments):");
-            io.out().print(script(spec));
+            io.out().print(script(spec, queue).replace(where, "").replace("/" + FOLDER_PLACEHOLDER + "\n", "/" + RUN_ID_PLACEHOLDER + "\n"));
             io.out().flush();
             return ExitCode.OK;
         } finally {
@@ -167,11 +199,12 @@ public final class QueuedRun {
                     Quarantined.machines(io, spec), size, maxParallel, io.env()).orElseThrow();
             io.out().println("# a sweep of " + size + " runs as one job array; runjob submit runs, once it made a folder per run and the sweep's "
                     + logs.resolve(spec.name()).resolve("sweep-ID") + " (" + SWEEP_FOLDER_PLACEHOLDER + " below):");
-            io.out().println(ShellWords.join(queue).replace(scratch + "/", ""));
+            io.out().println((ShellWords.join(queue) + " ").replace(scratch + "/", "").replace("/" + SWEEP_FOLDER_PLACEHOLDER + " ", "/sweep-ID ")
+                    .stripTrailing());
             printHostfile(io, folder, SWEEP_FOLDER_PLACEHOLDER);
             io.out().println("# " + SWEEP_FOLDER_PLACEHOLDER + "/" + ARRAY_FILE + " names each task's run (task N: point N);"
                     + " " + SWEEP_FOLDER_PLACEHOLDER + "/" + BATCH_SCRIPT + ", the batch script (the coordinator's argv comes as its arguments):");
-            io.out().print(script(spec));
+            io.out().print(script(spec, queue).replace(scratch + "/", "").replace("/" + SWEEP_FOLDER_PLACEHOLDER + "\n", "/sweep-ID\n"));
             io.out().flush();
             return ExitCode.OK;
         } finally {
@@ -353,6 +386,7 @@ public final class QueuedRun {
             run.addAll(args);
             List<String> queue = backend.queueArray(first, folder, script, Detach.runjob(run), Quarantined.machines(io, first),
                     points.size(), maxParallel, io.env()).orElseThrow();
+            Files.writeString(script, script(first, queue));
             Ran ran = run(io, queue);
             if (ran.code() == 0 && queue.contains("--test-only")) {
                 io.err().println("runjob: " + backend.name() + " was asked only whether it would run the job array (--test-only), and said: "
@@ -370,6 +404,7 @@ public final class QueuedRun {
                     Prepared r = runs.get(i);
                     List<String> alone = backend.queue(r.spec(), r.folder(), r.script(), r.coordinator(),
                             Quarantined.machines(io, r.spec()), io.env()).orElseThrow();
+                    Files.writeString(r.script(), script(r.spec(), alone));
                     writeRecord(r.folder(), backend, backend.arrayTask(arrayId.get(), i), alone, List.of(), arrayId);
                     RunIndex.add(io, RunIndex.Entry.here(r.runId(), r.spec().name(), io.clock().instant(), r.folder()));
                 }
@@ -470,6 +505,7 @@ public final class QueuedRun {
             RunJob.removeRefused(folder);
             return ExitCode.INVALID;
         }
+        Files.writeString(run.script(), script(spec, queue));
         Ran ran = run(io, queue);
         if (ran.code() == 0 && queue.contains("--test-only")) {
             // slurm.alloc_args asked Slurm only whether and when it would run: nothing is queued

@@ -136,8 +136,13 @@ public final class SlurmBackend implements Backend {
                                         Map<String, String> env) throws IOException {
         SlurmCommands commands = queued(spec, env);
         List<String> exclude = SlurmAddress.nodesOf(avoid);
-        List<String> sbatch = commands.sbatch("runjob-" + spec.name(), folder, script, coordinator, exclude);
+        List<String> sbatch = commands.sbatch("runjob-" + spec.name(), comment(spec, folder), folder, script, coordinator, exclude);
         return Optional.of(withHostfile(commands, folder, sbatch));
+    }
+
+    /** The job's comment, what squeue -o %k and sacct show of it: "runjob:JOB/RUN_ID", or "runjob:JOB/sweep-ID" of a sweep. */
+    static String comment(JobSpec spec, Path folder) {
+        return "runjob:" + spec.name() + "/" + folder.getFileName();
     }
 
     /**
@@ -152,8 +157,8 @@ public final class SlurmBackend implements Backend {
         if (commands.heterogeneous()) {
             return Optional.empty();
         }
-        List<String> sbatch = commands.sbatchArray("runjob-" + spec.name(), folder, script, coordinator, SlurmAddress.nodesOf(avoid),
-                size, maxParallel);
+        List<String> sbatch = commands.sbatchArray("runjob-" + spec.name(), comment(spec, folder), folder, script, coordinator,
+                SlurmAddress.nodesOf(avoid), size, maxParallel);
         return Optional.of(withHostfile(commands, folder, sbatch));
     }
 

@@ -147,7 +147,7 @@ public final class SlurmCommands {
     /**
      * {@code sbatch --parsable ... SCRIPT COORDINATOR...}: the job's allocation as one sbatch job
      * whose batch step runs {@code coordinator} (through {@code script}, a constant {@code exec "$@"}),
-     * its output appended to {@code folder/slurm-JOBID.out}. The components are salloc's: nodes of
+     * named by {@code comment} (the run it is), its output appended to {@code folder/slurm-JOBID.out}. The components are salloc's: nodes of
      * several GPU counts make a heterogeneous job ({@code :} between components, the batch step on
      * the first), unequal worker counts of one GPU count ask for {@code --distribution=arbitrary},
      * laid out by {@link #hostfile} (which sbatch reads from {@code SLURM_HOSTFILE}). Nodes given as
@@ -155,23 +155,23 @@ public final class SlurmCommands {
      *
      * @throws IllegalArgumentException for {@code gpus: all} not counted yet (nodes given as a count): Slurm needs the count first
      */
-    public List<String> sbatch(String jobName, Path folder, Path script, List<String> coordinator, List<String> exclude) {
-        return sbatch(jobName, List.of("--output=" + folder.resolve("slurm-%j.out")), script, coordinator, exclude);
+    public List<String> sbatch(String jobName, String comment, Path folder, Path script, List<String> coordinator, List<String> exclude) {
+        return sbatch(jobName, List.of("--comment=" + comment, "--output=" + folder.resolve("slurm-%j.out")), script, coordinator, exclude);
     }
 
     /**
-     * As {@link #sbatch(String, Path, Path, List, List)}, one job array of {@code size} tasks, at
+     * As {@link #sbatch(String, String, Path, Path, List, List)}, one job array of {@code size} tasks, at
      * most {@code maxParallel} running at once ({@code --array=0-N%K}), each task's output appended
      * to {@code folder/slurm-ARRAYID_TASK.out}.
      *
      * @throws IllegalArgumentException for {@code gpus: all}, and for a heterogeneous job (Slurm runs no arrays of those)
      */
-    public List<String> sbatchArray(String jobName, Path folder, Path script, List<String> coordinator, List<String> exclude,
+    public List<String> sbatchArray(String jobName, String comment, Path folder, Path script, List<String> coordinator, List<String> exclude,
                                     int size, Optional<Integer> maxParallel) {
         if (heterogeneous()) {
             throw new IllegalArgumentException("Slurm runs no job array of a heterogeneous job");
         }
-        List<String> options = List.of("--array=0-" + (size - 1) + maxParallel.map(k -> "%" + k).orElse(""),
+        List<String> options = List.of("--comment=" + comment, "--array=0-" + (size - 1) + maxParallel.map(k -> "%" + k).orElse(""),
                 "--output=" + folder.resolve("slurm-%A_%a.out"));
         return sbatch(jobName, options, script, coordinator, exclude);
     }

@@ -248,6 +248,10 @@ class SlurmBackendTest {
         Path job = evenJob("queued", "ticks.py", Map.of("TICKS", "20"));
         String runId = submit(job);
         String jobId = queuedJobId("queued", runId);
+        // what an admin sees of it: the run in its comment, and the batch script says what was asked
+        assertThat(slurm.out("scontrol", "show", "job", jobId)).contains("Comment=runjob:queued/" + runId);
+        assertThat(Files.readString(jobs.logs.resolve("queued").resolve(runId).resolve("submit.sh")))
+                .contains("\n#SBATCH --job-name=runjob-queued\n#SBATCH --comment=runjob:queued/" + runId + "\n");
         // a follow-on job that waits for the run's success, as a pipeline would
         String after = sbatch("--job-name=after", "--dependency=afterok:" + jobId, "--nodelist=h1", "--output=/dev/null", "--wrap", "true");
         // the run's runjob is the batch step's, under slurmstepd: nothing of the run is a child of the submitting runjob, which exited
@@ -275,11 +279,15 @@ class SlurmBackendTest {
         assertThat(lines.get(0)).isEqualTo("# runjob submit runs, once it made the run folder " + jobs.logs.resolve("shown").resolve("RUN_ID")
                 + " (RUN_FOLDER below):");
         String sbatch = lines.get(1);
-        assertThat(sbatch).startsWith("sbatch --parsable --job-name=runjob-shown --output=RUN_FOLDER/slurm-%j.out --open-mode=append"
+        assertThat(sbatch).startsWith("sbatch --parsable --job-name=runjob-shown --comment=runjob:shown/RUN_ID --output=RUN_FOLDER/slurm-%j.out"
+                + " --open-mode=append"
                 + " --signal=B:USR1@90 --nodelist=h1,h2 --nodes=2 --ntasks-per-node=1 RUN_FOLDER/submit.sh ")
                 .contains(" run RUN_FOLDER/submitted.yaml --run-id RUN_ID --continue-requeued --set logs.dir=" + jobs.logs + " --");
         assertThat(lines.get(2)).isEqualTo("# RUN_FOLDER/submit.sh, the batch script (the coordinator's argv comes as its arguments):");
-        assertThat(dry.out()).endsWith("#!/bin/sh\n# runjob's batch step: the coordinator's argv comes as arguments\nexec \"$@\"\n");
+        assertThat(dry.out()).contains("#!/bin/sh\n# runjob's batch step: the coordinator's argv comes as arguments\n"
+                + "# what sbatch was asked (the same options are on its command line):\n#SBATCH --job-name=runjob-shown\n"
+                + "#SBATCH --comment=runjob:shown/RUN_ID\n#SBATCH --output=RUN_FOLDER/slurm-%j.out\n#SBATCH --open-mode=append\n"
+                + "#SBATCH --signal=B:USR1@90\n#SBATCH --nodelist=h1,h2\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\nexec \"$@\"\n");
         assertThat(jobs.logs.resolve("shown")).doesNotExist();
         assertThat(slurm.queue()).isEmpty();
         // the printed command, with a folder for RUN_FOLDER, is one Slurm accepts: asked with --test-only, it says when it would run it
@@ -408,7 +416,8 @@ class SlurmBackendTest {
                 List.of("python3", "-c", "'import sys, time; time.sleep(2); print(\"n\", sys.argv[1])'", "'${sweep.n}'"), extra, Map.of());
         Cli dry = Cli.run(env, "submit", "--dry-run", "--max-parallel", "2", job.toString());
         assertThat(dry.code()).as(dry.err()).isZero();
-        assertThat(dry.out().lines().toList().get(1)).startsWith("sbatch --parsable --job-name=runjob-arrayed --array=0-5%2"
+        assertThat(dry.out().lines().toList().get(1)).startsWith("sbatch --parsable --job-name=runjob-arrayed --comment=runjob:arrayed/sweep-ID"
+                + " --array=0-5%2"
                 + " --output=SWEEP_FOLDER/slurm-%A_%a.out --open-mode=append ")
                 .contains(" SWEEP_FOLDER/submit.sh ").contains(" run SWEEP_FOLDER/array.json --array-task --continue-requeued ");
         Process p = RunjobProcess.start(dir, job, env, "submit", "--max-parallel", "2");
@@ -435,7 +444,8 @@ class SlurmBackendTest {
             // what submit --resume runs: the run queued alone, as a submit of its point would
             List<String> alone = new ArrayList<>();
             JsonMapper.builder().build().readTree(Files.readString(folder.resolve("queued.json"))).path("command").forEach(w -> alone.add(w.asString()));
-            assertThat(alone).startsWith("sbatch", "--parsable", "--job-name=runjob-arrayed", "--output=" + folder.resolve("slurm-%j.out"))
+            assertThat(alone).startsWith("sbatch", "--parsable", "--job-name=runjob-arrayed", "--comment=runjob:arrayed/" + runIds.get(i),
+                    "--output=" + folder.resolve("slurm-%j.out"))
                     .contains("--run-id", runIds.get(i), "--sweep-point", Integer.toString(i)).doesNotContain("--array-task")
                     .noneMatch(w -> w.startsWith("--array"));
             JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));

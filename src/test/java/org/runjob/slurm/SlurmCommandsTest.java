@@ -64,8 +64,8 @@ class SlurmCommandsTest {
         SlurmSettings slurm = new SlurmSettings(Optional.empty(), Optional.empty(), Optional.of("10"), Optional.empty(), List.of(), List.of(),
                 45, Optional.empty(), true, 3);
         SlurmCommands c = commands(job(slurm, node("a", 2, List.of())));
-        assertThat(c.sbatch("runjob-r", Path.of("/runs/r/1"), Path.of("/runs/r/1/submit.sh"), List.of("java", "run"), List.of()))
-                .containsExactly("sbatch", "--parsable", "--job-name=runjob-r", "--output=/runs/r/1/slurm-%j.out", "--open-mode=append",
+        assertThat(c.sbatch("runjob-r", "runjob:r/1", Path.of("/runs/r/1"), Path.of("/runs/r/1/submit.sh"), List.of("java", "run"), List.of()))
+                .containsExactly("sbatch", "--parsable", "--job-name=runjob-r", "--comment=runjob:r/1", "--output=/runs/r/1/slurm-%j.out", "--open-mode=append",
                         "--requeue", "--signal=B:USR1@45", "--time=10", "--nodelist=a", "--nodes=1", "--ntasks-per-node=2", "/runs/r/1/submit.sh",
                         "java", "run");
     }
@@ -91,8 +91,8 @@ class SlurmCommandsTest {
         SlurmCommands c = commands(job(slurm, node("a", 2, List.of()), node("b", 2, List.of())));
         assertThat(c.salloc("r")).containsExactly("salloc", "--job-name=r", "--time=10", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2",
                 "--cpus-per-task=6", "sh", "-c", "read -r code || code=1; exit \"$code\"");
-        assertThat(c.sbatch("runjob-r", Path.of("/runs/r/1"), Path.of("/runs/r/1/submit.sh"), List.of("java", "run"), List.of("gpu09")))
-                .containsExactly("sbatch", "--parsable", "--job-name=runjob-r", "--output=/runs/r/1/slurm-%j.out", "--open-mode=append",
+        assertThat(c.sbatch("runjob-r", "runjob:r/1", Path.of("/runs/r/1"), Path.of("/runs/r/1/submit.sh"), List.of("java", "run"), List.of("gpu09")))
+                .containsExactly("sbatch", "--parsable", "--job-name=runjob-r", "--comment=runjob:r/1", "--output=/runs/r/1/slurm-%j.out", "--open-mode=append",
                         "--signal=B:USR1@45", "--time=10", "--nodelist=a,b", "--nodes=2", "--ntasks-per-node=2", "--cpus-per-task=6", "/runs/r/1/submit.sh",
                         "java", "run");
     }
@@ -107,12 +107,12 @@ class SlurmCommandsTest {
                 OptionalInt.empty(), Optional.empty(), Map.of("A", "1"));
         JobSpec spec = job(counted, true, each, second);
         assertThat(spec.nodesUnnamed()).isTrue();
-        assertThat(commands(spec).sbatch("runjob-j", Path.of("/r"), Path.of("/r/submit.sh"), List.of("java"), List.of()))
-                .containsExactly("sbatch", "--parsable", "--job-name=runjob-j", "--output=/r/slurm-%j.out", "--open-mode=append",
+        assertThat(commands(spec).sbatch("runjob-j", "runjob:j/r", Path.of("/r"), Path.of("/r/submit.sh"), List.of("java"), List.of()))
+                .containsExactly("sbatch", "--parsable", "--job-name=runjob-j", "--comment=runjob:j/r", "--output=/r/slurm-%j.out", "--open-mode=append",
                         "--signal=B:USR1@90", "--nodes=2", "--ntasks-per-node=4", "--gpus-per-node=4", "/r/submit.sh", "java");
         // quarantined nodes: Slurm picks the counted nodes among the others
-        assertThat(commands(spec).sbatch("runjob-j", Path.of("/r"), Path.of("/r/submit.sh"), List.of("java"), List.of("gpu02", "gpu05")))
-                .containsExactly("sbatch", "--parsable", "--job-name=runjob-j", "--output=/r/slurm-%j.out", "--open-mode=append",
+        assertThat(commands(spec).sbatch("runjob-j", "runjob:j/r", Path.of("/r"), Path.of("/r/submit.sh"), List.of("java"), List.of("gpu02", "gpu05")))
+                .containsExactly("sbatch", "--parsable", "--job-name=runjob-j", "--comment=runjob:j/r", "--output=/r/slurm-%j.out", "--open-mode=append",
                         "--signal=B:USR1@90", "--nodes=2", "--ntasks-per-node=4", "--gpus-per-node=4", "--exclude=gpu02,gpu05", "/r/submit.sh",
                         "java");
         assertThat(SlurmCommands.notes(spec)).containsExactly("the 2 nodes are given as a count: Slurm picks them, and runjob names them"
@@ -148,18 +148,18 @@ class SlurmCommandsTest {
     @Test
     void aSweepOfOneAllocationIsOneJobArrayThrottledByMaxParallel() {
         NodeSpec a = new NodeSpec("a", new SlurmAddress("a"), new NodeSpec.GpuRequest.Count(1, 0), OptionalInt.empty(), Optional.empty(), Map.of());
-        List<String> argv = commands(job(PLAIN, a)).sbatchArray("runjob-j", Path.of("/runs/j/sweep-1"), Path.of("/runs/j/sweep-1/submit.sh"),
+        List<String> argv = commands(job(PLAIN, a)).sbatchArray("runjob-j", "runjob:j/sweep-1", Path.of("/runs/j/sweep-1"), Path.of("/runs/j/sweep-1/submit.sh"),
                 List.of("java"), List.of(), 6, Optional.of(2));
-        assertThat(argv).startsWith("sbatch", "--parsable", "--job-name=runjob-j", "--array=0-5%2", "--output=/runs/j/sweep-1/slurm-%A_%a.out",
+        assertThat(argv).startsWith("sbatch", "--parsable", "--job-name=runjob-j", "--comment=runjob:j/sweep-1", "--array=0-5%2", "--output=/runs/j/sweep-1/slurm-%A_%a.out",
                 "--open-mode=append").endsWith("/runs/j/sweep-1/submit.sh", "java");
-        assertThat(commands(job(PLAIN, a)).sbatchArray("r", Path.of("/s"), Path.of("/s/submit.sh"), List.of("java"), List.of(), 3, Optional.empty()))
+        assertThat(commands(job(PLAIN, a)).sbatchArray("r", "runjob:r/s", Path.of("/s"), Path.of("/s/submit.sh"), List.of("java"), List.of(), 3, Optional.empty()))
                 .contains("--array=0-2").noneMatch(w -> w.startsWith("--array=0-2%"));
     }
 
     @Test
     void sbatchRefusesGpusAllNotCountedYetForSlurmNeedsTheCountFirst() {
         NodeSpec all = new NodeSpec("a", new SlurmAddress("a"), new NodeSpec.GpuRequest.All(), OptionalInt.empty(), Optional.empty(), Map.of());
-        assertThatThrownBy(() -> commands(job(PLAIN, all)).sbatch("r", Path.of("/r"), Path.of("/r/s.sh"), List.of("java"), List.of()))
+        assertThatThrownBy(() -> commands(job(PLAIN, all)).sbatch("r", "runjob:r/r", Path.of("/r"), Path.of("/r/s.sh"), List.of("java"), List.of()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gpus: all of nodes given as a count is known only once Slurm has picked them");
     }
 
@@ -188,8 +188,8 @@ class SlurmCommandsTest {
     @Test
     void submitQueuesSeveralGpuCountsAsAHeterogeneousJobAndUnequalWorkersByAHostfile() throws Exception {
         SlurmCommands het = commands(job(PLAIN, node("a", 2, List.of(0, 1)), node("b", 1, List.of(5))));
-        assertThat(het.sbatch("r", Path.of("/f"), Path.of("/f/submit.sh"), List.of("java"), List.of()))
-                .containsExactly("sbatch", "--parsable", "--job-name=r", "--output=/f/slurm-%j.out", "--open-mode=append", "--signal=B:USR1@90",
+        assertThat(het.sbatch("r", "runjob:r/f", Path.of("/f"), Path.of("/f/submit.sh"), List.of("java"), List.of()))
+                .containsExactly("sbatch", "--parsable", "--job-name=r", "--comment=runjob:r/f", "--output=/f/slurm-%j.out", "--open-mode=append", "--signal=B:USR1@90",
                         "--nodelist=a", "--nodes=1", "--ntasks-per-node=2", "--gpus-per-node=2", ":",
                         "--nodelist=b", "--nodes=1", "--ntasks-per-node=1", "--gpus-per-node=1", "/f/submit.sh", "java");
         assertThat(het.step("7", "b", List.of("x"), OptionalInt.of(1))).startsWith("srun", "--jobid=7", "--job-name=runjob-agent", "--het-group=1");
