@@ -60,8 +60,7 @@ final class LogStream {
                 if (partial.size() > 0) {
                     line(partial.toString(StandardCharsets.UTF_8), out);
                 }
-                out.write("event: end\ndata: \"\"\n\n".getBytes(StandardCharsets.UTF_8));
-                out.flush();
+                end(out);
                 return;
             } else if (!live.getAsBoolean()) {
                 ended = true; // one more read: what was written before the end
@@ -78,6 +77,12 @@ final class LogStream {
                 return;
             }
         }
+    }
+
+    /** The event that says the run ended and its log is whole. */
+    static void end(OutputStream out) throws IOException {
+        out.write("event: end\ndata: \"\"\n\n".getBytes(StandardCharsets.UTF_8));
+        out.flush();
     }
 
     /** Sends the last lines; the position after them. */
@@ -151,7 +156,8 @@ final class LogStream {
         return m.find() && Integer.parseInt(m.group(1)) == rank.get();
     }
 
-    private static void line(String line, OutputStream out) throws IOException {
+    /** One line as an event: cut to {@value #LINE_CHARS} characters, made printable, as a JSON string. */
+    static void line(String line, OutputStream out) throws IOException {
         String cut = line.length() > LINE_CHARS ? line.substring(0, LINE_CHARS) + " [line cut]" : line;
         out.write(("event: line\ndata: " + Json.MAPPER.writeValueAsString(Printable.line(cut)) + "\n\n").getBytes(StandardCharsets.UTF_8));
     }

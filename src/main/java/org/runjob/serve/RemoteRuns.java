@@ -76,12 +76,10 @@ final class RemoteRuns implements LabServer.Submitted {
             BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
             String line;
             while ((line = lines.readLine()) != null) {
-                String cut = line.length() > LogStream.LINE_CHARS ? line.substring(0, LogStream.LINE_CHARS) + " [line cut]" : line;
-                events.write(("event: line\ndata: " + Json.MAPPER.writeValueAsString(Printable.line(cut)) + "\n\n").getBytes(StandardCharsets.UTF_8));
+                LogStream.line(line, events);
                 events.flush();
             }
         });
-        events.write("event: end\ndata: \"\"\n\n".getBytes(StandardCharsets.UTF_8));
-        events.flush();
+        LogStream.end(events);
     }
 }

@@ -18,9 +18,9 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 import org.runjob.json.Json;
-import org.runjob.logs.MetricsLog;
 import org.runjob.protocol.Printable;
 import org.runjob.runs.AttemptLines;
+import org.runjob.runs.PlotPage;
 import org.runjob.runs.Progress;
 import org.runjob.runs.RunRecords;
 import org.runjob.runs.StatusView;
@@ -253,14 +253,9 @@ final class RunViews {
     /** The run's metrics for its charts ({@code runjob plot}'s data), or why there are none. */
     static ObjectNode metrics(RunRecords.Run r) throws IOException {
         try {
-            return org.runjob.runs.PlotPage.data(r, Optional.empty()).json();
+            return PlotPage.data(r, Optional.empty()).json();
         } catch (IllegalArgumentException e) {
             return Json.object().put("none", e.getMessage());
         }
-    }
-
-    /** Whether the run folder has a metrics folder at all. */
-    static boolean hasMetrics(RunRecords.Run r) {
-        return Files.isDirectory(r.folder().resolve(MetricsLog.DIR));
     }
 }

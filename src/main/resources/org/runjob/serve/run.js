@@ -23,7 +23,13 @@
   function get(url, then) {
     var r = new XMLHttpRequest();
     r.open("GET", url);
-    r.onload = function () { if (r.status === 200) { then(JSON.parse(r.responseText)); } };
+    r.onload = function () {
+      if (r.status === 200) {
+        then(JSON.parse(r.responseText));
+      } else if (url === api) {
+        document.getElementById("title").textContent = r.responseText;
+      }
+    };
     r.send();
   }
 
