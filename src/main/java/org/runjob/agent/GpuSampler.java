@@ -25,7 +25,8 @@ import org.runjob.protocol.WorkerStart;
  * process is started, so a sample costs a few library calls) every interval while the workers run.
  * Each sample is one JSON line, {@code {"time", "gpus": [{"index", "utilization_pct",
  * "memory_used_mib", "memory_total_mib", "power_w", "temperature_c", "sm_clock_mhz", "ranks",
- * "processes": [{"pid", "user", "command", "used_mib"}], "held_by"}]}} ({@code held_by} only where asked and leased),
+ * "processes": [{"pid", "user", "command", "used_mib"}], "held_by"}]}} ({@code processes} only on a GPU the driver lists
+ * any on, {@code held_by} only where asked and leased),
  * a value the GPU does not report (NVML_ERROR_NOT_SUPPORTED: no power sensor) or could not read
  * {@code null}; {@code ranks} are the workers that use that GPU by their CUDA_VISIBLE_DEVICES and
  * LOCAL_RANK ({@link #ranksByGpu}; NVML numbers GPUs in PCI bus order, as runjob's indices do). A node without the driver sends one line
@@ -194,15 +195,17 @@ final class GpuSampler {
             b.append(",\"sm_clock_mhz\":").append(ok && nvml.nvmlDeviceGetClockInfo(d, CLOCK_SM, clock) == 0
                     ? Integer.toUnsignedString(clock.getValue()) : "null");
             b.append(",\"ranks\":").append(ranks.getOrDefault(i, List.of()).toString().replace(" ", ""));
-            b.append(",\"processes\":[");
             List<GpuProcess> on = processes.getOrDefault(i, List.of());
-            for (int k = 0; k < on.size(); k++) {
-                GpuProcess p = on.get(k);
-                b.append(k > 0 ? "," : "").append("{\"pid\":").append(p.pid()).append(",\"user\":").append(quoted(p.user()))
-                        .append(",\"command\":").append(quoted(p.command())).append(",\"used_mib\":").append(p.usedMib() >= 0 ? Long.toString(p.usedMib()) : "null")
-                        .append('}');
+            if (!on.isEmpty()) {
+                b.append(",\"processes\":[");
+                for (int k = 0; k < on.size(); k++) {
+                    GpuProcess p = on.get(k);
+                    b.append(k > 0 ? "," : "").append("{\"pid\":").append(p.pid()).append(",\"user\":").append(quoted(p.user()))
+                            .append(",\"command\":").append(quoted(p.command())).append(",\"used_mib\":")
+                            .append(p.usedMib() >= 0 ? Long.toString(p.usedMib()) : "null").append('}');
+                }
+                b.append(']');
             }
-            b.append(']');
             if (holders.containsKey(i)) {
                 b.append(",\"held_by\":").append(quoted(holders.get(i)));
             }
