@@ -69,6 +69,16 @@ public interface Cluster extends AutoCloseable {
     }
 
     /**
+     * After a run of the scheduler's batch job that a stop ended (runjob stop, a signal with no
+     * reason of the scheduler's own): ends the batch job through the scheduler, so its record says
+     * it was cancelled, not that it failed. What was done (or why it could not be), for the
+     * console; empty when there is nothing to end.
+     */
+    default Optional<String> cancelAfterStop() {
+        return Optional.empty();
+    }
+
+    /**
      * Asks to be told, with the reason, when the nodes will soon be taken away (a scheduler's time
      * limit ahead), so the run can stop gracefully first, as for Ctrl-C. A backend whose nodes stay
      * has nothing to tell.

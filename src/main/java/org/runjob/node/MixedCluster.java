@@ -56,6 +56,11 @@ public final class MixedCluster implements Cluster {
     }
 
     @Override
+    public Optional<String> cancelAfterStop() {
+        return byKind.values().stream().map(Cluster::cancelAfterStop).flatMap(Optional::stream).findFirst();
+    }
+
+    @Override
     public void close() {
         List<Cluster> all = List.copyOf(byKind.values());
         RuntimeException first = null;

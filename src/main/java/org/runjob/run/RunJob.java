@@ -185,6 +185,9 @@ public final class RunJob {
             int code = launch(io, request, loaded, plan, backend, report, launcher, checked.shipped(), status, cluster.handle(), restarts);
             if (warnedByScheduler && io.interrupts().reason().filter(Interrupts.TIME_LIMIT::equals).isPresent()) {
                 cluster.requeueAfterTimeLimit().ifPresent(what -> io.err().println("runjob: " + what));
+            } else if (warnedByScheduler && code == ExitCode.INTERRUPTED && io.interrupts().explained().isEmpty()) {
+                // a stop: the scheduler's own reasons (a cancel, a preemption, a requeue) come explained, and are left to it
+                cluster.cancelAfterStop().ifPresent(what -> io.err().println("runjob: " + what));
             }
             cluster.ended(code);
             return code;

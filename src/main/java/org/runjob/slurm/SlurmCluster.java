@@ -176,6 +176,22 @@ public final class SlurmCluster implements Cluster {
     }
 
     /**
+     * {@code scancel J} of the batch job runjob runs in, while Slurm still reads it RUNNING: a
+     * stopped run's job is then recorded {@code CANCELLED}, as a stop is, not {@code FAILED} with
+     * runjob's exit code 130.
+     */
+    @Override
+    public Optional<String> cancelAfterStop() {
+        // a job Slurm itself ends or requeues (a cancel, preemption, requeue, time limit) reads otherwise than RUNNING: left to Slurm
+        if (inside.isEmpty() || !SlurmCommands.ask(List.of("scontrol", "show", "job", inside.get()), env).map(SlurmEvents::running).orElse(false)) {
+            return Optional.empty();
+        }
+        Optional<String> refused = SlurmCommands.failure(List.of("scancel", inside.get()), env);
+        return Optional.of(refused.map(r -> "cannot cancel Slurm job " + inside.get() + ": " + r)
+                .orElse("Slurm job " + inside.get() + " is cancelled: the run was stopped"));
+    }
+
+    /**
      * {@code scontrol requeue J} of the batch job runjob runs in, when {@code slurm.requeue_on_time_limit}
      * asks for it and the job has been requeued fewer than {@code slurm.max_time_limit_requeues}
      * times ({@code SLURM_RESTART_COUNT}); what was done, for the console.

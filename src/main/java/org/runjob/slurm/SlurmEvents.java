@@ -44,6 +44,12 @@ final class SlurmEvents {
     private SlurmEvents() {
     }
 
+    /** True while the job reads RUNNING: no cancel, requeue, preemption or time limit has touched it. */
+    static boolean running(String scontrol) {
+        Matcher state = STATE.matcher(scontrol);
+        return state.find() && state.group(1).equals("RUNNING");
+    }
+
     /** True while the job reads COMPLETING: its steps are being ended, its final state is still to come. */
     static boolean ending(String scontrol) {
         Matcher state = STATE.matcher(scontrol);

@@ -898,6 +898,12 @@ class SlurmBackendTest {
         assertThat(stop.err()).isEqualTo("runjob: run " + runId + " interrupted (exit 130)\n");
         Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "the ranks of the stopped run");
         Poll.until(this::queueEmpty, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 10), "the queue to empty after stop");
+        // Slurm's record says what happened: a stop, not a failure with runjob's exit code 130
+        String jobId = queuedJobId("queuedstop", runId);
+        assertThat(jobState(jobId)).isEqualTo("CANCELLED");
+        assertThat(Files.readString(jobs.logs.resolve("queuedstop").resolve(runId).resolve("slurm-" + jobId + ".out")))
+                .contains("runjob: Slurm job " + jobId + " is cancelled: the run was stopped\n");
+        assertThat(Cli.run(env, "status", runId).out()).startsWith("run " + runId + " of job queuedstop: interrupted (exit 130)");
     }
 
     @Test
