@@ -164,6 +164,15 @@ public interface Backend {
     }
 
     /**
+     * True when a queued job ({@link #queue}) runs again after more restarts than
+     * {@code restartsSeen} (its scheduler requeued and started it since): the run's next attempt
+     * is starting, whatever the last attempt's summary says. False by default.
+     */
+    default boolean runsAgain(String jobId, int restartsSeen, Map<String, String> env) {
+        return false;
+    }
+
+    /**
      * Why a queued job ({@link #queue}) that left the scheduler's queue ended before its coordinator
      * started, as the scheduler recorded it; empty when it was withdrawn, or the scheduler cannot say.
      */

@@ -676,4 +676,9 @@ public final class QueuedRun {
     static Optional<String> state(Path folder, Map<String, String> env) {
         return of(folder).flatMap(q -> q.getKey().queued(q.getValue(), env));
     }
+
+    /** True when the folder's queued job runs again after more restarts than {@code restartsSeen} ({@link Backend#runsAgain}). */
+    static boolean runsAgain(Path folder, int restartsSeen, Map<String, String> env) {
+        return of(folder).map(q -> q.getKey().runsAgain(q.getValue(), restartsSeen, env)).orElse(false);
+    }
 }

@@ -161,6 +161,12 @@ public final class RunRecords {
                 || Files.isRegularFile(p.resolve(QueuedRun.QUEUE_FILE));
     }
 
+    /** The restarts of its batch job the attempt a summary tells of had seen ({@code slurm.restart_count}; 0 when not said). */
+    private static int restartsSeen(JsonNode summary) {
+        String n = summary.path("slurm").path("restart_count").asString("0");
+        return n.matches("\\d{1,9}") ? Integer.parseInt(n) : 0;
+    }
+
     /** True while {@code run} waits in its scheduler's queue: queued, or requeued and held. */
     public static boolean waitsInQueue(Run run) {
         return Run.waiting(run.state());
@@ -184,9 +190,14 @@ public final class RunRecords {
             String ranIn = summary.get().path("slurm").path("job_id").asString("");
             if (job.isPresent() && (state.equals("interrupted") || !job.get().equals(ranIn))) {
                 // a requeue interrupts the attempt, and submit --resume queues a new job: either waits to go on as the next attempt
-                Optional<String> queued = QueuedRun.state(folder, env).filter(Run::waiting);
-                if (queued.isPresent()) {
+                Optional<String> queued = QueuedRun.state(folder, env);
+                if (queued.filter(Run::waiting).isPresent()) {
                     state = queued.get();
+                } else if (state.equals("interrupted") && queued.filter(RunState.RUNNING.label()::equals).isPresent()
+                        && QueuedRun.runsAgain(folder, restartsSeen(summary.get()), env)) {
+                    // Slurm requeued the job and started it again: its next attempt's runjob is starting, and the summary
+                    // is the last attempt's until that runjob writes its status
+                    state = RunState.RUNNING.label();
                 }
             }
         } else if (status.isPresent()) {

@@ -241,6 +241,13 @@ public final class SlurmBackend implements Backend {
         return SlurmCommands.job(jobId, SlurmEnv.of(env)).flatMap(SlurmEvents::queueState);
     }
 
+    /** {@code scontrol show job}: RUNNING, with more {@code Restarts=} than {@code restartsSeen}. */
+    @Override
+    public boolean runsAgain(String jobId, int restartsSeen, Map<String, String> env) {
+        return SlurmCommands.job(jobId, SlurmEnv.of(env)).map(out -> SlurmEvents.running(out) && SlurmEvents.restarts(out) > restartsSeen)
+                .orElse(false);
+    }
+
     @Override
     public Optional<String> unstarted(String jobId, Map<String, String> env) {
         return SlurmCommands.job(jobId, SlurmEnv.of(env)).flatMap(out -> SlurmEvents.unstarted(jobId, out));

@@ -89,10 +89,16 @@ public final class SlurmCluster implements Cluster {
         return new SlurmNode(slurm.node());
     }
 
-    /** The allocation's job id, once made: {@code "slurm": {"job_id": ID}} in the summary. */
+    /**
+     * The allocation's job id, once made: {@code "slurm": {"job_id": ID}} in the summary; in a batch
+     * job Slurm restarted, also how often ({@code "restart_count"}, SLURM_RESTART_COUNT), so a
+     * reader can tell the job running again from the attempt this summary ended.
+     */
     @Override
     public synchronized Optional<RunHandle> handle() {
-        return Optional.ofNullable(allocation).map(a -> new RunHandle("slurm", Map.of("job_id", a.jobId())));
+        Optional<String> restarts = Optional.ofNullable(allEnv.get("SLURM_RESTART_COUNT")).filter(v -> v.matches("\\d{1,9}"));
+        return Optional.ofNullable(allocation).map(a -> new RunHandle("slurm", restarts.isPresent()
+                ? Map.of("job_id", a.jobId(), "restart_count", restarts.get()) : Map.of("job_id", a.jobId())));
     }
 
     /** What slurmctld says of the allocation, when it has ended: its state, and who cancelled it. */

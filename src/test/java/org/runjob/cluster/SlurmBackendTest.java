@@ -648,6 +648,15 @@ class SlurmBackendTest {
         // ("Killing non-startable batch job: Job credential revoked", seen in CI); Slurm's own 2 min hold avoids that
         assertThat(slurm.out("scontrol", "update", "JobId=" + jobId, "StartTime=now+3")).isEmpty();
         Path folder = jobs.logs.resolve("requeued").resolve(runId);
+        // started again, before its runjob has written a status: attempt 0's summary says interrupted, the run is running
+        Poll.until(() -> {
+            try {
+                return stateNow(jobId).equals("RUNNING");
+            } catch (Exception e) {
+                return false;
+            }
+        }, Duration.ofSeconds(150), "the requeued job to run again"); // a start slurmd refuses is held back 2 min again
+        assertThat(Cli.run(env, "status", runId).out()).startsWith("run " + runId + " of job requeued: running").doesNotContain("interrupted");
         // a timeout says where the run and the job stood (this wait once timed out in CI)
         Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(150),
                 "the requeued run to succeed", () -> seen(runId, jobId, folder));
