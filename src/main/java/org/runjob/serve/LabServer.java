@@ -233,7 +233,7 @@ public final class LabServer implements AutoCloseable {
             x.sendResponseHeaders(200, 0);
             OutputStream out = x.getResponseBody();
             if (found instanceof RunCatalog.Here h) {
-                new LogStream(log(h.run()), rank, () -> RunRecords.read(h.run().folder(), Map.of()).live()).send(out);
+                new LogStream(log(h.run()), rank, () -> setup.catalog().reread(h.run()).live()).send(out);
             } else {
                 setup.submitted().log((RunCatalog.Submitted) found, rank, out);
             }

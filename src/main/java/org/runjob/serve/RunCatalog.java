@@ -83,6 +83,11 @@ final class RunCatalog {
         return index ? RunIndex.list(io.env()).stream().filter(RunIndex.Entry::isSubmitted).toList() : List.of();
     }
 
+    /** The run as its folder shows it now (a queued run's scheduler asked with this process's environment, as runs asks it). */
+    RunRecords.Run reread(RunRecords.Run run) {
+        return RunRecords.read(run.folder(), io.env());
+    }
+
     /** A run found by id: its folder here, or a submitted run's index entry. */
     sealed interface Found permits Here, Submitted {
     }
