@@ -106,7 +106,7 @@ public final class StatusView {
     }
 
     /** The file's last {@code bytes} bytes (all of a shorter file) as UTF-8; "" when it cannot be read. */
-    static String tail(Path file, int bytes) {
+    public static String tail(Path file, int bytes) {
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
             long from = Math.max(0, f.length() - bytes);
             byte[] read = new byte[(int) (f.length() - from)];

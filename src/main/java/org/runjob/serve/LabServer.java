@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -146,7 +147,7 @@ public final class LabServer implements AutoCloseable {
             return;
         }
         if (path.equals("/api/servers") && !post) {
-            json(x, 200, Json.object().set("servers", setup.servers().json(this::mine)));
+            json(x, 200, Json.object().set("servers", setup.servers().json(mine())));
             return;
         }
         Matcher api = RUN_API.matcher(path);
@@ -209,12 +210,24 @@ public final class LabServer implements AutoCloseable {
         return o;
     }
 
-    private Optional<RunRecords.Run> mine(String runId) {
-        try {
-            return setup.catalog().find(runId).filter(f -> f instanceof RunCatalog.Here).map(f -> ((RunCatalog.Here) f).run());
-        } catch (IOException e) {
-            return Optional.empty();
-        }
+    /**
+     * The user's runs here by id, for the servers' holders: read once per ask, and only when a
+     * GPU is held (it was read again for each held GPU).
+     */
+    private Function<String, Optional<RunRecords.Run>> mine() {
+        Map<String, RunRecords.Run> byId = new HashMap<>();
+        boolean[] read = {false};
+        return runId -> {
+            if (!read[0]) {
+                read[0] = true;
+                try {
+                    setup.catalog().local().runs().forEach(r -> byId.put(r.runId(), r));
+                } catch (IOException e) {
+                    // none to name
+                }
+            }
+            return Optional.ofNullable(byId.get(runId));
+        };
     }
 
     private void log(HttpExchange x, RunCatalog.Found found) throws IOException {

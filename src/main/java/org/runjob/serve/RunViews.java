@@ -1,8 +1,6 @@
 package org.runjob.serve;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -234,20 +232,9 @@ final class RunViews {
         return Printable.line(last.length() > 300 ? last.substring(0, 300) + "..." : last);
     }
 
-    /** The file's last {@code bytes} bytes as UTF-8; "" when it is missing, a link, or unreadable. */
+    /** The file's last {@code bytes} bytes as UTF-8 ({@link StatusView#tail}); "" when it is missing, a link, or unreadable. */
     static String tail(Path file, int bytes) {
-        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-            return "";
-        }
-        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
-            long from = Math.max(0, f.length() - bytes);
-            byte[] read = new byte[(int) (f.length() - from)];
-            f.seek(from);
-            f.readFully(read);
-            return new String(read, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "";
-        }
+        return Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) ? StatusView.tail(file, bytes) : "";
     }
 
     /** The run's metrics for its charts ({@code runjob plot}'s data), or why there are none. */

@@ -41,11 +41,7 @@ public final class RunjobProcess {
             cmd.add("--");
             cmd.addAll(args);
         }
-        ProcessBuilder pb = new ProcessBuilder(cmd);
-        pb.environment().putAll(env);
-        return pb.directory(dir.toFile())
-                .redirectOutput(dir.resolve(name + ".out").toFile())
-                .redirectError(dir.resolve(name + ".err").toFile()).start();
+        return launch(dir, name, env, cmd);
     }
 
     /**
@@ -77,6 +73,11 @@ public final class RunjobProcess {
         List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
                 System.getProperty("java.class.path"), "org.runjob.cli.Main"));
         cmd.addAll(args);
+        return launch(dir, name, env, cmd);
+    }
+
+    /** Starts {@code cmd} in {@code dir} with {@code env} added; its stdout and stderr go to NAME.out / .err there. */
+    private static Process launch(Path dir, String name, Map<String, String> env, List<String> cmd) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().putAll(env);
         return pb.directory(dir.toFile())
