@@ -18,6 +18,9 @@ import java.util.stream.Stream;
 import org.runjob.protocol.ContainerStart;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
+import org.runjob.runtime.ImageCheck;
+import org.runjob.runtime.WorkerRuntime;
+import org.runjob.runtime.WorkerStartArgs;
 
 /**
  * Answers ENVIRONMENT: the environment the node's workers will get, found as they will get it.
@@ -203,8 +206,8 @@ final class NodeEnvironment {
     private static Optional<List<String>> inContainer(Optional<ContainerStart> container, Path dir, EnvironmentRequest request, String run,
                                                       List<String> argv) {
         String agent = WorkerProcess.agentId();
-        return container.map(c -> c.argv(dir.toString(), List.of(), request.env().keySet(), List.of(), run, -1, agent, agent + "-probe",
-                argv));
+        return container.map(c -> c.argv(new WorkerStartArgs(dir.toString(), List.of(), List.copyOf(request.env().keySet()), List.of(), run, -1,
+                agent, agent + "-probe", argv)));
     }
 
     private static final Pattern NO_DAEMON = Pattern.compile("(?i)cannot connect to the docker daemon|is the docker daemon running"
@@ -228,27 +231,33 @@ final class NodeEnvironment {
 
     /** The image is there: its id and digest go into the facts; else the error does, and false. */
     private static boolean image(ContainerStart c, Map<String, String> env, Map<String, String> facts) {
-        Optional<Path> runtime = Programs.find(c.runtime(), env.get("PATH"), Path.of("/"));
-        if (runtime.isEmpty()) {
-            facts.put(EnvironmentReply.CONTAINER_ERROR, "no " + c.runtime() + " on this node's PATH");
+        WorkerRuntime rt = c.workerRuntime();
+        Optional<Path> program = Programs.find(rt.program(), env.get("PATH"), Path.of("/"));
+        if (program.isEmpty()) {
+            facts.put(EnvironmentReply.CONTAINER_ERROR, "no " + rt.program() + " on this node's PATH");
             return false;
         }
-        if (!c.labelled()) {
-            boolean exists = Files.exists(Workdirs.resolve(c.image(), env)) || c.image().contains("://");
-            if (!exists) {
-                facts.put(EnvironmentReply.CONTAINER_ERROR, "no image file " + c.image() + " on this node");
+        ImageCheck check = rt.imageCheck(c.image());
+        if (check instanceof ImageCheck.File file) {
+            if (!Files.exists(Workdirs.resolve(file.path(), env))) {
+                facts.put(EnvironmentReply.CONTAINER_ERROR, "no image file " + file.path() + " on this node");
                 return false;
             }
             facts.put(EnvironmentReply.IMAGE, c.image());
             return true;
         }
-        ProcessBuilder pb = new ProcessBuilder(runtime.get().toString(), "image", "inspect", "--format", "{{.Id}} {{.Digest}}", c.image())
-                .redirectErrorStream(true);
+        if (!(check instanceof ImageCheck.Inspect inspect)) {
+            facts.put(EnvironmentReply.IMAGE, c.image());
+            return true;
+        }
+        List<String> argv = new ArrayList<>(inspect.argv());
+        argv.set(0, program.get().toString());
+        ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true);
         pb.environment().clear();
         pb.environment().putAll(env);
         Optional<Commands.Ran> ran = Commands.run(pb, 60_000, 8192);
         if (ran.isEmpty() || ran.get().code() != 0) {
-            facts.put(EnvironmentReply.CONTAINER_ERROR, inspectFailed(c.runtime(), c.image(),
+            facts.put(EnvironmentReply.CONTAINER_ERROR, inspectFailed(rt.program(), c.image(),
                     ran.map(r -> r.out().strip().lines().reduce((a, b) -> b).orElse("exit " + r.code())).orElse("did not run")));
             return false;
         }

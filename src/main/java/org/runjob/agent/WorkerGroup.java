@@ -10,11 +10,12 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
-import org.runjob.protocol.ContainerStart;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.Stacks;
 import org.runjob.protocol.StartRequest;
 import org.runjob.protocol.WorkerStart;
+import org.runjob.runtime.ContainerStore;
+import org.runjob.runtime.DockerCli;
 
 /**
  * This node's workers of one run, from START to the last process they left:
@@ -35,7 +36,8 @@ final class WorkerGroup {
     private final Map<String, String> env;
     private final Optional<Path> stateDir;
     /** The podman or docker the workers run in, once START named one. */
-    private volatile Optional<ContainerStart> container = Optional.empty();
+    /** The record of the containers this agent starts, where their runtime keeps one. */
+    private volatile Optional<ContainerStore> store = Optional.empty();
     private Optional<StackHook> hook = Optional.empty();
     private final List<WorkerProcess> workers = new ArrayList<>();
     private final CountDownLatch started = new CountDownLatch(1);
@@ -62,9 +64,9 @@ final class WorkerGroup {
         for (WorkerStart spec : request.workers()) {
             workers.add(new WorkerProcess(spec, spool, request.unset(), request.container()));
         }
-        container = request.container().filter(ContainerStart::labelled);
-        container.ifPresent(c -> registry.containers(Programs.find(c.runtime(), env.get("PATH"), Path.of("/")).map(Path::toString)
-                .orElse(c.runtime()), ContainerStart.AGENT_LABEL + "=" + WorkerProcess.agentId()));
+        store = request.container().flatMap(c -> c.workerRuntime().store());
+        request.container().filter(c -> store.isPresent()).ifPresent(c -> registry.containers(Programs.find(c.workerRuntime().program(),
+                env.get("PATH"), Path.of("/")).map(Path::toString).orElse(c.workerRuntime().program()), agentLabel()));
         registry.grace(graceMillis);
         hook = StackHook.create(stateDir);
         started.countDown();
@@ -176,10 +178,14 @@ final class WorkerGroup {
 
     /** Every container this agent started, running or exited, is removed (by its agent label). */
     private void removeContainers() {
-        Optional<ContainerStart> c = container;
-        if (c != null && c.isPresent()) {
-            Containers.remove(c.get().runtime(), ContainerStart.AGENT_LABEL + "=" + WorkerProcess.agentId());
+        Optional<ContainerStore> s = store;
+        if (s != null && s.isPresent()) {
+            Containers.remove(s.get(), agentLabel());
         }
+    }
+
+    private static String agentLabel() {
+        return DockerCli.AGENT_LABEL + "=" + WorkerProcess.agentId();
     }
 
     /** Keeps the watchdog's list of this node's job processes current until the group is finished. */

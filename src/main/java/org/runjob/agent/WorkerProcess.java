@@ -26,6 +26,9 @@ import org.runjob.protocol.Frame;
 import org.runjob.protocol.MetricsChunk;
 import org.runjob.protocol.Started;
 import org.runjob.protocol.WorkerStart;
+import org.runjob.runtime.ContainerStore;
+import org.runjob.runtime.DockerCli;
+import org.runjob.runtime.WorkerStartArgs;
 
 /**
  * One worker on this node, started by Commons Exec in a session (and process group) of its own via
@@ -145,8 +148,8 @@ final class WorkerProcess {
             if (value != 0) {
                 sendErrorFile();
             }
-            Exit.Report exit = container.isPresent() && container.get().labelled()
-                    ? containerEnd(value, endedAt, stoppedFirst) : new Exit.Report(Exit.fromExitValue(value, stoppedFirst), endedAt);
+            Exit.Report exit = store().isPresent()
+                    ? containerEnd(store().get(), value, endedAt, stoppedFirst) : new Exit.Report(Exit.fromExitValue(value, stoppedFirst), endedAt);
             removeContainer();
             report(exit);
             onEnd.run();
@@ -157,22 +160,24 @@ final class WorkerProcess {
 
     /**
      * The container's command line for the worker: the run's directory and the stack hook's
-     * mounted, the worker's own variables passed by name (apptainer: as {@code APPTAINERENV_NAME}).
+     * mounted, the worker's own variables and a Slurm step's passed by name, the container kept in
+     * the step's cgroup, and what the runtime's client needs besides into {@code env}.
      */
     private List<String> inContainer(ContainerStart c, Path dir, Optional<StackHook> hook, Map<String, String> env, String token) {
         List<String> names = new ArrayList<>(spec.env().keySet());
-        for (String n : List.of(ProcessTree.TOKEN_VARIABLE, ERROR_FILE_VARIABLE, MetricsTail.VARIABLE, "PYTHONPATH", StackHook.VARIABLE)) {
+        List<String> more = new ArrayList<>(List.of(ProcessTree.TOKEN_VARIABLE, ERROR_FILE_VARIABLE, MetricsTail.VARIABLE, "PYTHONPATH",
+                StackHook.VARIABLE));
+        env.keySet().stream().filter(n -> n.startsWith("SLURM")).sorted().forEach(more::add); // the step's, as srun gives a task
+        for (String n : more) {
             if (env.containsKey(n) && !names.contains(n)) {
                 names.add(n);
             }
         }
-        if (!c.labelled()) {
-            names.forEach(n -> env.put("APPTAINERENV_" + n, env.get(n)));
-        }
+        env.putAll(c.workerRuntime().clientEnvironment(names, env));
         String visible = spec.env().getOrDefault("CUDA_VISIBLE_DEVICES", "");
         List<String> gpus = visible.matches("\\d+(,\\d+)*") ? List.of(visible.split(",")) : List.of();
-        return c.argv(dir.toString(), hook.map(h -> List.of(h.directory().toString())).orElse(List.of()), names, gpus,
-                spec.env().getOrDefault("RUNJOB_RUN_ID", "run"), spec.rank(), agentId(), token, spec.argv());
+        return c.argv(new WorkerStartArgs(dir.toString(), hook.map(h -> List.of(h.directory().toString())).orElse(List.of()), names, gpus,
+                spec.env().getOrDefault("RUNJOB_RUN_ID", "run"), spec.rank(), agentId(), token, spec.argv(), StepCgroup.of(env)));
     }
 
     /**
@@ -181,8 +186,8 @@ final class WorkerProcess {
      * program while the runtime tears the container down). Without a record (the container never
      * ran, or is still running after its client was killed), the client's exit as it was seen.
      */
-    private Exit.Report containerEnd(int clientValue, long clientEndedAt, boolean stoppedFirst) {
-        Optional<Containers.Ended> ended = Containers.ended(container.get().runtime(), ContainerStart.TOKEN_LABEL + "=" + token);
+    private Exit.Report containerEnd(ContainerStore store, int clientValue, long clientEndedAt, boolean stoppedFirst) {
+        Optional<ContainerStore.Ended> ended = Containers.ended(store, DockerCli.TOKEN_LABEL + "=" + token);
         if (ended.isEmpty()) {
             return new Exit.Report(Exit.fromExitValue(clientValue, stoppedFirst), clientEndedAt);
         }
@@ -194,9 +199,14 @@ final class WorkerProcess {
     /** The worker's container, running or exited, once its client is gone: removed by its token's label. */
     void removeContainer() {
         String t = token;
-        if (container.isPresent() && container.get().labelled() && t != null) {
-            Containers.remove(container.get().runtime(), ContainerStart.TOKEN_LABEL + "=" + t);
+        if (store().isPresent() && t != null) {
+            Containers.remove(store().get(), DockerCli.TOKEN_LABEL + "=" + t);
         }
+    }
+
+    /** The record of the worker's container, where its runtime keeps one. */
+    private Optional<ContainerStore> store() {
+        return container.flatMap(c -> c.workerRuntime().store());
     }
 
     /** True while the worker's own process runs. */

@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.Optional;
 
 import org.runjob.protocol.ContainerStart;
+import org.runjob.runtime.WorkerStartArgs;
 import org.runjob.spec.EnvironmentSpec;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeAddress;
@@ -76,8 +77,8 @@ public record NodePlan(
         }
         String visible = w.env().getOrDefault("CUDA_VISIBLE_DEVICES", "");
         List<String> gpus = visible.matches("\\d+(,\\d+)*") ? List.of(visible.split(",")) : List.of();
-        return c.get().argv(workdir, List.of(), w.env().keySet(), gpus, w.env().getOrDefault("RUNJOB_RUN_ID", "RUN"), w.rank(),
-                "<agent>", "<start>", w.argv());
+        return c.get().argv(new WorkerStartArgs(workdir, List.of(), List.copyOf(w.env().keySet()), gpus,
+                w.env().getOrDefault("RUNJOB_RUN_ID", "RUN"), w.rank(), "<agent>", "<start>", w.argv()));
     }
 
     /** The global ranks on this node, in order. */

@@ -5,6 +5,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
+import org.runjob.runtime.WorkerRuntimes;
+
 /**
  * The software environment a node's workers run in ({@code environment:}, the job's merged key by
  * key with the node's), as written: a pass-through record the planner copies unchanged and the
@@ -84,13 +86,9 @@ public record EnvironmentSpec(Optional<Interpreter> interpreter, List<String> mo
      * @param options more options for the runtime's {@code run} (or {@code exec}), before the image
      */
     public record ContainerSpec(String image, String runtime, List<String> mounts, List<String> options) {
-        public static final List<String> RUNTIMES = List.of("podman", "docker", "apptainer");
-
         public ContainerSpec {
             Objects.requireNonNull(image, "image");
-            if (!RUNTIMES.contains(runtime)) {
-                throw new IllegalArgumentException("unknown container runtime " + runtime);
-            }
+            WorkerRuntimes.named(runtime);
             mounts = List.copyOf(mounts);
             options = List.copyOf(options);
         }

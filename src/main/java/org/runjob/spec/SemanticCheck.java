@@ -16,6 +16,7 @@ import java.util.regex.PatternSyntaxException;
 import java.util.stream.Collectors;
 
 import org.runjob.json.Json;
+import org.runjob.runtime.WorkerRuntimes;
 
 import tools.jackson.databind.JsonNode;
 
@@ -372,6 +373,11 @@ final class SemanticCheck {
             }
         }
         if (e.has("container")) {
+            JsonNode runtime = e.get("container").get("runtime");
+            if (runtime != null && runtime.isString() && WorkerRuntimes.find(runtime.stringValue()).isEmpty()) {
+                problem(pointer + "/container/runtime", "unknown container runtime '" + runtime.stringValue() + "': must be "
+                        + WorkerRuntimes.names());
+            }
             for (String k : NOT_WITH_CONTAINER) {
                 if (e.has(k)) {
                     keyProblem(pointer + "/" + k, k + " activates on the node, outside the container: with a container the image"

@@ -18,6 +18,7 @@ import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 import org.runjob.json.Json;
+import org.runjob.runtime.WorkerRuntimes;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -172,7 +173,7 @@ final class SpecBinder {
         }
         JsonNode c = e.get("container");
         Optional<EnvironmentSpec.ContainerSpec> container = c == null ? Optional.empty()
-                : Optional.of(new EnvironmentSpec.ContainerSpec(c.get("image").stringValue(), text(c, "runtime").orElse("podman"),
+                : Optional.of(new EnvironmentSpec.ContainerSpec(c.get("image").stringValue(), text(c, "runtime").orElse(WorkerRuntimes.DEFAULT),
                 strings(c.get("mounts")), strings(c.get("options"))));
         return new EnvironmentSpec(interpreter, strings(e.get("modules")), strings(e.get("source")), strings(e.get("setup")),
                 integer(e, "setup_timeout_s").orElse(EnvironmentSpec.DEFAULT_SETUP_TIMEOUT_S), container,

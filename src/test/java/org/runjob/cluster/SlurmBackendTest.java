@@ -27,6 +27,7 @@ import org.runjob.cli.Cli;
 import org.runjob.session.Interrupts;
 import org.runjob.testbed.OnSlurmTestbed;
 import org.runjob.testbed.Pids;
+import org.runjob.testbed.Podman;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.RunjobProcess;
 import org.runjob.testbed.SlurmTestbed;
@@ -171,6 +172,34 @@ class SlurmBackendTest {
         Matcher m = Pattern.compile("JobState=(\\S+)").matcher(record);
         assertThat(m.find()).as("scontrol knows job " + jobId).isTrue();
         return m.group(1);
+    }
+
+    /**
+     * A container started by podman stays in the cgroup of its node's step (where Slurm's limits,
+     * accounting and cleanup are), not in podman's own {@code libpod_parent}, and sees the step's
+     * variables as a task of {@code srun} does.
+     */
+    @Test
+    void aPodmanWorkerStaysInItsStepsCgroupWithTheStepsVariables() throws Exception {
+        String missing = Podman.missing();
+        Testbed.require(missing == null, missing == null ? "" : missing);
+        String image = Podman.image();
+        env.put("CONTAINERS_CONF", Podman.CONF.toString());
+        Path job = job("slurmpod", List.of(), List.of("sh", "-c", "echo rank $RANK node $SLURMD_NODENAME job $SLURM_JOB_ID step $SLURM_STEP_ID"
+                        + " procid $SLURM_PROCID; grep -E ':(memory|freezer):' /proc/self/cgroup | sed \"s/^/rank $RANK cgroup /\""),
+                "environment: {container: {image: '" + image + "', mounts: ['/usr:/usr:ro']}}\n", Map.of());
+        Cli r = run(job);
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> lines = r.out().lines().sorted().toList();
+        String jobId = lines.stream().filter(l -> l.startsWith("[h1/0] rank 0 node")).findFirst().orElseThrow().replaceAll(".* job (\\d+) .*", "$1");
+        assertThat(lines.stream().filter(l -> l.contains(" node ")).map(l -> l.replaceAll("step \\d+", "step S")))
+                .containsExactly("[h1/0] rank 0 node h1 job " + jobId + " step S procid 0", "[h1/1] rank 1 node h1 job " + jobId + " step S procid 1",
+                        "[h2/2] rank 2 node h2 job " + jobId + " step S procid 2");
+        assertThat(lines.stream().filter(l -> l.contains(" cgroup ")))
+                .allMatch(l -> l.matches("\\[h(\\d)/\\d] rank \\d cgroup \\d+:(memory|freezer):/slurm_h\\1/uid_0/job_" + jobId
+                        + "/step_\\d+(/task_\\d+)?/libpod-[0-9a-f]{64}"))
+                .hasSize(6);
+        assertThat(Podman.containers("runjob.run")).isEmpty();
     }
 
     @Test
