@@ -129,6 +129,11 @@ public final class Planner {
             int local = counts.get(nodeRank);
             String visible = devices.get(nodeRank) == null ? atLaunch(node, inventory)
                     : devices.get(nodeRank).stream().map(String::valueOf).collect(Collectors.joining(","));
+            if (spec.gpuBind() == JobSpec.GpuBind.WORKER && visible.matches("\\d+(,\\d+)*") && visible.split(",").length % local != 0) {
+                throw new PlanningException("node '" + node.name() + "' has " + visible.split(",").length + " GPUs (" + visible + ") for "
+                        + local + " workers: gpu_bind: worker gives each worker an equal share; give it a multiple of " + local
+                        + " GPUs, or as many workers as divide them");
+            }
             List<WorkerLaunch> workers = new ArrayList<>();
             for (int localRank = 0; localRank < local; localRank++, rank++) {
                 Map<String, String> env = new LinkedHashMap<>();
@@ -143,7 +148,7 @@ public final class Planner {
                 env.put("ROLE_WORLD_SIZE", Integer.toString(worldSize));
                 env.put("MASTER_ADDR", masterAddr);
                 env.put("MASTER_PORT", portText);
-                env.put("CUDA_VISIBLE_DEVICES", visible);
+                env.put("CUDA_VISIBLE_DEVICES", spec.gpuBind() == JobSpec.GpuBind.WORKER ? share(visible, localRank, local) : visible);
                 env.put("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
                 env.put("TORCHELASTIC_RUN_ID", runId);
                 env.put("ROLE_NAME", ROLE);
@@ -178,6 +183,23 @@ public final class Planner {
                     List.copyOf(inventory.environment(node.name()).set().keySet()), inventory.environment(node.name()).unset()));
         }
         return new LaunchPlan(spec.name(), runId, worldSize, master.name(), masterAddr, port, nodes, spec);
+    }
+
+    /**
+     * Local rank {@code localRank}'s share of its node's GPUs {@code visible} among {@code local}
+     * workers (the count divides them, checked before): the next {@code n / local} in order. A value
+     * known only at launch is shown as that worker's share of it; no GPUs stay none.
+     */
+    static String share(String visible, int localRank, int local) {
+        if (visible.isEmpty()) {
+            return visible;
+        }
+        if (!visible.matches("\\d+(,\\d+)*")) {
+            return visible.endsWith(">") ? visible.substring(0, visible.length() - 1) + ", local rank " + localRank + "'s share>" : visible;
+        }
+        List<String> all = List.of(visible.split(","));
+        int each = all.size() / local;
+        return String.join(",", all.subList(localRank * each, (localRank + 1) * each));
     }
 
     /** What a dry run shows for GPUs known only at launch. */

@@ -25,6 +25,7 @@ import java.util.regex.Pattern;
  * @param outputs paths relative to the run's directory brought from every node into the run folder when the run ends
  * @param outputsMaxBytes the most bytes of outputs brought from one node ({@code outputs_max_gib})
  * @param spares  node entries checked in preflight that run nothing until a lost node's place needs one ({@code spares})
+ * @param gpuBind which of its node's GPUs a worker sees ({@code gpu_bind})
  */
 public record JobSpec(
         String name,
@@ -46,7 +47,8 @@ public record JobSpec(
         List<String> outputs,
         long outputsMaxBytes,
         List<NodeSpec> spares,
-        ObserveSpec observe) {
+        ObserveSpec observe,
+        GpuBind gpuBind) {
 
     /** Outputs brought from one node by default: 10 GiB, more than a checkpoint or two, less than a disk. */
     public static final long DEFAULT_OUTPUTS_MAX_BYTES = 10L << 30;
@@ -56,7 +58,17 @@ public record JobSpec(
                    boolean runsShareWorkdir, List<ShippedFile> files, Map<String, String> env, SshSpec ssh, FailureSpec failure,
                    String logsDir, Optional<Pattern> metric, BackendUse backend, boolean strictGpuLeases, Relay relay, Path source) {
         this(name, nodes, rendezvous, entrypoint, workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric, backend, strictGpuLeases,
-                relay, source, List.of(), DEFAULT_OUTPUTS_MAX_BYTES, List.of(), ObserveSpec.DEFAULT);
+                relay, source, List.of(), DEFAULT_OUTPUTS_MAX_BYTES, List.of(), ObserveSpec.DEFAULT, GpuBind.NODE);
+    }
+
+    /**
+     * Which of a node's GPUs a worker sees ({@code gpu_bind}): {@link #NODE} every one of them, as
+     * torchrun gives them (the program picks its device by LOCAL_RANK); {@link #WORKER} its own
+     * share, the node's GPUs split evenly among its workers in local-rank order, as Slurm's
+     * {@code --gpus-per-task} with {@code --gpu-bind} gives a task.
+     */
+    public enum GpuBind {
+        NODE, WORKER
     }
 
     /**
@@ -92,13 +104,13 @@ public record JobSpec(
     /** The same job with {@code more} arguments after the entrypoint's own. */
     public JobSpec withEntrypointArgs(List<String> more) {
         return new JobSpec(name, nodes, rendezvous, entrypoint.withArgs(more), workdir, runsShareWorkdir, files, env, ssh, failure, logsDir, metric,
-                backend, strictGpuLeases, relay, source, outputs, outputsMaxBytes, spares, observe);
+                backend, strictGpuLeases, relay, source, outputs, outputsMaxBytes, spares, observe, gpuBind);
     }
 
     /** The same job with {@code nodes} (the master kept by name, or the first) and {@code spares}. */
     private JobSpec with(List<NodeSpec> nodes, String master, List<NodeSpec> spares) {
         return new JobSpec(name, nodes, new RendezvousSpec(master, rendezvous.addr(), rendezvous.port()), entrypoint, workdir, runsShareWorkdir,
-                files, env, ssh, failure, logsDir, metric, backend, strictGpuLeases, relay, source, outputs, outputsMaxBytes, spares, observe);
+                files, env, ssh, failure, logsDir, metric, backend, strictGpuLeases, relay, source, outputs, outputsMaxBytes, spares, observe, gpuBind);
     }
 
     /**
@@ -288,7 +300,7 @@ public record JobSpec(
         }
         return new JobSpec(name, named, new RendezvousSpec(names.get(0), rendezvous.addr(), rendezvous.port()), entrypoint, workdir,
                 runsShareWorkdir, files, env, ssh, failure, logsDir, metric, new BackendUse(backend.name(), backend.settings(), false),
-                strictGpuLeases, relay, source, outputs, outputsMaxBytes, spares, observe);
+                strictGpuLeases, relay, source, outputs, outputsMaxBytes, spares, observe, gpuBind);
     }
 
     /** How runjob logs in to nodes. */

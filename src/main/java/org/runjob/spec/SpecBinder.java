@@ -114,7 +114,8 @@ final class SpecBinder {
                 Relay.valueOf(text(root, "relay").orElse("auto").toUpperCase(Locale.ROOT)), source, strings(root.get("outputs")),
                 root.has("outputs_max_gib") ? Math.round(root.get("outputs_max_gib").asDouble() * (1L << 30)) : JobSpec.DEFAULT_OUTPUTS_MAX_BYTES,
                 spares,
-                observe(object(root, "observe")));
+                observe(object(root, "observe")),
+                JobSpec.GpuBind.valueOf(text(root, "gpu_bind").orElse("node").toUpperCase(Locale.ROOT)));
     }
 
     private NodeSpec node(JsonNode n, String name) {

@@ -48,6 +48,34 @@ class PlannerTest {
 
     static final EntrypointSpec PY = new EntrypointSpec.Command(List.of("python3", "train.py"), false);
 
+    static JobSpec bound(JobSpec b) {
+        return new JobSpec(b.name(), b.nodes(), b.rendezvous(), b.entrypoint(), b.workdir(), b.runsShareWorkdir(), b.files(), b.env(), b.ssh(),
+                b.failure(), b.logsDir(), b.metric(), b.backend(), b.strictGpuLeases(), b.relay(), b.source(), b.outputs(), b.outputsMaxBytes(),
+                b.spares(), b.observe(), JobSpec.GpuBind.WORKER);
+    }
+
+    @Test
+    void gpuBindWorkerGivesEachWorkerItsOwnShareInLocalRankOrder() throws Exception {
+        NodeSpec four = new NodeSpec("four", ssh("h1", OptionalInt.empty(), Optional.empty()),
+                new NodeSpec.GpuRequest.Listed(List.of(1, 3, 5, 7)), OptionalInt.of(2), Optional.empty(), Map.of());
+        NodeSpec each = new NodeSpec("each", ssh("h2", OptionalInt.empty(), Optional.empty()),
+                new NodeSpec.GpuRequest.Listed(List.of(0, 2)), OptionalInt.empty(), Optional.empty(), Map.of());
+        NodeSpec all = new NodeSpec("all", ssh("h3", OptionalInt.empty(), Optional.empty()), new NodeSpec.GpuRequest.All(),
+                OptionalInt.of(2), Optional.empty(), Map.of());
+        JobSpec spec = bound(job(List.of(four, each, all), PY, new JobSpec.MasterPort.Fixed(29500), Map.of()));
+        LaunchPlan plan = Planner.plan(spec, Inventory.unprobed(), RUN, OptionalInt.empty());
+        assertThat(plan.workers()).extracting(w -> w.env().get("CUDA_VISIBLE_DEVICES")).containsExactly("1,3", "5,7", "0", "2",
+                "<all GPUs found at launch, local rank 0's share>", "<all GPUs found at launch, local rank 1's share>");
+        assertThat(plan.nodes()).extracting(NodePlan::visibleDevices).containsExactly("1,3,5,7", "0,2", NodePlan.ALL_FOUND_AT_LAUNCH);
+
+        NodeSpec three = new NodeSpec("three", ssh("h1", OptionalInt.empty(), Optional.empty()),
+                new NodeSpec.GpuRequest.Listed(List.of(0, 1, 2)), OptionalInt.of(2), Optional.empty(), Map.of());
+        assertThatThrownBy(() -> Planner.plan(bound(job(List.of(three), PY, new JobSpec.MasterPort.Fixed(29500), Map.of())),
+                Inventory.unprobed(), RUN, OptionalInt.empty())).isInstanceOf(PlanningException.class)
+                .hasMessage("node 'three' has 3 GPUs (0,1,2) for 2 workers: gpu_bind: worker gives each worker an equal share; give it a"
+                        + " multiple of 2 GPUs, or as many workers as divide them");
+    }
+
     @Test
     void seedTopologyGivesRanksZeroOneOnV100AndTwoThreeOnA30() throws Exception {
         NodeSpec v100 = new NodeSpec("v100", ssh("202.201.252.102", OptionalInt.of(30430), Optional.of("root")),
