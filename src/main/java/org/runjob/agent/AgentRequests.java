@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.ServiceConfigurationError;
 import java.util.function.Consumer;
 
 import org.runjob.protocol.AgentOptions;
@@ -223,7 +224,8 @@ final class AgentRequests {
             byte[] answer;
             try {
                 answer = NodeEnvironment.answer(request, env, workdir(), meta, scratch, setupOutput).encode();
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | LinkageError | ServiceConfigurationError e) {
+                // a class this agent's jar lacks fails the check with a reason; the coordinator never waits for a reply that will not come
                 Map<String, String> facts = Map.of(EnvironmentReply.ACTIVATION_ERROR, "the environment check failed: " + e);
                 answer = new EnvironmentReply(facts, Map.of(), List.of()).encode();
             }
@@ -240,7 +242,7 @@ final class AgentRequests {
             Answer answer;
             try {
                 answer = HealthCheck.answer(request, env, dir);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | LinkageError e) {
                 answer = Answer.failed("the health check failed: " + e);
             }
             reply.accept(answer.encode());
@@ -256,7 +258,7 @@ final class AgentRequests {
             Answer answer;
             try {
                 answer = r.fetch(host, port, key);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | LinkageError e) {
                 answer = Answer.failed("relay failed: " + e);
             }
             reply.accept(answer.encode());

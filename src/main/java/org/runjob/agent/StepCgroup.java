@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 import org.runjob.runtime.Cgroup;
 
@@ -15,17 +16,21 @@ final class StepCgroup {
     }
 
     /**
+     * Slurm's cgroup plugins name a step's cgroup {@code .../job_ID/step_ID/...} (a heterogeneous
+     * job's component by its own job id, not {@code SLURM_JOB_ID}'s).
+     */
+    private static final Pattern SLURM_STEP = Pattern.compile("/job_\\d+/step_[^/]+");
+
+    /**
      * The step's cgroup when {@code env} is a Slurm step's ({@code SLURM_STEP_ID}) and this process
-     * is in a cgroup of its job (Slurm's cgroup plugins name it {@code .../job_ID/...}); empty
-     * elsewhere, or when unreadable.
+     * is in a step's cgroup; empty elsewhere, or when unreadable.
      */
     static Optional<Cgroup> of(Map<String, String> env) {
-        String job = env.get("SLURM_JOB_ID");
-        if (!env.containsKey("SLURM_STEP_ID") || job == null) {
+        if (!env.containsKey("SLURM_STEP_ID")) {
             return Optional.empty();
         }
         try {
-            return Cgroup.of(Files.readAllLines(Path.of("/proc/self/cgroup")), "/job_" + job + "/");
+            return Cgroup.of(Files.readAllLines(Path.of("/proc/self/cgroup")), SLURM_STEP);
         } catch (IOException e) {
             return Optional.empty();
         }

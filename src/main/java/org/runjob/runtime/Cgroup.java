@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -25,10 +26,10 @@ public record Cgroup(int version, String path) {
 
     /**
      * The step's cgroup in {@code procSelfCgroup} (the lines of {@code /proc/self/cgroup}): the
-     * path that contains {@code marker} (Slurm's {@code /job_ID/}); empty when none does, so a
-     * container is never put under a cgroup that is not the step's.
+     * path {@code step} finds a match in (Slurm's {@code /job_ID/step_ID}); empty when none does, so
+     * a container is never put under a cgroup that is not the step's.
      */
-    public static Optional<Cgroup> of(List<String> procSelfCgroup, String marker) {
+    public static Optional<Cgroup> of(List<String> procSelfCgroup, Pattern step) {
         Map<String, String> v1 = new LinkedHashMap<>();
         String unified = null;
         for (String line : procSelfCgroup) {
@@ -45,9 +46,9 @@ public record Cgroup(int version, String path) {
             }
         }
         if (!v1.isEmpty()) {
-            return Stream.of(v1.get("memory"), v1.get("freezer")).filter(p -> p != null && p.contains(marker)).findFirst()
+            return Stream.of(v1.get("memory"), v1.get("freezer")).filter(p -> p != null && step.matcher(p).find()).findFirst()
                     .map(p -> new Cgroup(1, p));
         }
-        return unified != null && unified.contains(marker) ? Optional.of(new Cgroup(2, unified)) : Optional.empty();
+        return unified != null && step.matcher(unified).find() ? Optional.of(new Cgroup(2, unified)) : Optional.empty();
     }
 }

@@ -1,16 +1,18 @@
 package org.runjob.runtime;
 
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.stream.Collectors;
 
 /**
  * The worker runtimes: the built-ins, one line each in {@link #BUILT_IN}, then each runtime a jar
  * on the class path registers by a line in {@code META-INF/services/org.runjob.runtime.WorkerRuntime}
- * (a name already taken is skipped).
+ * (a name already taken is skipped, and so is a line whose class cannot be loaded).
  */
 public final class WorkerRuntimes {
 
@@ -27,7 +29,18 @@ public final class WorkerRuntimes {
     private static List<WorkerRuntime> all(List<WorkerRuntime> builtIn) {
         Map<String, WorkerRuntime> out = new LinkedHashMap<>();
         builtIn.forEach(r -> out.put(r.name(), r));
-        ServiceLoader.load(WorkerRuntime.class, WorkerRuntimes.class.getClassLoader()).forEach(r -> out.putIfAbsent(r.name(), r));
+        Iterator<WorkerRuntime> found = ServiceLoader.load(WorkerRuntime.class, WorkerRuntimes.class.getClassLoader()).iterator();
+        while (true) {
+            try {
+                if (!found.hasNext()) {
+                    break;
+                }
+                WorkerRuntime r = found.next();
+                out.putIfAbsent(r.name(), r);
+            } catch (ServiceConfigurationError e) {
+                // a service line whose class this jar lacks: that runtime is unknown here, the others are not
+            }
+        }
         return List.copyOf(out.values());
     }
 

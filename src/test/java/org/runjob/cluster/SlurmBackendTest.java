@@ -137,6 +137,8 @@ class SlurmBackendTest {
                 "[h1/0] RANK 0 LOCAL_RANK 0 NODE_RANK 0 WORLD_SIZE 3 slurm 0 0 0 3 per-node 2 nodes 2 tasks 2,1",
                 "[h1/1] RANK 1 LOCAL_RANK 1 NODE_RANK 0 WORLD_SIZE 3 slurm 1 1 0 3 per-node 2 nodes 2 tasks 2,1",
                 "[h2/2] RANK 2 LOCAL_RANK 0 NODE_RANK 1 WORLD_SIZE 3 slurm 2 0 1 3 per-node 1 nodes 2 tasks 2,1");
+        // unequal workers: a heterogeneous allocation whose command ends with the run's code, so the record tells the truth
+        assertThat(jobState(lastJobId("slurmenv"))).isEqualTo("COMPLETED");
     }
 
     /** The Slurm job id of job {@code name}'s newest run, from its summary.json. */
@@ -196,7 +198,7 @@ class SlurmBackendTest {
                 .containsExactly("[h1/0] rank 0 node h1 job " + jobId + " step S procid 0", "[h1/1] rank 1 node h1 job " + jobId + " step S procid 1",
                         "[h2/2] rank 2 node h2 job " + jobId + " step S procid 2");
         assertThat(lines.stream().filter(l -> l.contains(" cgroup ")))
-                .allMatch(l -> l.matches("\\[h(\\d)/\\d] rank \\d cgroup \\d+:(memory|freezer):/slurm_h\\1/uid_0/job_" + jobId
+                .allMatch(l -> l.matches("\\[h(\\d)/\\d] rank \\d cgroup \\d+:(memory|freezer):/slurm_h\\1/uid_0/job_\\d+"
                         + "/step_\\d+(/task_\\d+)?/libpod-[0-9a-f]{64}"))
                 .hasSize(6);
         assertThat(Podman.containers("runjob.run")).isEmpty();
@@ -226,6 +228,7 @@ class SlurmBackendTest {
         Cli r = run(job);
         assertThat(r.code()).as(r.err()).isEqualTo(1);
         assertThat(r.err()).contains("root cause: rank 1 (local rank 1) on node h1: exit 3");
+        assertThat(jobState(lastJobId("failfast"))).isEqualTo("FAILED");
         List<Long> ranks = List.of(0L, 1L, 2L).stream().map(rank -> Long.parseLong(read(jobs.pids.resolve("rank-" + rank + ".pid")))).toList();
         Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 2), "every rank after rank 1 failed");
         Poll.until(() -> queueEmpty(), Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 2), "the allocation is released");
@@ -1139,6 +1142,18 @@ class SlurmBackendTest {
         assertThat(summary).contains("\"job_id\"").contains("GPU given by Slurm (physical 1)").contains("GPU given by Slurm (physical 0)");
         String preflight = Files.readString(run.resolve("preflight.json"));
         assertThat(preflight).contains("CUDA_VISIBLE_DEVICES=1 (SLURM_STEP_GPUS=1)").contains("CUDA_VISIBLE_DEVICES=0,1 (SLURM_STEP_GPUS=0,1)");
+    }
+
+    /** gpu_bind: worker on the GPUs Slurm gives a node's step: each rank sees its own one, in local-rank order. */
+    @Test
+    void gpuBindWorkerGivesEachRankItsOwnShareOfTheStepsGpus() throws Exception {
+        String show = "sh, -c, 'echo rank $RANK local $LOCAL_RANK cvd $CUDA_VISIBLE_DEVICES'";
+        Path job = jobs.job("bound", "  - {name: h1, gpus: all}\n  - {name: h2, gpus: {count: 2}, workers: 1}\n", List.of(), List.of(show),
+                "backend: slurm\nworkdir: " + dir.resolve("work") + "\ngpu_bind: worker\n", Map.of());
+        Cli r = run(job);
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out().lines().filter(l -> l.contains(" rank ")).sorted().toList())
+                .containsExactly("[h1/0] rank 0 local 0 cvd 0", "[h1/1] rank 1 local 1 cvd 1", "[h2/2] rank 2 local 0 cvd 0,1");
     }
 
     /** gpus: all of a named node, submitted: sbatch asks for the GPUs Slurm has for it (Gres=gpu:2), one worker each. */

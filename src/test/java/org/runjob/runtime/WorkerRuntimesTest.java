@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
@@ -72,21 +73,23 @@ class WorkerRuntimesTest {
         assertThatThrownBy(() -> WorkerRuntimes.named("singularity")).hasMessageStartingWith("unknown container runtime singularity: podman, docker");
     }
 
+    private static final Pattern STEP = Pattern.compile("/job_\\d+/step_[^/]+");
+
     @Test
     void inASlurmStepPodmanKeepsTheContainerInTheStepsCgroupUnlessTheOptionsSayOtherwise() {
         List<String> v1 = List.of("9:name=systemd:/", "6:freezer:/slurm_h1/uid_0/job_7/step_0", "4:memory:/process_api/x", "0::/");
-        assertThat(Cgroup.of(v1, "/job_7/")).contains(new Cgroup(1, "/slurm_h1/uid_0/job_7/step_0"));
+        assertThat(Cgroup.of(v1, STEP)).contains(new Cgroup(1, "/slurm_h1/uid_0/job_7/step_0"));
         List<String> constrained = List.of("6:freezer:/slurm_h1/uid_0/job_7/step_0", "4:memory:/slurm_h1/uid_0/job_7/step_0/task_0");
-        assertThat(Cgroup.of(constrained, "/job_7/")).contains(new Cgroup(1, "/slurm_h1/uid_0/job_7/step_0/task_0"));
-        assertThat(Cgroup.of(List.of("0::/system.slice/slurmstepd.scope/job_7/step_0/user/task_0"), "/job_7/"))
+        assertThat(Cgroup.of(constrained, STEP)).contains(new Cgroup(1, "/slurm_h1/uid_0/job_7/step_0/task_0"));
+        assertThat(Cgroup.of(List.of("0::/system.slice/slurmstepd.scope/job_7/step_0/user/task_0"), STEP))
                 .contains(new Cgroup(2, "/system.slice/slurmstepd.scope/job_7/step_0/user/task_0"));
-        assertThat(Cgroup.of(List.of("0::/user.slice/session-3.scope"), "/job_7/")).isEmpty();
-        assertThat(Cgroup.of(v1, "/job_8/")).isEmpty();
+        assertThat(Cgroup.of(List.of("0::/user.slice/session-3.scope"), STEP)).isEmpty();
+        assertThat(Cgroup.of(v1, Pattern.compile("/job_8/step_"))).isEmpty();
 
         WorkerRuntime podman = WorkerRuntimes.named("podman");
         Container c = new Container("img", List.of(), List.of());
         WorkerStartArgs inV1 = new WorkerStartArgs("/d", List.of(), List.of(), List.of(), "R", 0, "A", "T", List.of("true"),
-                Cgroup.of(v1, "/job_7/"));
+                Cgroup.of(v1, STEP));
         assertThat(podman.argv(c, inV1)).containsSubsequence("--ipc", "host", "--cgroup-parent=/slurm_h1/uid_0/job_7/step_0", "-v", "/d:/d");
         WorkerStartArgs inV2 = new WorkerStartArgs("/d", List.of(), List.of(), List.of(), "R", 0, "A", "T", List.of("true"),
                 Optional.of(new Cgroup(2, "/x/job_7/step_0")));

@@ -107,6 +107,8 @@ public final class SlurmTestbed {
                 "ReturnToService=2",
                 "MpiDefault=none",
                 "KillWait=" + KILL_WAIT_S,
+                // as on sites whose jobs are not requeueable unless they ask: a run that needs a requeue says --requeue
+                "JobRequeue=0",
                 // heterogeneous jobs start only from the backfill scheduler: every second here, not every 30 s
                 "SchedulerParameters=bf_interval=1",
                 "JobAcctGatherType=jobacct_gather/none",
