@@ -90,7 +90,8 @@ final class StopCommand implements Callable<Integer> {
      */
     private boolean cancel(RunRecords.Run r) {
         var queued = QueuedRun.of(r.folder()).orElseThrow();
-        var complaint = queued.getKey().cancel(queued.getValue(), now, io.env());
+        var complaint = queued.getKey().queue().map(q -> q.cancel(queued.getValue(), now, io.env()))
+                .orElse(Optional.of("backend " + queued.getKey().name() + " has no batch queue"));
         complaint.ifPresent(c -> io.err().println("runjob: cannot stop run " + r.runId() + " (" + queued.getKey().name() + " job "
                 + queued.getValue() + "): " + c));
         return complaint.isEmpty();
@@ -180,7 +181,8 @@ final class StopCommand implements Callable<Integer> {
         }
         for (var array : byArray.entrySet()) {
             var backend = QueuedRun.arrayOf(array.getValue().get(0).folder()).orElseThrow().getKey();
-            var complaint = backend.cancelArray(array.getKey(), now, io.env());
+            var complaint = backend.queue().map(q -> q.cancelArray(array.getKey(), now, io.env()))
+                    .orElse(Optional.of("backend " + backend.name() + " has no batch queue"));
             complaint.ifPresent(c -> io.err().println("runjob: cannot stop " + backend.name() + " job array " + array.getKey() + ": " + c));
             if (complaint.isEmpty()) {
                 array.getValue().forEach(r -> signalled.add(r.runId()));

@@ -1,11 +1,8 @@
 package org.runjob.node;
 
-import java.io.IOException;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -27,6 +24,7 @@ import org.runjob.spec.WorkerVariables;
  *   <li>{@link #dryRun}: the commands it would run, for {@code --dry-run} (text and plan JSON).</li>
  *   <li>{@link #open}: the job's {@link Cluster}; nothing is contacted until a node is reached.</li>
  *   <li>{@link #gpus}: who picks each node's GPUs.</li>
+ *   <li>{@link #queue}: its batch queue, where it has one ({@code runjob submit}, records, stop).</li>
  *   <li>The run handle ({@link Cluster#handle}) goes into {@code summary.json}.</li>
  * </ol>
  */
@@ -88,104 +86,13 @@ public interface Backend {
         return WorkerVariables.NONE;
     }
 
-    /** True for a backend with a queue of its own: {@code runjob submit} queues the run ({@link #queue}). */
-    default boolean queues() {
-        return false;
-    }
-
     /**
-     * For a backend with a queue of its own (Slurm's sbatch): the command that queues a run of
-     * {@code spec} whose coordinator is {@code coordinator} (an argv run inside the allocation),
-     * its scheduler output in {@code folder}; it prints the queued job's id. Where the scheduler
-     * picks the nodes, it keeps off the machines in {@code avoid} (quarantined ones, as
-     * {@link org.runjob.spec.NodeAddress#machine} names them). Empty for a backend whose runs are
-     * handed to their nodes directly ({@code runjob submit} over SSH). {@code env} is runjob's
-     * environment, for what the command needs to ask the scheduler first.
-     *
-     * @throws IllegalArgumentException naming what of the job this backend cannot queue
-     * @throws IOException when a file the command needs cannot be written into {@code folder}
+     * A backend's batch queue, where it has one of its own (Slurm's sbatch): {@code runjob submit}
+     * queues the run there, and its records ask it how the job stands. Empty for a backend whose
+     * runs are handed to their nodes directly ({@code runjob submit} over SSH).
      */
-    default Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator, Set<String> avoid,
-                                         Map<String, String> env) throws IOException {
+    default Optional<BatchQueue> queue() {
         return Optional.empty();
-    }
-
-    /**
-     * For a backend whose queue runs job arrays (Slurm's {@code --array}): the command that queues
-     * {@code size} tasks of one allocation of {@code spec} as one job, at most {@code maxParallel}
-     * of them at once, each task running {@code coordinator} (which tells its task from the
-     * scheduler's environment) with its scheduler output in {@code folder}; it prints the array's
-     * job id, and task {@code i} is then {@link #arrayTask}. Empty where this backend, or this
-     * job's allocation, has no arrays (a sweep's points are then queued as a job each).
-     *
-     * @throws IllegalArgumentException naming what of the job this backend cannot queue
-     * @throws IOException when a file the command needs cannot be written into {@code folder}
-     */
-    default Optional<List<String>> queueArray(JobSpec spec, Path folder, Path script, List<String> coordinator, Set<String> avoid,
-                                              int size, Optional<Integer> maxParallel, Map<String, String> env) throws IOException {
-        return Optional.empty();
-    }
-
-    /** The job id of task {@code task} of job array {@code arrayId} ({@link #queueArray}), as the scheduler's commands take it. */
-    default String arrayTask(String arrayId, int task) {
-        return arrayId + "_" + task;
-    }
-
-    /**
-     * {@code command} (what {@link #queue} made for a run with batch script {@code script}, kept in
-     * its folder) as it is to be run again: where the scheduler picks the nodes, kept off the
-     * machines in {@code avoid} as they are now (quarantined since, or no longer). Unchanged by default.
-     */
-    default List<String> again(List<String> command, Path script, Set<String> avoid) {
-        return command;
-    }
-
-    /**
-     * Stops every task of job array {@code arrayId} ({@link #queueArray}) at once, as {@link #cancel}
-     * stops one job: the tasks still waiting are withdrawn, the running ones stop gracefully (or
-     * {@code now}). Returns the scheduler's complaint, or empty.
-     */
-    default Optional<String> cancelArray(String arrayId, boolean now, Map<String, String> env) {
-        return Optional.of("backend " + name() + " runs no job arrays");
-    }
-
-    /** Where the scheduler writes a queued job's own output (its batch step's stdout and stderr), if runjob names it. */
-    default Optional<Path> queuedOutput(Path folder, String jobId) {
-        return Optional.empty();
-    }
-
-    /**
-     * Where a queued job ({@link #queue}) stands in its scheduler, on one line: "queued" (pending,
-     * with the scheduler's reason), "requeued" (waiting to start again after a requeue, with until
-     * when or why), "running", or empty once it has ended or the scheduler no longer has it.
-     */
-    default Optional<String> queued(String jobId, Map<String, String> env) {
-        return Optional.empty();
-    }
-
-    /**
-     * True when a queued job ({@link #queue}) runs again after more restarts than
-     * {@code restartsSeen} (its scheduler requeued and started it since): the run's next attempt
-     * is starting, whatever the last attempt's summary says. False by default.
-     */
-    default boolean runsAgain(String jobId, int restartsSeen, Map<String, String> env) {
-        return false;
-    }
-
-    /**
-     * Why a queued job ({@link #queue}) that left the scheduler's queue ended before its coordinator
-     * started, as the scheduler recorded it; empty when it was withdrawn, or the scheduler cannot say.
-     */
-    default Optional<String> unstarted(String jobId, Map<String, String> env) {
-        return Optional.empty();
-    }
-
-    /**
-     * Stops a queued job: {@code now}, or gracefully (its coordinator gets SIGTERM and runs the
-     * Ctrl-C path); a pending job is withdrawn. Returns the scheduler's complaint, or empty.
-     */
-    default Optional<String> cancel(String jobId, boolean now, Map<String, String> env) {
-        return Optional.of("backend " + name() + " queues no jobs");
     }
 
     /**

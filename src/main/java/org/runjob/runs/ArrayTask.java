@@ -10,12 +10,13 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * The run a task of a submitted sweep's job array runs: the row of the sweep's
- * {@value QueuedRun#ARRAY_FILE} whose {@code task} is the scheduler's task index
- * ({@code SLURM_ARRAY_TASK_ID}); task N runs the sweep's point N.
+ * {@value QueuedRun#ARRAY_FILE} whose {@code task} is the scheduler's task index (in the variable
+ * the table's {@code task_variable} names, the queue's {@code BatchQueue#arrayTaskVariable}); task
+ * N runs the sweep's point N.
  */
 public record ArrayTask(int task, String runId, String job) {
 
-    /** The scheduler's variable that holds a job array task's index. */
+    /** The variable of tables written before they named one: Slurm's. */
     static final String TASK_VARIABLE = "SLURM_ARRAY_TASK_ID";
 
     /**
@@ -25,13 +26,14 @@ public record ArrayTask(int task, String runId, String job) {
      * @throws IOException when the table cannot be read
      */
     public static ArrayTask of(Path table, Map<String, String> env) throws IOException {
-        String index = env.getOrDefault(TASK_VARIABLE, "");
+        JsonNode root = Json.read(table);
+        String variable = root.path("task_variable").asString(TASK_VARIABLE);
+        String index = env.getOrDefault(variable, "");
         if (!index.matches("\\d{1,9}")) {
-            throw new IllegalArgumentException("--array-task runs inside a job array's task, and " + TASK_VARIABLE
+            throw new IllegalArgumentException("--array-task runs inside a job array's task, and " + variable
                     + (index.isEmpty() ? " is not set" : " is " + Json.compact(index)));
         }
         int task = Integer.parseInt(index);
-        JsonNode root = Json.read(table);
         for (JsonNode row : root.path("runs")) {
             if (row.path("task").asInt(-1) == task) {
                 return new ArrayTask(task, row.path("run_id").asString(""), row.path("job").asString(""));

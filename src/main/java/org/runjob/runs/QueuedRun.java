@@ -16,12 +16,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 
 import org.runjob.backends.Backends;
 import org.runjob.json.Json;
 import org.runjob.logs.Coordinator;
 import org.runjob.node.Backend;
+import org.runjob.node.BatchQueue;
 import org.runjob.plan.RunId;
 import org.runjob.plan.ShellWords;
 import org.runjob.report.EnvironmentJson;
@@ -81,33 +81,9 @@ public final class QueuedRun {
         return b.append("exec \"$@\"\n").toString();
     }
 
-    /** An option a #SBATCH line carries as it is: no quoting needed. */
-    private static final Pattern PLAIN_OPTION = Pattern.compile("--[a-z-]+(=[A-Za-z0-9_=,:%@./+\\[\\]-]*)?");
-
-    /**
-     * The batch script for a run queued with {@code queue}: {@link #script(JobSpec)}, whose
-     * comments first say what sbatch was asked, as {@code #SBATCH} lines (the same options are on
-     * its command line, which wins: the lines are there for whoever reads the script, with
-     * {@code scontrol write batch_script} or {@code sacct -B}). A heterogeneous job's components,
-     * and an option that would need quoting, are shown in a comment instead.
-     */
-    static String script(JobSpec spec, List<String> queue) {
-        int from = queue.indexOf("sbatch") + 1;
-        int to = from;
-        while (to < queue.size() && queue.get(to).startsWith("-") || to < queue.size() && queue.get(to).equals(":")) {
-            to++;
-        }
-        List<String> options = queue.subList(from, to).stream().filter(o -> !o.equals("--parsable")).toList();
-        StringBuilder b = new StringBuilder(SCRIPT);
-        if (options.contains(":")) {
-            b.append("# a heterogeneous job, its components between ':' as sbatch was asked:\n#   ").append(ShellWords.join(options)).append('\n');
-        } else {
-            b.append("# what sbatch was asked (the same options are on its command line):\n");
-            for (String o : options) {
-                b.append(PLAIN_OPTION.matcher(o).matches() ? "#SBATCH " : "#   (on the command line) ").append(o).append('\n');
-            }
-        }
-        return b.append(script(spec).substring(SCRIPT.length())).toString();
+    /** The batch script for a run queued with its queue's {@code header} lines first ({@link BatchQueue#scriptHeader}), then {@link #script(JobSpec)}'s. */
+    static String script(JobSpec spec, String header) {
+        return SCRIPT + header + script(spec).substring(SCRIPT.length());
     }
 
     /** A run queued: its id, folder and the scheduler's job id. */
@@ -143,9 +119,9 @@ public final class QueuedRun {
             Files.createDirectory(folder);
             List<String> queue;
             try {
-                queue = backend.queue(spec, folder, folder.resolve(BATCH_SCRIPT),
+                queue = queueOf(backend).submit(spec, folder, folder.resolve(BATCH_SCRIPT),
                         coordinator(folder.resolve(Submission.JOB_FILE), RUN_ID_PLACEHOLDER, logs, Optional.empty(), args),
-                        Quarantined.machines(io, spec), io.env()).orElseThrow();
+                        Quarantined.machines(io, spec), io.env());
             } catch (IllegalArgumentException e) {
                 io.err().println("runjob: " + e.getMessage());
                 return ExitCode.INVALID;
@@ -158,7 +134,7 @@ public final class QueuedRun {
             io.out().println((ShellWords.join(queue) + " ").replace(where, "").replace(comment, "/" + RUN_ID_PLACEHOLDER + " ").stripTrailing());
             printHostfile(io, folder, FOLDER_PLACEHOLDER);
             io.out().println("# " + FOLDER_PLACEHOLDER + "/" + BATCH_SCRIPT + ", the batch script (the coordinator's argv comes as its arguments):");
-            io.out().print(script(spec, queue).replace(where, "").replace("/" + FOLDER_PLACEHOLDER + "\n", "/" + RUN_ID_PLACEHOLDER + "\n"));
+            io.out().print(script(spec, queueOf(backend).scriptHeader(queue)).replace(where, "").replace("/" + FOLDER_PLACEHOLDER + "\n", "/" + RUN_ID_PLACEHOLDER + "\n"));
             io.out().flush();
             return ExitCode.OK;
         } finally {
@@ -195,7 +171,7 @@ public final class QueuedRun {
             List<String> run = new ArrayList<>(List.of("run", folder.resolve(ARRAY_FILE).toString(), "--array-task", "--continue-requeued",
                     "--set", "logs.dir=" + logs, "--"));
             run.addAll(args);
-            List<String> queue = backend.queueArray(spec, folder, folder.resolve(BATCH_SCRIPT), Detach.runjob(run),
+            List<String> queue = queueOf(backend).submitArray(spec, folder, folder.resolve(BATCH_SCRIPT), Detach.runjob(run),
                     Quarantined.machines(io, spec), size, maxParallel, io.env()).orElseThrow();
             io.out().println("# a sweep of " + size + " runs as one job array; runjob submit runs, once it made a folder per run and the sweep's "
                     + logs.resolve(spec.name()).resolve("sweep-ID") + " (" + SWEEP_FOLDER_PLACEHOLDER + " below):");
@@ -204,7 +180,7 @@ public final class QueuedRun {
             printHostfile(io, folder, SWEEP_FOLDER_PLACEHOLDER);
             io.out().println("# " + SWEEP_FOLDER_PLACEHOLDER + "/" + ARRAY_FILE + " names each task's run (task N: point N);"
                     + " " + SWEEP_FOLDER_PLACEHOLDER + "/" + BATCH_SCRIPT + ", the batch script (the coordinator's argv comes as its arguments):");
-            io.out().print(script(spec, queue).replace(scratch + "/", "").replace("/" + SWEEP_FOLDER_PLACEHOLDER + "\n", "/sweep-ID\n"));
+            io.out().print(script(spec, queueOf(backend).scriptHeader(queue)).replace(scratch + "/", "").replace("/" + SWEEP_FOLDER_PLACEHOLDER + "\n", "/sweep-ID\n"));
             io.out().flush();
             return ExitCode.OK;
         } finally {
@@ -321,7 +297,7 @@ public final class QueuedRun {
             List<String> first = null;
             for (int i = 0; i < points.size(); i++) {
                 JobSpec spec = points.get(i).spec();
-                Optional<List<String>> argv = backend.queueArray(spec, scratch, scratch.resolve(BATCH_SCRIPT), List.of(),
+                Optional<List<String>> argv = queueOf(backend).submitArray(spec, scratch, scratch.resolve(BATCH_SCRIPT), List.of(),
                         Quarantined.machines(io, spec), points.size(), maxParallel, io.env());
                 if (argv.isEmpty()) {
                     return Optional.of(backend.name() + " runs no job array of this job's allocation");
@@ -373,7 +349,7 @@ public final class QueuedRun {
                         new SweepRecord(id, first.name(), i, points.size(), sweep.point(i), Coordinator.current()))));
             }
             Files.createDirectory(folder, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
-            var table = JSON.createObjectNode().put("sweep", id);
+            var table = JSON.createObjectNode().put("sweep", id).put("task_variable", queueOf(backend).arrayTaskVariable());
             var list = table.putArray("runs");
             for (int i = 0; i < runs.size(); i++) {
                 list.addObject().put("task", i).put("run_id", runs.get(i).runId()).put("job", runs.get(i).job().toString());
@@ -384,16 +360,16 @@ public final class QueuedRun {
             List<String> run = new ArrayList<>(List.of("run", arrayFile.toString(), "--array-task", "--continue-requeued",
                     "--set", "logs.dir=" + logs, "--"));
             run.addAll(args);
-            List<String> queue = backend.queueArray(first, folder, script, Detach.runjob(run), Quarantined.machines(io, first),
+            List<String> queue = queueOf(backend).submitArray(first, folder, script, Detach.runjob(run), Quarantined.machines(io, first),
                     points.size(), maxParallel, io.env()).orElseThrow();
-            Files.writeString(script, script(first, queue));
+            Files.writeString(script, script(first, queueOf(backend).scriptHeader(queue)));
             Ran ran = run(io, queue);
-            if (ran.code() == 0 && queue.contains("--test-only")) {
+            if (ran.code() == 0 && queueOf(backend).asksOnly(queue)) {
                 io.err().println("runjob: " + backend.name() + " was asked only whether it would run the job array (--test-only), and said: "
                         + ran.out());
                 return ExitCode.OK;
             }
-            Optional<String> arrayId = ran.jobId();
+            Optional<String> arrayId = ran.code() == 0 ? queueOf(backend).jobId(ran.out()) : Optional.empty();
             if (arrayId.isEmpty()) {
                 io.err().println("runjob: " + backend.name() + " refused the job array: " + ran.out());
                 io.err().println("runjob: " + id + " is not queued");
@@ -402,15 +378,15 @@ public final class QueuedRun {
             try {
                 for (int i = 0; i < runs.size(); i++) {
                     Prepared r = runs.get(i);
-                    List<String> alone = backend.queue(r.spec(), r.folder(), r.script(), r.coordinator(),
-                            Quarantined.machines(io, r.spec()), io.env()).orElseThrow();
-                    Files.writeString(r.script(), script(r.spec(), alone));
-                    writeRecord(r.folder(), backend, backend.arrayTask(arrayId.get(), i), alone, List.of(), arrayId);
+                    List<String> alone = queueOf(backend).submit(r.spec(), r.folder(), r.script(), r.coordinator(),
+                            Quarantined.machines(io, r.spec()), io.env());
+                    Files.writeString(r.script(), script(r.spec(), queueOf(backend).scriptHeader(alone)));
+                    writeRecord(r.folder(), backend, queueOf(backend).arrayTask(arrayId.get(), i), alone, List.of(), arrayId);
                     RunIndex.add(io, RunIndex.Entry.here(r.runId(), r.spec().name(), io.clock().instant(), r.folder()));
                 }
             } catch (IOException | RuntimeException e) {
                 // the array is queued, its runs' records are not: withdrawn, before any task can start in a folder half made
-                backend.cancel(arrayId.get(), true, io.env());
+                queueOf(backend).cancel(arrayId.get(), true, io.env());
                 throw e;
             }
             queuedAll = true;
@@ -419,7 +395,7 @@ public final class QueuedRun {
             io.err().println("runjob: " + id + " of job " + first.name() + ": " + runs.size() + " runs queued as " + backend.name()
                     + " job array " + arrayId.get() + " (tasks 0-" + (runs.size() - 1)
                     + maxParallel.map(k -> ", at most " + k + " at once").orElse("") + "); its folder is " + folder
-                    + backend.queuedOutput(folder, backend.arrayTask(arrayId.get(), 0)).map(o -> ", task 0's batch output " + o).orElse("")
+                    + queueOf(backend).output(folder, queueOf(backend).arrayTask(arrayId.get(), 0)).map(o -> ", task 0's batch output " + o).orElse("")
                     + "; runjob runs lists them, runjob stop " + id + " stops them all; this machine may now go");
             return ExitCode.OK;
         } finally {
@@ -435,10 +411,10 @@ public final class QueuedRun {
      * stops first and may have written to its folder), removes their folders.
      */
     private static void withdraw(Io io, Backend backend, List<Queued> queued) {
-        queued.forEach(q -> backend.cancel(q.jobId(), true, io.env()));
+        queued.forEach(q -> queueOf(backend).cancel(q.jobId(), true, io.env()));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WITHDRAW_WAIT_S);
         for (Queued q : queued) {
-            while (backend.queued(q.jobId(), io.env()).isPresent() && System.nanoTime() < deadline) {
+            while (queueOf(backend).state(q.jobId(), io.env()).isPresent() && System.nanoTime() < deadline) {
                 try {
                     Thread.sleep(200);
                 } catch (InterruptedException e) {
@@ -499,21 +475,21 @@ public final class QueuedRun {
         }
         List<String> queue;
         try {
-            queue = backend.queue(spec, folder, run.script(), run.coordinator(), Quarantined.machines(io, spec), io.env()).orElseThrow();
+            queue = queueOf(backend).submit(spec, folder, run.script(), run.coordinator(), Quarantined.machines(io, spec), io.env());
         } catch (IllegalArgumentException e) {
             io.err().println("runjob: " + e.getMessage());
             RunJob.removeRefused(folder);
             return ExitCode.INVALID;
         }
-        Files.writeString(run.script(), script(spec, queue));
+        Files.writeString(run.script(), script(spec, queueOf(backend).scriptHeader(queue)));
         Ran ran = run(io, queue);
-        if (ran.code() == 0 && queue.contains("--test-only")) {
+        if (ran.code() == 0 && queueOf(backend).asksOnly(queue)) {
             // slurm.alloc_args asked Slurm only whether and when it would run: nothing is queued
             io.err().println("runjob: " + backend.name() + " was asked only whether it would run the job (--test-only), and said: " + ran.out());
             RunJob.removeRefused(folder);
             return ExitCode.OK;
         }
-        Optional<String> queuedAs = ran.jobId();
+        Optional<String> queuedAs = ran.code() == 0 ? queueOf(backend).jobId(ran.out()) : Optional.empty();
         if (queuedAs.isEmpty()) {
             io.err().println("runjob: " + backend.name() + " refused the run: " + ran.out());
             RunJob.removeRefused(folder);
@@ -523,7 +499,7 @@ public final class QueuedRun {
         writeRecord(folder, backend, jobId, queue, List.of(), Optional.empty());
         RunIndex.add(io, RunIndex.Entry.here(runId, spec.name(), io.clock().instant(), folder));
         io.err().println("runjob: run " + runId + " is queued as " + backend.name() + " job " + jobId + "; its folder is " + folder
-                + " (the nodes must see it)" + backend.queuedOutput(folder, jobId).map(o -> ", the batch job's own output " + o).orElse("")
+                + " (the nodes must see it)" + queueOf(backend).output(folder, jobId).map(o -> ", the batch job's own output " + o).orElse("")
                 + (sweep.isPresent() ? "" : "; this machine may now go"));
         queued.add(new Queued(runId, folder, jobId));
         return ExitCode.OK;
@@ -583,9 +559,9 @@ public final class QueuedRun {
         // counted nodes keep off the nodes quarantined now, not those of the first submit
         JsonNode job = Json.read(run.folder().resolve(Submission.JOB_FILE));
         boolean avoids = job.path("failure").path("quarantine_s").asLong(1) != 0;
-        List<String> command = backend.again(kept, run.folder().resolve(BATCH_SCRIPT), avoids ? Quarantined.machines(io) : Set.of());
+        List<String> command = queueOf(backend).again(kept, run.folder().resolve(BATCH_SCRIPT), avoids ? Quarantined.machines(io) : Set.of());
         Ran ran = run(io, command);
-        Optional<String> jobId = ran.jobId();
+        Optional<String> jobId = ran.code() == 0 ? queueOf(backend).jobId(ran.out()) : Optional.empty();
         if (jobId.isEmpty()) {
             io.err().println("runjob: " + backend.name() + " refused the run: " + ran.out());
             return ExitCode.PREFLIGHT_FAILED;
@@ -619,11 +595,6 @@ public final class QueuedRun {
 
     /** A queue command's exit status and output (stdout and stderr, trimmed). */
     private record Ran(int code, String out) {
-        /** The job id it printed ({@code sbatch --parsable}: "ID" or "ID;CLUSTER" on its last line), when it queued one. */
-        Optional<String> jobId() {
-            String id = out.lines().reduce((a, b) -> b).orElse("").split(";")[0].trim();
-            return code == 0 && id.matches("\\d+") ? Optional.of(id) : Optional.empty();
-        }
     }
 
     /** Runs a queue command with runjob's environment and nothing on its stdin. */
@@ -640,6 +611,11 @@ public final class QueuedRun {
             Thread.currentThread().interrupt();
             return new Ran(-1, out);
         }
+    }
+
+    /** The batch queue of {@code backend}, which a queued run's backend has (submit queues only where there is one). */
+    private static BatchQueue queueOf(Backend backend) {
+        return backend.queue().orElseThrow(() -> new IllegalStateException("backend " + backend.name() + " has no batch queue"));
     }
 
     /** The backend and job id a queued run's folder names, if it is one. */
@@ -669,16 +645,16 @@ public final class QueuedRun {
 
     /** Why a queued run's job ended before its runjob started, as its scheduler recorded it; empty when it was withdrawn or no one can say. */
     static Optional<String> unstarted(Path folder, Map<String, String> env) {
-        return of(folder).flatMap(q -> q.getKey().unstarted(q.getValue(), env));
+        return of(folder).flatMap(q -> queueOf(q.getKey()).unstarted(q.getValue(), env));
     }
 
     /** What the scheduler says of a queued run whose runjob is not (or not yet) on this machine; empty when it no longer has it. */
     static Optional<String> state(Path folder, Map<String, String> env) {
-        return of(folder).flatMap(q -> q.getKey().queued(q.getValue(), env));
+        return of(folder).flatMap(q -> queueOf(q.getKey()).state(q.getValue(), env));
     }
 
     /** True when the folder's queued job runs again after more restarts than {@code restartsSeen} ({@link Backend#runsAgain}). */
     static boolean runsAgain(Path folder, int restartsSeen, Map<String, String> env) {
-        return of(folder).map(q -> q.getKey().runsAgain(q.getValue(), restartsSeen, env)).orElse(false);
+        return of(folder).map(q -> queueOf(q.getKey()).runsAgain(q.getValue(), restartsSeen, env)).orElse(false);
     }
 }

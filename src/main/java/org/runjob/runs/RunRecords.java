@@ -20,6 +20,7 @@ import java.util.stream.Stream;
 
 import org.runjob.json.Json;
 import org.runjob.logs.Coordinator;
+import org.runjob.node.Backend;
 import org.runjob.report.StatusJson;
 import org.runjob.run.Owned;
 import org.runjob.run.RunIndex;
@@ -161,9 +162,12 @@ public final class RunRecords {
                 || Files.isRegularFile(p.resolve(QueuedRun.QUEUE_FILE));
     }
 
-    /** The restarts of its batch job the attempt a summary tells of had seen ({@code slurm.restart_count}; 0 when not said). */
-    private static int restartsSeen(JsonNode summary) {
-        String n = summary.path("slurm").path("restart_count").asString("0");
+    /**
+     * The restarts of its batch job the attempt a summary tells of had seen: {@code restart_count}
+     * of the summary's block of its backend ({@code handle}: {@code "slurm": {...}}); 0 when not said.
+     */
+    private static int restartsSeen(JsonNode handle) {
+        String n = handle.path("restart_count").asString("0");
         return n.matches("\\d{1,9}") ? Integer.parseInt(n) : 0;
     }
 
@@ -172,7 +176,7 @@ public final class RunRecords {
         return Run.waiting(run.state());
     }
 
-    /** @param env where a queued run's scheduler is asked from (Slurm's client finds its cluster through it) */
+    /** @param env where a queued run's scheduler is asked from (a scheduler's client finds its cluster through it) */
     public static Run read(Path folder, Map<String, String> env) {
         Optional<String> oversized = oversized(folder);
         if (oversized.isPresent()) {
@@ -186,15 +190,18 @@ public final class RunRecords {
         String state;
         if (summary.isPresent()) {
             state = summary.get().path("result").asString("?");
-            Optional<String> job = QueuedRun.of(folder).map(Map.Entry::getValue);
-            String ranIn = summary.get().path("slurm").path("job_id").asString("");
+            Optional<Map.Entry<Backend, String>> queuedAs = QueuedRun.of(folder);
+            Optional<String> job = queuedAs.map(Map.Entry::getValue);
+            // the run handle the attempt ran in, under its backend's name ("slurm": {"job_id": ...})
+            JsonNode handle = summary.get().path(queuedAs.map(q -> q.getKey().name()).orElse(""));
+            String ranIn = handle.path("job_id").asString("");
             if (job.isPresent() && (state.equals("interrupted") || !job.get().equals(ranIn))) {
                 // a requeue interrupts the attempt, and submit --resume queues a new job: either waits to go on as the next attempt
                 Optional<String> queued = QueuedRun.state(folder, env);
                 if (queued.filter(Run::waiting).isPresent()) {
                     state = queued.get();
                 } else if (state.equals("interrupted") && queued.filter(RunState.RUNNING.label()::equals).isPresent()
-                        && QueuedRun.runsAgain(folder, restartsSeen(summary.get()), env)) {
+                        && QueuedRun.runsAgain(folder, restartsSeen(handle), env)) {
                     // Slurm requeued the job and started it again: its next attempt's runjob is starting, and the summary
                     // is the last attempt's until that runjob writes its status
                     state = RunState.RUNNING.label();

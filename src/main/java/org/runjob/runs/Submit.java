@@ -78,7 +78,7 @@ public final class Submit {
             return Optional.of(ExitCode.INVALID);
         }
         Backend backend = Backends.of(loaded.spec());
-        if (!backend.queues()) {
+        if (!backend.queue().isPresent()) {
             return Optional.empty();
         }
         if (!throttles(io, file, loaded, maxParallel)) {
@@ -100,14 +100,14 @@ public final class Submit {
         }
         JobSpec spec = loaded.spec();
         Backend backend = Backends.of(spec);
-        if (coordinator.isPresent() && backend.queues()) {
+        if (coordinator.isPresent() && backend.queue().isPresent()) {
             io.err().println("runjob: --coordinator is for runs over SSH; a " + spec.backend() + " run's coordinator runs in the job's own batch step");
             return ExitCode.INVALID;
         }
         if (!throttles(io, file, loaded, maxParallel)) {
             return ExitCode.INVALID;
         }
-        if (backend.queues()) {
+        if (backend.queue().isPresent()) {
             return loaded.sweep().isPresent() ? QueuedRun.submitSweep(io, file, sets, args, loaded, backend, maxParallel)
                     : QueuedRun.submit(io, loaded, backend, args);
         }

@@ -1,19 +1,16 @@
 package org.runjob.slurm;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import org.runjob.node.Backend;
+import org.runjob.node.BatchQueue;
 import org.runjob.node.Cluster;
 import org.runjob.node.NodeException;
 import org.runjob.node.SchedulerGpus;
@@ -121,160 +118,8 @@ public final class SlurmBackend implements Backend {
     }
 
     @Override
-    public boolean queues() {
-        return true;
-    }
-
-    /**
-     * {@code sbatch --parsable OPTIONS SCRIPT COORDINATOR...}: the allocation as sbatch options, the
-     * coordinator in its batch step. A layout that needs a hostfile gets it as {@code folder/hostfile},
-     * named to sbatch by {@code env SLURM_HOSTFILE=...}. Nodes given as a count keep off the Slurm
-     * nodes among {@code avoid} ({@code --exclude}).
-     */
-    @Override
-    public Optional<List<String>> queue(JobSpec spec, Path folder, Path script, List<String> coordinator, Set<String> avoid,
-                                        Map<String, String> env) throws IOException {
-        SlurmCommands commands = queued(spec, env);
-        List<String> exclude = SlurmAddress.nodesOf(avoid);
-        List<String> sbatch = commands.sbatch("runjob-" + spec.name(), comment(spec, folder), folder, script, coordinator, exclude);
-        return Optional.of(withHostfile(commands, folder, sbatch));
-    }
-
-    /** The job's comment, what squeue -o %k and sacct show of it: "runjob:JOB/RUN_ID", or "runjob:JOB/sweep-ID" of a sweep. */
-    static String comment(JobSpec spec, Path folder) {
-        return "runjob:" + spec.name() + "/" + folder.getFileName();
-    }
-
-    /**
-     * {@code sbatch --parsable --array=0-N%K ...}: {@link #queue}'s allocation as one job array;
-     * empty for a heterogeneous job (Slurm runs no arrays of those). Each task's output is
-     * {@code folder/slurm-ARRAYID_TASK.out}.
-     */
-    @Override
-    public Optional<List<String>> queueArray(JobSpec spec, Path folder, Path script, List<String> coordinator, Set<String> avoid,
-                                             int size, Optional<Integer> maxParallel, Map<String, String> env) throws IOException {
-        SlurmCommands commands = queued(spec, env);
-        if (commands.heterogeneous()) {
-            return Optional.empty();
-        }
-        List<String> sbatch = commands.sbatchArray("runjob-" + spec.name(), comment(spec, folder), folder, script, coordinator,
-                SlurmAddress.nodesOf(avoid), size, maxParallel);
-        return Optional.of(withHostfile(commands, folder, sbatch));
-    }
-
-    /**
-     * The commands of a job to be queued: a named node's {@code gpus: all} is the GPU count Slurm
-     * has for it ({@code sinfo}'s Gres), as an interactive run finds it; nodes given as a count are
-     * not known before the job runs, so their {@code all} is refused by {@link SlurmCommands#sbatch}.
-     *
-     * @throws IllegalArgumentException naming a node Slurm does not know, or why sinfo could not say
-     */
-    private static SlurmCommands queued(JobSpec spec, Map<String, String> env) {
-        List<String> all = spec.nodes().stream().filter(n -> n.gpus() instanceof NodeSpec.GpuRequest.All).map(NodeSpec::name).toList();
-        if (all.isEmpty() || spec.nodesUnnamed()) {
-            return new SlurmCommands(spec, SlurmCommands.shapesOf(spec, Map.of()));
-        }
-        List<String> argv = List.of("sinfo", "--noheader", "--Node", "--nodes=" + String.join(",", all), "--format=" + SlurmNodeInfo.FORMAT);
-        String out = SlurmCommands.ask(argv, SlurmEnv.of(env))
-                .orElseThrow(() -> new IllegalArgumentException("cannot run sinfo to count the GPUs of node " + all.get(0) + " (gpus: all)"));
-        Map<String, SlurmNodeInfo> infos = SlurmNodeInfo.parse(out);
-        Map<String, Integer> gpus = new LinkedHashMap<>();
-        for (String node : all) {
-            SlurmNodeInfo info = infos.get(node);
-            if (info == null) {
-                throw new IllegalArgumentException("node " + node + " asks for gpus: all, and Slurm has no node named '" + node + "'"
-                        + (out.isBlank() ? "" : " (sinfo: " + out.strip().lines().findFirst().orElse("") + ")"));
-            }
-            gpus.put(node, info.gpus());
-        }
-        return new SlurmCommands(spec, SlurmCommands.shapesOf(spec, gpus));
-    }
-
-    /** {@code sbatch}, after {@code env SLURM_HOSTFILE=folder/hostfile} where the layout needs a hostfile (written there). */
-    private static List<String> withHostfile(SlurmCommands commands, Path folder, List<String> sbatch) throws IOException {
-        Optional<List<String>> hosts = commands.hostfile();
-        if (hosts.isEmpty()) {
-            return sbatch;
-        }
-        Path file = Files.write(folder.resolve("hostfile"), hosts.get());
-        List<String> argv = new ArrayList<>(List.of("env", "SLURM_HOSTFILE=" + file));
-        argv.addAll(sbatch);
-        return argv;
-    }
-
-    /**
-     * The sbatch command with its {@code --exclude} made anew from {@code avoid}, when its nodes are
-     * Slurm's to pick (no {@code --nodelist} among sbatch's options, one component); a command that
-     * names its nodes is run as it was. Only sbatch's options (before {@code script}) are read and
-     * changed, never the coordinator's arguments.
-     */
-    @Override
-    public List<String> again(List<String> command, Path script, Set<String> avoid) {
-        int sbatch = command.indexOf("sbatch");
-        int end = command.indexOf(script.toString());
-        if (sbatch < 0 || end < sbatch) {
-            return command;
-        }
-        List<String> options = command.subList(sbatch + 1, end);
-        if (options.stream().anyMatch(w -> w.startsWith("--nodelist=")) || options.contains(":")) {
-            return command;
-        }
-        List<String> argv = new ArrayList<>(command.subList(0, sbatch + 1));
-        argv.addAll(options.stream().filter(w -> !w.startsWith("--exclude=")).toList());
-        List<String> exclude = SlurmAddress.nodesOf(avoid);
-        if (!exclude.isEmpty()) {
-            argv.add("--exclude=" + String.join(",", exclude));
-        }
-        argv.addAll(command.subList(end, command.size()));
-        return argv;
-    }
-
-    /** {@code FOLDER/slurm-JOBID.out}, as sbatch's {@code --output} names it. */
-    @Override
-    public Optional<Path> queuedOutput(Path folder, String jobId) {
-        return Optional.of(folder.resolve("slurm-" + jobId + ".out"));
-    }
-
-    /** From the job's record ({@link SlurmEvents#queueState}): one line, a requeued job's hold included. */
-    @Override
-    public Optional<String> queued(String jobId, Map<String, String> env) {
-        return SlurmCommands.job(jobId, SlurmEnv.of(env)).flatMap(SlurmEvents::queueState);
-    }
-
-    /** {@code scontrol show job}: RUNNING, with more {@code Restarts=} than {@code restartsSeen}. */
-    @Override
-    public boolean runsAgain(String jobId, int restartsSeen, Map<String, String> env) {
-        return SlurmCommands.job(jobId, SlurmEnv.of(env)).map(out -> SlurmEvents.running(out) && SlurmEvents.restarts(out) > restartsSeen)
-                .orElse(false);
-    }
-
-    @Override
-    public Optional<String> unstarted(String jobId, Map<String, String> env) {
-        return SlurmCommands.job(jobId, SlurmEnv.of(env)).flatMap(out -> SlurmEvents.unstarted(jobId, out));
-    }
-
-    @Override
-    public Optional<String> cancel(String jobId, boolean now, Map<String, String> env) {
-        boolean pending = queued(jobId, env).map(s -> s.startsWith("queued") || s.startsWith("requeued")).orElse(false);
-        List<String> argv = now || pending ? List.of("scancel", jobId) : List.of("scancel", "--batch", "--signal=TERM", jobId);
-        String out = SlurmCommands.ask(argv, SlurmEnv.of(env)).orElse("scancel did not answer").trim();
-        return out.isEmpty() ? Optional.empty() : Optional.of(out);
-    }
-
-    /**
-     * {@code scancel ARRAY} with {@code now}; else {@code scancel --state=PENDING ARRAY} (the waiting
-     * tasks, a requeue hold's among them), then {@code scancel --batch --signal=TERM --state=RUNNING ARRAY}:
-     * a task that starts between the two is signalled by the second.
-     */
-    @Override
-    public Optional<String> cancelArray(String arrayId, boolean now, Map<String, String> env) {
-        Map<String, String> slurmEnv = SlurmEnv.of(env);
-        if (now) {
-            return SlurmCommands.failure(List.of("scancel", arrayId), slurmEnv);
-        }
-        Optional<String> pending = SlurmCommands.failure(List.of("scancel", "--state=PENDING", arrayId), slurmEnv);
-        Optional<String> running = SlurmCommands.failure(List.of("scancel", "--batch", "--signal=TERM", "--state=RUNNING", arrayId), slurmEnv);
-        return pending.isPresent() ? pending : running;
+    public Optional<BatchQueue> queue() {
+        return Optional.of(SlurmQueue.INSTANCE);
     }
 
     @Override

@@ -10,6 +10,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.backends.Backends;
+import org.runjob.node.BatchQueue;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.SpecLoader;
 
@@ -51,16 +52,18 @@ class BatchScriptTest {
     }
 
     @Test
-    void theOptionsSbatchWasAskedForAreSbatchLinesAndAHeterogeneousJobsAComment() throws Exception {
+    void theOptionsSbatchWasAskedForAreSbatchLinesFromSlurmsQueueAndAHeterogeneousJobsAComment() throws Exception {
         List<String> queue = List.of("env", "SLURM_HOSTFILE=/r/hostfile", "sbatch", "--parsable", "--job-name=runjob-j", "--comment=runjob:j/1",
                 "--output=/r/slurm-%j.out", "--nodelist=h[1-2]", "--constraint=a100&v100", "/r/submit.sh", "java", "-jar", "--not-an-option");
-        assertThat(QueuedRun.script(job("", ""), queue)).isEqualTo("#!/bin/sh\n# runjob's batch step: the coordinator's argv comes as arguments\n"
+        JobSpec j = job("", "");
+        BatchQueue slurm = Backends.of(j).queue().orElseThrow();
+        assertThat(QueuedRun.script(j, slurm.scriptHeader(queue))).isEqualTo("#!/bin/sh\n# runjob's batch step: the coordinator's argv comes as arguments\n"
                 + "# what sbatch was asked (the same options are on its command line):\n"
                 + "#SBATCH --job-name=runjob-j\n#SBATCH --comment=runjob:j/1\n#SBATCH --output=/r/slurm-%j.out\n#SBATCH --nodelist=h[1-2]\n"
                 + "#   (on the command line) --constraint=a100&v100\n"
                 + "exec \"$@\"\n");
         List<String> het = List.of("sbatch", "--parsable", "--job-name=r", "--nodes=1", ":", "--nodes=2", "/f/submit.sh", "java");
-        assertThat(QueuedRun.script(job("", ""), het)).isEqualTo("#!/bin/sh\n# runjob's batch step: the coordinator's argv comes as arguments\n"
+        assertThat(QueuedRun.script(j, slurm.scriptHeader(het))).isEqualTo("#!/bin/sh\n# runjob's batch step: the coordinator's argv comes as arguments\n"
                 + "# a heterogeneous job, its components between ':' as sbatch was asked:\n#   '--job-name=r' --nodes=1 : --nodes=2\n"
                 + "exec \"$@\"\n");
     }

@@ -132,7 +132,7 @@ class SlurmCommandsTest {
         Path script = Path.of("/runs/j/1/submit.sh");
         List<String> counted = List.of("sbatch", "--parsable", "--job-name=runjob-j", "--nodes=2", "--exclude=h2", script.toString(),
                 "java", "run", "--", "--exclude=mine");
-        SlurmBackend slurm = new SlurmBackend();
+        SlurmQueue slurm = SlurmQueue.INSTANCE;
         assertThat(slurm.again(counted, script, Set.of("slurm:h3", "slurm:h1", "h9:22")))
                 .containsExactly("sbatch", "--parsable", "--job-name=runjob-j", "--nodes=2", "--exclude=h1,h3", script.toString(),
                         "java", "run", "--", "--exclude=mine");
@@ -164,10 +164,12 @@ class SlurmCommandsTest {
     }
 
     @Test
-    void unequalWorkersWithEqualGpusAreLaidOutByAHostfile() {
+    void unequalWorkersWithEqualGpusAreLaidOutByAHostfileInABatchJobThatHoldsTheAllocation() {
         SlurmCommands c = commands(job(PLAIN, node("a", 2, List.of()), node("b", 1, List.of()), node("c", 3, List.of())));
-        assertThat(c.salloc("r")).containsExactly("salloc", "--no-shell", "--job-name=r", "--nodelist=a,b,c", "--nodes=3", "--ntasks=6",
-                "--distribution=arbitrary");
+        // salloc runs no command in this layout: a batch job holds it, whose script ends as the run did
+        assertThat(c.salloc("r")).isEqualTo(c.holdBatch("r")).containsExactly("sbatch", "--parsable", "--job-name=r", "--output=/dev/null",
+                "--nodelist=a,b,c", "--nodes=3", "--ntasks=6", "--distribution=arbitrary", "--wrap",
+                "trap 'exit 0' USR1; trap 'exit 1' USR2; trap 'exit 130' INT; while :; do sleep 1 & wait $!; done");
         assertThat(c.hostfile()).contains(List.of("a", "a", "b", "c", "c", "c"));
         assertThat(c.hetGroup("b")).isEmpty();
     }
@@ -196,7 +198,7 @@ class SlurmCommandsTest {
 
         Path folder = tmp;
         JobSpec unequal = job(PLAIN, node("a", 2, List.of()), node("b", 1, List.of()));
-        List<String> queue = new SlurmBackend().queue(unequal, folder, folder.resolve("submit.sh"), List.of("java"), Set.of("slurm:gpu01"), Map.of()).orElseThrow();
+        List<String> queue = SlurmQueue.INSTANCE.submit(unequal, folder, folder.resolve("submit.sh"), List.of("java"), Set.of("slurm:gpu01"), Map.of());
         assertThat(queue).startsWith("env", "SLURM_HOSTFILE=" + folder.resolve("hostfile"), "sbatch")
                 .contains("--nodelist=a,b", "--nodes=2", "--ntasks=3", "--distribution=arbitrary");
         assertThat(Files.readAllLines(folder.resolve("hostfile"))).containsExactly("a", "a", "b");

@@ -2,10 +2,12 @@ package org.runjob.testbackend;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import org.runjob.node.Backend;
+import org.runjob.node.BatchQueue;
 import org.runjob.node.Cluster;
 import org.runjob.node.LocalCluster;
 import org.runjob.spec.BackendSpec;
@@ -43,6 +45,12 @@ public final class ProcsBackend implements Backend {
     public DryRun dryRun(JobSpec spec) {
         return new DryRun("one agent process per node, on this machine",
                 spec.nodes().stream().map(NodeSpec::name).map(n -> "agent for " + n).toList());
+    }
+
+    /** A queue of its own ({@link ProcsQueue}): {@code runjob submit} of a procs job is a process started at once. */
+    @Override
+    public Optional<BatchQueue> queue() {
+        return Optional.of(new ProcsQueue());
     }
 
     @Override

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -12,6 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.runjob.backends.Backends;
 import org.runjob.cli.Cli;
 import org.runjob.json.Json;
+import org.runjob.testbed.Poll;
 
 import tools.jackson.databind.JsonNode;
 
@@ -85,5 +87,41 @@ class ProcsBackendTest {
         assertThat(run.out().lines().sorted().toList()).containsExactly(
                 "[a/0] rank 0 of 3 node 0 local 0", "[a/1] rank 1 of 3 node 0 local 1", "[b/2] rank 2 of 3 node 1 local 0");
         assertThat(tmp.resolve("work")).isDirectory();
+    }
+
+    /**
+     * Its queue ({@link ProcsQueue}) takes a submitted run: submit queues it and names the job, the
+     * run's records ask the queue where it stands, and stop cancels it through the queue; nothing
+     * of submit, the records or stop names the backend.
+     */
+    @Test
+    void aRunIsSubmittedToItsQueueReadBackAndStoppedThroughIt() throws Exception {
+        Path ok = Files.writeString(tmp.resolve("queued.yaml"), Files.readString(job("backend: procs\nprocs: {label: q}\n", TWO))
+                .replace("name: procs", "name: queued"));
+        Map<String, String> env = env();
+        var done = Cli.run(env, "submit", ok.toString());
+        assertThat(done.code()).as(done.err()).isZero();
+        String runId = done.out().strip();
+        assertThat(done.err()).containsPattern("runjob: run " + runId + " is queued as procs job \\d+; its folder is .*, the batch job's own output "
+                + ".*/procs-queue.out; this machine may now go");
+        Path folder = tmp.resolve("runs").resolve("queued").resolve(runId);
+        assertThat(Files.readString(folder.resolve("submit.sh"))).startsWith("#!/bin/sh\n# runjob's batch step").endsWith("exec \"$@\"\n");
+        Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(60), "the queued run to succeed");
+        assertThat(Files.readAllLines(folder.resolve("all.log")).stream().filter(l -> l.contains(" rank ")).sorted().toList()).containsExactly(
+                "[a/0] rank 0 of 3 node 0 local 0", "[a/1] rank 1 of 3 node 0 local 1", "[b/2] rank 2 of 3 node 1 local 0");
+
+        Path slow = Files.writeString(tmp.resolve("slow.yaml"), Files.readString(ok).replace("name: queued", "name: slow")
+                .replace("echo rank", "sleep 120; echo rank"));
+        var queued = Cli.run(env, "submit", slow.toString());
+        assertThat(queued.code()).as(queued.err()).isZero();
+        String slowId = queued.out().strip();
+        Path slowFolder = tmp.resolve("runs").resolve("slow").resolve(slowId);
+        // its workers started: its coordinator took the stop as Ctrl-C from then on (a SIGTERM before its start would end the JVM)
+        Poll.until(() -> Files.exists(slowFolder.resolve("rank-2.log")) && Cli.run(env, "status", slowId).out().contains("running"),
+                Duration.ofSeconds(60), "the slow run's workers to run");
+        var stop = Cli.run(env, "stop", slowId);
+        assertThat(stop.code()).as(stop.err()).isZero();
+        Poll.until(() -> Cli.run(env, "status", slowId).out().contains("interrupted (exit 130)"), Duration.ofSeconds(60),
+                "the stopped run to end interrupted", () -> Cli.run(env, "status", slowId).out() + stop.err() + stop.out());
     }
 }
