@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
 import org.runjob.cli.Cli;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.RunjobProcess;
+import org.runjob.testbed.SlurmTestbed;
 import org.runjob.testbed.SshTestbed;
 import org.runjob.testbed.Testbed;
 
@@ -31,6 +32,16 @@ final class ClusterJobs {
 
     ClusterJobs(Path dir) throws Exception {
         this(dir, shared());
+    }
+
+    /**
+     * Jobs for the SSH hosts of the Slurm cluster ({@link SlurmTestbed#hosts}): a class that needs
+     * only SSH hosts runs there, in the Slurm cluster's stream, to even out the streams' lengths.
+     */
+    static ClusterJobs onSlurmHosts(Path dir) throws Exception {
+        String missing = SlurmTestbed.missing();
+        Testbed.require(missing == null, missing == null ? "" : missing);
+        return new ClusterJobs(dir, SlurmTestbed.get().hosts());
     }
 
     /** Jobs for the hosts of {@code bed}. */

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
-import org.runjob.testbed.OnSshTestbed;
+import org.runjob.testbed.OnSlurmTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
 import org.runjob.testbed.Testbed;
@@ -28,7 +28,8 @@ import tools.jackson.databind.json.JsonMapper;
  * its own venv and preflight names that one; sourced scripts and modules reach the workers; a
  * node whose torch differs stops the launch; setup runs once per node per content.
  */
-@OnSshTestbed
+// on the Slurm cluster's SSH hosts: it needs only SSH hosts, and that stream is the shorter
+@OnSlurmTestbed
 class EnvironmentTest {
 
     static final String PYTHON = "/usr/bin/python3";
@@ -40,7 +41,7 @@ class EnvironmentTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        jobs = new ClusterJobs(tmp);
+        jobs = ClusterJobs.onSlurmHosts(tmp);
         Testbed.require(Testbed.runs(PYTHON, "-c", "import torch, venv"), "PyTorch and venv for " + PYTHON
                 + " (Debian: python3-torch, python3-venv)");
     }
