@@ -46,20 +46,17 @@ final class Allocation implements AutoCloseable {
     private final Process salloc;
     /** True for an allocation runjob did not make (it runs inside the user's salloc or sbatch): never cancelled. */
     private final boolean borrowed;
-    /** True for an allocation held by a batch job's script ({@link SlurmCommands#BATCH_HOLD}), ended by a signal to it. */
-    private final boolean batch;
 
     private Allocation(String jobId, Map<String, String> env, Process guard, Process salloc) {
-        this(jobId, env, guard, salloc, false, false);
+        this(jobId, env, guard, salloc, false);
     }
 
-    private Allocation(String jobId, Map<String, String> env, Process guard, Process salloc, boolean borrowed, boolean batch) {
+    private Allocation(String jobId, Map<String, String> env, Process guard, Process salloc, boolean borrowed) {
         this.jobId = jobId;
         this.env = env;
         this.guard = guard;
         this.salloc = salloc;
         this.borrowed = borrowed;
-        this.batch = batch;
     }
 
     /**
@@ -67,7 +64,7 @@ final class Allocation implements AutoCloseable {
      * steps go there, and it is never cancelled; its owner ends it, and its record says how.
      */
     static Allocation existing(String jobId, Map<String, String> env) {
-        return new Allocation(jobId, env, null, null, true, false);
+        return new Allocation(jobId, env, null, null, true);
     }
 
     boolean borrowed() {
@@ -88,6 +85,15 @@ final class Allocation implements AutoCloseable {
         } catch (IOException e) {
             throw new NodeException("cannot run salloc (is Slurm's client installed here?): " + e.getMessage(), e);
         }
+        // salloc --no-shell (a hostfile layout) ends at the grant; salloc ... HOLD lasts as long as the allocation
+        boolean held = !salloc.contains(SlurmCommands.NO_SHELL);
+        if (!held) {
+            try {
+                p.getOutputStream().close();
+            } catch (IOException e) {
+                // salloc reads nothing
+            }
+        }
         Waiting waiting = new Waiting(p, interrupted, progress);
         Optional<String> job = Optional.empty();
         Process guard = null;
@@ -97,7 +103,7 @@ final class Allocation implements AutoCloseable {
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
         try {
             String line;
-            while (!granted && (line = err.readLine()) != null) {
+            while (!(granted && held) && (line = err.readLine()) != null) {
                 LOG.info("salloc: {}", line);
                 said.add(line.replaceFirst("^salloc: ", ""));
                 Matcher m = JOB.matcher(line);
@@ -113,7 +119,7 @@ final class Allocation implements AutoCloseable {
                     waiting.queued = line.replaceFirst("^salloc: ", "");
                 }
             }
-            if (!granted) {
+            if (!(granted && held)) {
                 p.waitFor(10, TimeUnit.SECONDS);
             }
         } catch (IOException e) {
@@ -122,11 +128,15 @@ final class Allocation implements AutoCloseable {
             Thread.currentThread().interrupt();
             errors.add("interrupted");
         }
-        if (job.isPresent() && granted && p.isAlive()) {
+        if (job.isPresent() && granted && held && p.isAlive()) {
             waiting.granted = true;
             LOG.info("slurm job {} allocated", job.get());
             drain(err);
             return new Allocation(job.get(), env, guard, p);
+        }
+        if (job.isPresent() && granted && !held && !p.isAlive() && p.exitValue() == 0) {
+            LOG.info("slurm job {} allocated (no shell: it is cancelled at the end)", job.get());
+            return new Allocation(job.get(), env, guard, null);
         }
         p.destroyForcibly();
         if (job.isPresent()) {
@@ -139,84 +149,6 @@ final class Allocation implements AutoCloseable {
         List<String> words = errors.isEmpty() ? said.stream().filter(l -> !l.contains("job allocation")).toList() : errors;
         throw new NodeException("Slurm refused the allocation: " + (words.isEmpty() ? "salloc exited " + exitOf(p)
                 : String.join("; ", words.subList(Math.max(0, words.size() - 5), words.size())) + " (salloc exited " + exitOf(p) + ")"));
-    }
-
-    /** How often a batch-held allocation's state is read while it waits to start, and once signalled to end. */
-    private static final long POLL_MS = 100;
-
-    /**
-     * Queues {@code sbatch} (its {@code --parsable} job whose script holds the allocation,
-     * {@link SlurmCommands#holdBatch}, with {@code submitEnv}: the hostfile's) and waits until the
-     * job runs, reading its state from slurmctld: a job still pending after
-     * {@value #QUEUED_QUIET_MS} ms is said to {@code progress} once, Ctrl-C withdraws it, and a job
-     * that ends before it ran is a refusal.
-     *
-     * @param env runjob's environment, where the Slurm client commands that follow run
-     * @throws NodeException with sbatch's words when it refused, or Slurm's record when the job ended unstarted
-     */
-    static Allocation batch(List<String> sbatch, Map<String, String> submitEnv, Map<String, String> env, Consumer<String> progress,
-                            BooleanSupplier interrupted) throws NodeException {
-        SlurmCommands.Ran ran;
-        try {
-            ran = SlurmCommands.run(sbatch, submitEnv);
-        } catch (IOException e) {
-            throw new NodeException("cannot run sbatch (is Slurm's client installed here?): " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new NodeException("interrupted while queueing the Slurm allocation", e);
-        }
-        String id = ran.out().lines().reduce((a, b) -> b).orElse("").split(";")[0].trim();
-        if (!ran.ok() || !id.matches("\\d+")) {
-            throw new NodeException("Slurm refused the allocation: " + ran.out().strip().lines().reduce((a, b) -> a + "; " + b).orElse("sbatch exited "
-                    + ran.code()) + " (sbatch exited " + ran.code() + ")");
-        }
-        LOG.info("slurm job {} queued to hold the allocation (a hostfile layout)", id);
-        Process guard;
-        try {
-            guard = guard(id, env);
-        } catch (IOException e) {
-            new Allocation(id, env, null, null, false, true).cancel();
-            throw new NodeException("cannot start the guard of Slurm job " + id + ": " + e.getMessage(), e);
-        }
-        Allocation allocation = new Allocation(id, env, guard, null, false, true);
-        long pendingSince = System.nanoTime();
-        boolean said = false;
-        while (true) {
-            Optional<String> record = SlurmCommands.job(id, env);
-            String state = record.flatMap(r -> field(r, "JobState")).orElse("");
-            if (state.equals("RUNNING")) {
-                LOG.info("slurm job {} allocated", id);
-                return allocation;
-            }
-            if (interrupted.getAsBoolean()) {
-                allocation.cancel();
-                throw new NodeException("interrupted while waiting for the Slurm allocation (job " + id + ", cancelled)");
-            }
-            if (!state.isEmpty() && !state.equals("PENDING") && !state.equals("CONFIGURING")) {
-                allocation.cancel();
-                throw new NodeException("Slurm ended job " + id + " before it ran: " + state
-                        + record.flatMap(r -> field(r, "Reason")).filter(r -> !r.equals("None")).map(r -> " (" + r + ")").orElse(""));
-            }
-            if (!said && state.equals("PENDING") && System.nanoTime() - pendingSince >= TimeUnit.MILLISECONDS.toNanos(QUEUED_QUIET_MS)) {
-                said = true;
-                // as salloc says it, Slurm's reason in runjob.log
-                LOG.info("slurm job {} pending: {}", id, record.flatMap(r -> field(r, "Reason")).orElse("?"));
-                progress.accept("slurm: job " + id + " queued and waiting for resources (Ctrl-C withdraws it)");
-            }
-            try {
-                Thread.sleep(POLL_MS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                allocation.cancel();
-                throw new NodeException("interrupted while waiting for the Slurm allocation (job " + id + ", cancelled)");
-            }
-        }
-    }
-
-    /** {@code KEY=VALUE} of a {@code scontrol show job} record, its first. */
-    private static Optional<String> field(String record, String key) {
-        Matcher m = Pattern.compile("(?:^|\\s)" + key + "=(\\S*)").matcher(record);
-        return m.find() ? Optional.of(m.group(1)) : Optional.empty();
     }
 
     /**
@@ -320,9 +252,6 @@ final class Allocation implements AutoCloseable {
         if (borrowed) {
             return;
         }
-        if (batch && endBatch(exitCode)) {
-            return;
-        }
         if (salloc != null && salloc.isAlive()) {
             try (OutputStream in = salloc.getOutputStream()) {
                 in.write((exitCode + "\n").getBytes(StandardCharsets.US_ASCII));
@@ -341,41 +270,6 @@ final class Allocation implements AutoCloseable {
             }
             LOG.warn("salloc of job {} did not end within {} s: cancelling the job", jobId, RELEASE_S);
         }
-        cancel();
-    }
-
-    /**
-     * Ends a batch-held allocation as the run ended: its script gets USR1 (exit 0), INT (130) or
-     * USR2 (any other failure) and exits so, and Slurm records COMPLETED or FAILED. True once the
-     * job left RUNNING within {@value #RELEASE_S} s.
-     */
-    private boolean endBatch(int exitCode) {
-        String signal = exitCode == 0 ? "USR1" : exitCode == 130 ? "INT" : "USR2";
-        if (SlurmCommands.ask(List.of("scancel", "--batch", "--signal=" + signal, jobId), env).isEmpty()) {
-            return false;
-        }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(RELEASE_S);
-        while (System.nanoTime() < deadline) {
-            String state = SlurmCommands.job(jobId, env).flatMap(r -> field(r, "JobState")).orElse("");
-            if (!state.equals("RUNNING")) {
-                if (guard != null) {
-                    guard.destroy(); // the job ended as it should: nothing to cancel
-                }
-                return true;
-            }
-            try {
-                Thread.sleep(POLL_MS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }
-        LOG.warn("batch job {} did not end within {} s of its signal: cancelling it", jobId, RELEASE_S);
-        return false;
-    }
-
-    /** Cancels the job (every step of it ends), and lets the guard go. */
-    private void cancel() {
         try {
             ProcessBuilder pb = new ProcessBuilder("scancel", "--quiet", jobId).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD);

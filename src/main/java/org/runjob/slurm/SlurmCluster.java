@@ -290,10 +290,7 @@ public final class SlurmCluster implements Cluster {
         ending = stop;
     }
 
-    /**
-     * The allocation of every node, held until the run ends: salloc's, or in a hostfile layout a
-     * batch job's (the hostfile a private temporary file that sbatch reads, gone afterwards).
-     */
+    /** salloc, with the hostfile (a private temporary file, gone afterwards) when the layout needs one. */
     private Allocation allocate() throws NodeException {
         Optional<List<String>> hosts = commands.hostfile();
         if (hosts.isEmpty()) {
@@ -305,7 +302,7 @@ public final class SlurmCluster implements Cluster {
             Files.write(file, hosts.get());
             Map<String, String> withHosts = new LinkedHashMap<>(env);
             withHosts.put("SLURM_HOSTFILE", file.toString());
-            return Allocation.batch(commands.holdBatch(jobName), withHosts, env, progress, interrupted);
+            return Allocation.make(commands.salloc(jobName), withHosts, spawner, progress, interrupted);
         } catch (IOException e) {
             throw new NodeException("cannot write the Slurm hostfile: " + e.getMessage(), e);
         } finally {

@@ -26,11 +26,9 @@ import org.runjob.spec.NodeSpec;
  *       worker. Nodes with the same GPU count make one component: equal worker counts ask for
  *       {@code --ntasks-per-node}, unequal ones for {@code --ntasks} laid out by a hostfile
  *       ({@code SLURM_HOSTFILE} with {@code --distribution=arbitrary}, grouped by node), so each
- *       node gets one CPU per worker. salloc refuses to run a command in that layout, so it is a
- *       batch job instead ({@link #holdBatch}), which sbatch takes and which ends with its batch
- *       script. Nodes with different GPU counts need a heterogeneous job (a component per
- *       count): Slurm starts those only from its backfill scheduler, so such an allocation waits
- *       up to the cluster's {@code bf_interval} (30 s by default) even when idle.</li>
+ *       node gets one CPU per worker. Nodes with different GPU counts need a heterogeneous job (a
+ *       component per count): Slurm starts those only from its backfill scheduler, so such an
+ *       allocation waits up to the cluster's {@code bf_interval} (30 s by default) even when idle.</li>
  *   <li>One step per node, {@code srun --jobid=J --job-name=runjob-agent [--het-group=K] --nodelist=NODE --ntasks=1 --whole}:
  *       runjob's agent with all the node's share of the allocation (CPUs, GPUs), stdin and stdout
  *       piped unbuffered (the agent's frames are binary), Slurm's CPU binding off (the agent's
@@ -118,44 +116,31 @@ public final class SlurmCommands {
      */
     public static final List<String> HOLD = List.of("sh", "-c", "read -r code || code=1; exit \"$code\"");
 
-    /**
-     * The batch script of an allocation held by a batch job ({@link #holdBatch}): it waits until
-     * runjob signals the run's end, then exits as the run did, so Slurm records the job COMPLETED
-     * (USR1: the run succeeded) or FAILED (USR2: it failed; INT: it was interrupted, exit 130).
-     */
-    public static final String BATCH_HOLD = "trap 'exit 0' USR1; trap 'exit 1' USR2; trap 'exit 130' INT;"
-            + " while :; do sleep 1 & wait $!; done";
+    /** salloc's option for an allocation without a command (ended by scancel). */
+    public static final String NO_SHELL = "--no-shell";
 
     /**
-     * The allocation: {@code salloc ... sh -c HOLD}, every node, one component per shape, held by
-     * {@link #HOLD}; in a hostfile layout, where salloc refuses to run a command ("Asked for 3
-     * tasks have 2 in the nodelist", Slurm 22.05), {@link #holdBatch} instead.
+     * {@code salloc ... sh -c HOLD}: the allocation of every node, one component per shape, held by
+     * {@link #HOLD}. A hostfile layout is {@code salloc --no-shell} instead: salloc refuses to run a
+     * command in an arbitrary distribution ("Asked for 3 tasks have 2 in the nodelist", Slurm
+     * 22.05), so that allocation ends by scancel and its record says CANCELLED.
      */
     public List<String> salloc(String jobName) {
-        if (hostfile().isPresent()) {
-            return holdBatch(jobName);
+        boolean held = hostfile().isEmpty();
+        List<String> argv = new ArrayList<>(List.of("salloc"));
+        if (!held) {
+            argv.add(NO_SHELL);
         }
-        List<String> argv = new ArrayList<>(List.of("salloc", "--job-name=" + jobName));
+        argv.add("--job-name=" + jobName);
         for (int k = 0; k < components.size(); k++) {
             if (k > 0) {
                 argv.add(":");
             }
             argv.addAll(component(components.get(k)));
         }
-        argv.addAll(HOLD);
-        return argv;
-    }
-
-    /**
-     * {@code sbatch --parsable --job-name=NAME --output=/dev/null COMPONENT --wrap BATCH_HOLD}: the
-     * allocation of a hostfile layout (one component, {@code SLURM_HOSTFILE} in sbatch's
-     * environment) as a batch job whose script ({@link #BATCH_HOLD}) holds it until runjob
-     * signals the run's end; its steps go into it as into salloc's.
-     */
-    public List<String> holdBatch(String jobName) {
-        List<String> argv = new ArrayList<>(List.of("sbatch", "--parsable", "--job-name=" + jobName, "--output=/dev/null"));
-        argv.addAll(component(components.get(0)));
-        argv.addAll(List.of("--wrap", BATCH_HOLD));
+        if (held) {
+            argv.addAll(HOLD);
+        }
         return argv;
     }
 

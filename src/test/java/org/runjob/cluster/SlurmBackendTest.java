@@ -137,8 +137,6 @@ class SlurmBackendTest {
                 "[h1/0] RANK 0 LOCAL_RANK 0 NODE_RANK 0 WORLD_SIZE 3 slurm 0 0 0 3 per-node 2 nodes 2 tasks 2,1",
                 "[h1/1] RANK 1 LOCAL_RANK 1 NODE_RANK 0 WORLD_SIZE 3 slurm 1 1 0 3 per-node 2 nodes 2 tasks 2,1",
                 "[h2/2] RANK 2 LOCAL_RANK 0 NODE_RANK 1 WORLD_SIZE 3 slurm 2 0 1 3 per-node 1 nodes 2 tasks 2,1");
-        // unequal workers: a heterogeneous allocation whose command ends with the run's code, so the record tells the truth
-        assertThat(jobState(lastJobId("slurmenv"))).isEqualTo("COMPLETED");
     }
 
     /** The Slurm job id of job {@code name}'s newest run, from its summary.json. */
@@ -228,7 +226,6 @@ class SlurmBackendTest {
         Cli r = run(job);
         assertThat(r.code()).as(r.err()).isEqualTo(1);
         assertThat(r.err()).contains("root cause: rank 1 (local rank 1) on node h1: exit 3");
-        assertThat(jobState(lastJobId("failfast"))).isEqualTo("FAILED");
         List<Long> ranks = List.of(0L, 1L, 2L).stream().map(rank -> Long.parseLong(read(jobs.pids.resolve("rank-" + rank + ".pid")))).toList();
         Pids.awaitGone(ranks, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 2), "every rank after rank 1 failed");
         Poll.until(() -> queueEmpty(), Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 2), "the allocation is released");
