@@ -16,7 +16,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.testbed.Leftovers;
-import org.runjob.testbed.OnSlurmTestbed;
+import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Podman;
 import org.runjob.testbed.Poll;
@@ -28,8 +28,7 @@ import org.runjob.testbed.Testbed;
  * fail-fast, Ctrl-C, {@code stop} or kill -9 of a node's agent leaves no container of the run,
  * running or exited.
  */
-// on the Slurm cluster's SSH hosts: it needs only SSH hosts, and that stream is the shorter
-@OnSlurmTestbed
+@OnSshTestbed
 class ContainerTest {
 
     @TempDir
@@ -42,7 +41,7 @@ class ContainerTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        jobs = ClusterJobs.onSlurmHosts(tmp);
+        jobs = new ClusterJobs(tmp);
         String missing = Podman.missing();
         Testbed.require(missing == null, missing == null ? "" : missing);
         Testbed.require(Testbed.runs("/usr/bin/python3", "-c", "import torch.distributed"), "PyTorch for /usr/bin/python3 (Debian: python3-torch)");
