@@ -35,8 +35,7 @@ final class WorkerGroup {
     private final Registry registry;
     private final Map<String, String> env;
     private final Optional<Path> stateDir;
-    /** The podman or docker the workers run in, once START named one. */
-    /** The record of the containers this agent starts, where their runtime keeps one. */
+    /** The record of the containers this agent starts, once START named a runtime that keeps one. */
     private volatile Optional<ContainerStore> store = Optional.empty();
     private Optional<StackHook> hook = Optional.empty();
     private final List<WorkerProcess> workers = new ArrayList<>();
@@ -65,8 +64,8 @@ final class WorkerGroup {
             workers.add(new WorkerProcess(spec, spool, request.unset(), request.container()));
         }
         store = request.container().flatMap(c -> c.workerRuntime().store());
-        request.container().filter(c -> store.isPresent()).ifPresent(c -> registry.containers(Programs.find(c.workerRuntime().program(),
-                env.get("PATH"), Path.of("/")).map(Path::toString).orElse(c.workerRuntime().program()), agentLabel()));
+        store.ifPresent(s -> registry.containers(Programs.find(s.program(), env.get("PATH"), Path.of("/")).map(Path::toString).orElse(s.program()),
+                agentLabel()));
         registry.grace(graceMillis);
         hook = StackHook.create(stateDir);
         started.countDown();

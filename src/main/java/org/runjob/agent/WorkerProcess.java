@@ -50,6 +50,8 @@ final class WorkerProcess {
     private final Spool spool;
     private final List<String> unset;
     private final Optional<ContainerStart> container;
+    /** The record of the worker's container, where its runtime keeps one. */
+    private final Optional<ContainerStore> store;
     private volatile String token;
     private volatile Process process;
     private volatile ProcessTree tree;
@@ -66,6 +68,7 @@ final class WorkerProcess {
         this.spool = spool;
         this.unset = List.copyOf(unset);
         this.container = container;
+        this.store = container.flatMap(c -> c.workerRuntime().store());
     }
 
     WorkerProcess(WorkerStart spec, Spool spool) {
@@ -148,8 +151,8 @@ final class WorkerProcess {
             if (value != 0) {
                 sendErrorFile();
             }
-            Exit.Report exit = store().isPresent()
-                    ? containerEnd(store().get(), value, endedAt, stoppedFirst) : new Exit.Report(Exit.fromExitValue(value, stoppedFirst), endedAt);
+            Exit.Report exit = store.isPresent()
+                    ? containerEnd(store.get(), value, endedAt, stoppedFirst) : new Exit.Report(Exit.fromExitValue(value, stoppedFirst), endedAt);
             removeContainer();
             report(exit);
             onEnd.run();
@@ -174,8 +177,7 @@ final class WorkerProcess {
             }
         }
         env.putAll(c.workerRuntime().clientEnvironment(names, env));
-        String visible = spec.env().getOrDefault("CUDA_VISIBLE_DEVICES", "");
-        List<String> gpus = visible.matches("\\d+(,\\d+)*") ? List.of(visible.split(",")) : List.of();
+        List<String> gpus = WorkerStartArgs.gpusOf(spec.env().getOrDefault(WorkerStartArgs.CUDA_VISIBLE_DEVICES, ""));
         return c.argv(new WorkerStartArgs(dir.toString(), hook.map(h -> List.of(h.directory().toString())).orElse(List.of()), names, gpus,
                 spec.env().getOrDefault("RUNJOB_RUN_ID", "run"), spec.rank(), agentId(), token, spec.argv(), StepCgroup.of(env)));
     }
@@ -186,8 +188,8 @@ final class WorkerProcess {
      * program while the runtime tears the container down). Without a record (the container never
      * ran, or is still running after its client was killed), the client's exit as it was seen.
      */
-    private Exit.Report containerEnd(ContainerStore store, int clientValue, long clientEndedAt, boolean stoppedFirst) {
-        Optional<ContainerStore.Ended> ended = Containers.ended(store, DockerCli.TOKEN_LABEL + "=" + token);
+    private Exit.Report containerEnd(ContainerStore record, int clientValue, long clientEndedAt, boolean stoppedFirst) {
+        Optional<ContainerStore.Ended> ended = Containers.ended(record, DockerCli.TOKEN_LABEL + "=" + token);
         if (ended.isEmpty()) {
             return new Exit.Report(Exit.fromExitValue(clientValue, stoppedFirst), clientEndedAt);
         }
@@ -199,14 +201,9 @@ final class WorkerProcess {
     /** The worker's container, running or exited, once its client is gone: removed by its token's label. */
     void removeContainer() {
         String t = token;
-        if (store().isPresent() && t != null) {
-            Containers.remove(store().get(), DockerCli.TOKEN_LABEL + "=" + t);
+        if (store.isPresent() && t != null) {
+            Containers.remove(store.get(), DockerCli.TOKEN_LABEL + "=" + t);
         }
-    }
-
-    /** The record of the worker's container, where its runtime keeps one. */
-    private Optional<ContainerStore> store() {
-        return container.flatMap(c -> c.workerRuntime().store());
     }
 
     /** True while the worker's own process runs. */

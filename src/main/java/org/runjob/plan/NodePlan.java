@@ -75,8 +75,7 @@ public record NodePlan(
         if (c.isEmpty()) {
             return w.argv();
         }
-        String visible = w.env().getOrDefault("CUDA_VISIBLE_DEVICES", "");
-        List<String> gpus = visible.matches("\\d+(,\\d+)*") ? List.of(visible.split(",")) : List.of();
+        List<String> gpus = WorkerStartArgs.gpusOf(w.env().getOrDefault(WorkerStartArgs.CUDA_VISIBLE_DEVICES, ""));
         return c.get().argv(new WorkerStartArgs(workdir, List.of(), List.copyOf(w.env().keySet()), gpus,
                 w.env().getOrDefault("RUNJOB_RUN_ID", "RUN"), w.rank(), "<agent>", "<start>", w.argv()));
     }

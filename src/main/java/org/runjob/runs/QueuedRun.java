@@ -111,6 +111,7 @@ public final class QueuedRun {
      * folder is made. A layout's hostfile is shown by its lines.
      */
     static int dryRun(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args) throws IOException {
+        BatchQueue batch = queueOf(backend);
         JobSpec spec = loaded.spec();
         Path logs = Path.of(spec.logsDir()).toAbsolutePath().normalize();
         Path scratch = Files.createTempDirectory("runjob-submit-dry-");
@@ -119,7 +120,7 @@ public final class QueuedRun {
             Files.createDirectory(folder);
             List<String> queue;
             try {
-                queue = queueOf(backend).submit(spec, folder, folder.resolve(BATCH_SCRIPT),
+                queue = batch.submit(spec, folder, folder.resolve(BATCH_SCRIPT),
                         coordinator(folder.resolve(Submission.JOB_FILE), RUN_ID_PLACEHOLDER, logs, Optional.empty(), args),
                         Quarantined.machines(io, spec), io.env());
             } catch (IllegalArgumentException e) {
@@ -134,7 +135,7 @@ public final class QueuedRun {
             io.out().println((ShellWords.join(queue) + " ").replace(where, "").replace(comment, "/" + RUN_ID_PLACEHOLDER + " ").stripTrailing());
             printHostfile(io, folder, FOLDER_PLACEHOLDER);
             io.out().println("# " + FOLDER_PLACEHOLDER + "/" + BATCH_SCRIPT + ", the batch script (the coordinator's argv comes as its arguments):");
-            io.out().print(script(spec, queueOf(backend).scriptHeader(queue)).replace(where, "").replace("/" + FOLDER_PLACEHOLDER + "\n", "/" + RUN_ID_PLACEHOLDER + "\n"));
+            io.out().print(script(spec, batch.scriptHeader(queue)).replace(where, "").replace("/" + FOLDER_PLACEHOLDER + "\n", "/" + RUN_ID_PLACEHOLDER + "\n"));
             io.out().flush();
             return ExitCode.OK;
         } finally {
@@ -152,6 +153,7 @@ public final class QueuedRun {
      */
     static int dryRunSweep(Io io, String file, List<String> sets, List<String> args, SpecLoader.Loaded first, Backend backend,
                            Optional<Integer> maxParallel) throws IOException {
+        BatchQueue batch = queueOf(backend);
         int size = first.sweep().orElseThrow().size();
         Optional<Points> loaded = points(io, file, sets, args, size, backend, maxParallel);
         if (loaded.isEmpty()) {
@@ -171,7 +173,7 @@ public final class QueuedRun {
             List<String> run = new ArrayList<>(List.of("run", folder.resolve(ARRAY_FILE).toString(), "--array-task", "--continue-requeued",
                     "--set", "logs.dir=" + logs, "--"));
             run.addAll(args);
-            List<String> queue = queueOf(backend).submitArray(spec, folder, folder.resolve(BATCH_SCRIPT), Detach.runjob(run),
+            List<String> queue = batch.submitArray(spec, folder, folder.resolve(BATCH_SCRIPT), Detach.runjob(run),
                     Quarantined.machines(io, spec), size, maxParallel, io.env()).orElseThrow();
             io.out().println("# a sweep of " + size + " runs as one job array; runjob submit runs, once it made a folder per run and the sweep's "
                     + logs.resolve(spec.name()).resolve("sweep-ID") + " (" + SWEEP_FOLDER_PLACEHOLDER + " below):");
@@ -180,7 +182,7 @@ public final class QueuedRun {
             printHostfile(io, folder, SWEEP_FOLDER_PLACEHOLDER);
             io.out().println("# " + SWEEP_FOLDER_PLACEHOLDER + "/" + ARRAY_FILE + " names each task's run (task N: point N);"
                     + " " + SWEEP_FOLDER_PLACEHOLDER + "/" + BATCH_SCRIPT + ", the batch script (the coordinator's argv comes as its arguments):");
-            io.out().print(script(spec, queueOf(backend).scriptHeader(queue)).replace(scratch + "/", "").replace("/" + SWEEP_FOLDER_PLACEHOLDER + "\n", "/sweep-ID\n"));
+            io.out().print(script(spec, batch.scriptHeader(queue)).replace(scratch + "/", "").replace("/" + SWEEP_FOLDER_PLACEHOLDER + "\n", "/sweep-ID\n"));
             io.out().flush();
             return ExitCode.OK;
         } finally {
@@ -331,6 +333,7 @@ public final class QueuedRun {
      */
     private static int queueArray(Io io, String id, List<SpecLoader.Loaded> points, Backend backend, List<String> args,
                                   Optional<Integer> maxParallel) throws IOException {
+        BatchQueue batch = queueOf(backend);
         JobSpec first = points.get(0).spec();
         Sweep sweep = points.get(0).sweep().orElseThrow();
         for (SpecLoader.Loaded point : points) {
@@ -349,7 +352,7 @@ public final class QueuedRun {
                         new SweepRecord(id, first.name(), i, points.size(), sweep.point(i), Coordinator.current()))));
             }
             Files.createDirectory(folder, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
-            var table = JSON.createObjectNode().put("sweep", id).put("task_variable", queueOf(backend).arrayTaskVariable());
+            var table = JSON.createObjectNode().put("sweep", id).put("task_variable", batch.arrayTaskVariable());
             var list = table.putArray("runs");
             for (int i = 0; i < runs.size(); i++) {
                 list.addObject().put("task", i).put("run_id", runs.get(i).runId()).put("job", runs.get(i).job().toString());
@@ -360,16 +363,16 @@ public final class QueuedRun {
             List<String> run = new ArrayList<>(List.of("run", arrayFile.toString(), "--array-task", "--continue-requeued",
                     "--set", "logs.dir=" + logs, "--"));
             run.addAll(args);
-            List<String> queue = queueOf(backend).submitArray(first, folder, script, Detach.runjob(run), Quarantined.machines(io, first),
+            List<String> queue = batch.submitArray(first, folder, script, Detach.runjob(run), Quarantined.machines(io, first),
                     points.size(), maxParallel, io.env()).orElseThrow();
-            Files.writeString(script, script(first, queueOf(backend).scriptHeader(queue)));
+            Files.writeString(script, script(first, batch.scriptHeader(queue)));
             Ran ran = run(io, queue);
-            if (ran.code() == 0 && queueOf(backend).asksOnly(queue)) {
+            if (ran.code() == 0 && batch.asksOnly(queue)) {
                 io.err().println("runjob: " + backend.name() + " was asked only whether it would run the job array (--test-only), and said: "
                         + ran.out());
                 return ExitCode.OK;
             }
-            Optional<String> arrayId = ran.code() == 0 ? queueOf(backend).jobId(ran.out()) : Optional.empty();
+            Optional<String> arrayId = ran.jobId(batch);
             if (arrayId.isEmpty()) {
                 io.err().println("runjob: " + backend.name() + " refused the job array: " + ran.out());
                 io.err().println("runjob: " + id + " is not queued");
@@ -378,15 +381,15 @@ public final class QueuedRun {
             try {
                 for (int i = 0; i < runs.size(); i++) {
                     Prepared r = runs.get(i);
-                    List<String> alone = queueOf(backend).submit(r.spec(), r.folder(), r.script(), r.coordinator(),
+                    List<String> alone = batch.submit(r.spec(), r.folder(), r.script(), r.coordinator(),
                             Quarantined.machines(io, r.spec()), io.env());
-                    Files.writeString(r.script(), script(r.spec(), queueOf(backend).scriptHeader(alone)));
-                    writeRecord(r.folder(), backend, queueOf(backend).arrayTask(arrayId.get(), i), alone, List.of(), arrayId);
+                    Files.writeString(r.script(), script(r.spec(), batch.scriptHeader(alone)));
+                    writeRecord(r.folder(), backend, batch.arrayTask(arrayId.get(), i), alone, List.of(), arrayId);
                     RunIndex.add(io, RunIndex.Entry.here(r.runId(), r.spec().name(), io.clock().instant(), r.folder()));
                 }
             } catch (IOException | RuntimeException e) {
                 // the array is queued, its runs' records are not: withdrawn, before any task can start in a folder half made
-                queueOf(backend).cancel(arrayId.get(), true, io.env());
+                batch.cancel(arrayId.get(), true, io.env());
                 throw e;
             }
             queuedAll = true;
@@ -395,7 +398,7 @@ public final class QueuedRun {
             io.err().println("runjob: " + id + " of job " + first.name() + ": " + runs.size() + " runs queued as " + backend.name()
                     + " job array " + arrayId.get() + " (tasks 0-" + (runs.size() - 1)
                     + maxParallel.map(k -> ", at most " + k + " at once").orElse("") + "); its folder is " + folder
-                    + queueOf(backend).output(folder, queueOf(backend).arrayTask(arrayId.get(), 0)).map(o -> ", task 0's batch output " + o).orElse("")
+                    + batch.output(folder, batch.arrayTask(arrayId.get(), 0)).map(o -> ", task 0's batch output " + o).orElse("")
                     + "; runjob runs lists them, runjob stop " + id + " stops them all; this machine may now go");
             return ExitCode.OK;
         } finally {
@@ -411,10 +414,11 @@ public final class QueuedRun {
      * stops first and may have written to its folder), removes their folders.
      */
     private static void withdraw(Io io, Backend backend, List<Queued> queued) {
-        queued.forEach(q -> queueOf(backend).cancel(q.jobId(), true, io.env()));
+        BatchQueue batch = queueOf(backend);
+        queued.forEach(q -> batch.cancel(q.jobId(), true, io.env()));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WITHDRAW_WAIT_S);
         for (Queued q : queued) {
-            while (queueOf(backend).state(q.jobId(), io.env()).isPresent() && System.nanoTime() < deadline) {
+            while (batch.state(q.jobId(), io.env()).isPresent() && System.nanoTime() < deadline) {
                 try {
                     Thread.sleep(200);
                 } catch (InterruptedException e) {
@@ -464,6 +468,7 @@ public final class QueuedRun {
     /** Queues {@code loaded} as one run (of {@code sweep}, when given), added to {@code queued}; the exit code. */
     private static int queue(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args, Optional<SweepRecord> sweep,
                              List<Queued> queued) throws IOException {
+        BatchQueue batch = queueOf(backend);
         Prepared run = prepare(io, loaded, args, sweep);
         JobSpec spec = run.spec();
         String runId = run.runId();
@@ -475,21 +480,21 @@ public final class QueuedRun {
         }
         List<String> queue;
         try {
-            queue = queueOf(backend).submit(spec, folder, run.script(), run.coordinator(), Quarantined.machines(io, spec), io.env());
+            queue = batch.submit(spec, folder, run.script(), run.coordinator(), Quarantined.machines(io, spec), io.env());
         } catch (IllegalArgumentException e) {
             io.err().println("runjob: " + e.getMessage());
             RunJob.removeRefused(folder);
             return ExitCode.INVALID;
         }
-        Files.writeString(run.script(), script(spec, queueOf(backend).scriptHeader(queue)));
+        Files.writeString(run.script(), script(spec, batch.scriptHeader(queue)));
         Ran ran = run(io, queue);
-        if (ran.code() == 0 && queueOf(backend).asksOnly(queue)) {
+        if (ran.code() == 0 && batch.asksOnly(queue)) {
             // slurm.alloc_args asked Slurm only whether and when it would run: nothing is queued
             io.err().println("runjob: " + backend.name() + " was asked only whether it would run the job (--test-only), and said: " + ran.out());
             RunJob.removeRefused(folder);
             return ExitCode.OK;
         }
-        Optional<String> queuedAs = ran.code() == 0 ? queueOf(backend).jobId(ran.out()) : Optional.empty();
+        Optional<String> queuedAs = ran.jobId(batch);
         if (queuedAs.isEmpty()) {
             io.err().println("runjob: " + backend.name() + " refused the run: " + ran.out());
             RunJob.removeRefused(folder);
@@ -499,7 +504,7 @@ public final class QueuedRun {
         writeRecord(folder, backend, jobId, queue, List.of(), Optional.empty());
         RunIndex.add(io, RunIndex.Entry.here(runId, spec.name(), io.clock().instant(), folder));
         io.err().println("runjob: run " + runId + " is queued as " + backend.name() + " job " + jobId + "; its folder is " + folder
-                + " (the nodes must see it)" + queueOf(backend).output(folder, jobId).map(o -> ", the batch job's own output " + o).orElse("")
+                + " (the nodes must see it)" + batch.output(folder, jobId).map(o -> ", the batch job's own output " + o).orElse("")
                 + (sweep.isPresent() ? "" : "; this machine may now go"));
         queued.add(new Queued(runId, folder, jobId));
         return ExitCode.OK;
@@ -556,12 +561,13 @@ public final class QueuedRun {
             return ExitCode.INVALID;
         }
         Backend backend = queued.getKey();
+        BatchQueue batch = queueOf(backend);
         // counted nodes keep off the nodes quarantined now, not those of the first submit
         JsonNode job = Json.read(run.folder().resolve(Submission.JOB_FILE));
         boolean avoids = job.path("failure").path("quarantine_s").asLong(1) != 0;
-        List<String> command = queueOf(backend).again(kept, run.folder().resolve(BATCH_SCRIPT), avoids ? Quarantined.machines(io) : Set.of());
+        List<String> command = batch.again(kept, run.folder().resolve(BATCH_SCRIPT), avoids ? Quarantined.machines(io) : Set.of());
         Ran ran = run(io, command);
-        Optional<String> jobId = ran.code() == 0 ? queueOf(backend).jobId(ran.out()) : Optional.empty();
+        Optional<String> jobId = ran.jobId(batch);
         if (jobId.isEmpty()) {
             io.err().println("runjob: " + backend.name() + " refused the run: " + ran.out());
             return ExitCode.PREFLIGHT_FAILED;
@@ -595,6 +601,10 @@ public final class QueuedRun {
 
     /** A queue command's exit status and output (stdout and stderr, trimmed). */
     private record Ran(int code, String out) {
+        /** The job id the queue command printed, when it exited 0 and queued one ({@link BatchQueue#jobId}). */
+        Optional<String> jobId(BatchQueue queue) {
+            return code == 0 ? queue.jobId(out) : Optional.empty();
+        }
     }
 
     /** Runs a queue command with runjob's environment and nothing on its stdin. */
@@ -653,7 +663,7 @@ public final class QueuedRun {
         return of(folder).flatMap(q -> queueOf(q.getKey()).state(q.getValue(), env));
     }
 
-    /** True when the folder's queued job runs again after more restarts than {@code restartsSeen} ({@link Backend#runsAgain}). */
+    /** True when the folder's queued job runs again after more restarts than {@code restartsSeen} ({@link BatchQueue#runsAgain}). */
     static boolean runsAgain(Path folder, int restartsSeen, Map<String, String> env) {
         return of(folder).map(q -> queueOf(q.getKey()).runsAgain(q.getValue(), restartsSeen, env)).orElse(false);
     }

@@ -22,6 +22,11 @@ public final class ContainerStore {
         this.program = program;
     }
 
+    /** The runtime's program, as its commands here name it (the first word of each). */
+    public String program() {
+        return program;
+    }
+
     /** The ids, one per line, of the containers that carry {@code label} ({@code KEY=VALUE}), running or not. */
     public List<String> listArgv(String label) {
         return List.of(program, "ps", "-aq", "--filter", "label=" + label);

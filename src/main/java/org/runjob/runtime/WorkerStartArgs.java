@@ -44,6 +44,11 @@ public record WorkerStartArgs(String dir, List<String> more, List<String> names,
     /** The variable naming the GPUs a worker sees. */
     public static final String CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES";
 
+    /** The GPU indices a {@code CUDA_VISIBLE_DEVICES} value lists; none for any other value (empty, or a dry run's placeholder). */
+    public static List<String> gpusOf(String visible) {
+        return visible.matches("\\d+(,\\d+)*") ? List.of(visible.split(",")) : List.of();
+    }
+
     /** {@code CUDA_VISIBLE_DEVICES} inside a container given the worker's GPUs: they are numbered from 0 there. */
     public String gpusInside() {
         List<String> out = new ArrayList<>();
