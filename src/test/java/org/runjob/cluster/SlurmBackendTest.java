@@ -187,7 +187,9 @@ class SlurmBackendTest {
         env.put("CONTAINERS_CONF", Podman.CONF.toString());
         Path job = job("slurmpod", List.of(), List.of("sh", "-c", "echo rank $RANK node $SLURMD_NODENAME job $SLURM_JOB_ID step $SLURM_STEP_ID"
                         + " procid $SLURM_PROCID; grep -E ':(memory|freezer):' /proc/self/cgroup | sed \"s/^/rank $RANK cgroup /\""),
-                "environment: {container: {image: '" + image + "', mounts: ['/usr:/usr:ro']}}\n", Map.of());
+                // a label of this test's own: ContainerTest's containers may exist meanwhile, in the SSH testbed's stream
+                "environment: {container: {image: '" + image + "', mounts: ['/usr:/usr:ro'], options: [--label, runjob.test=slurmpod]}}\n",
+                Map.of());
         Cli r = run(job);
         assertThat(r.code()).as(r.err()).isZero();
         List<String> lines = r.out().lines().sorted().toList();
@@ -199,7 +201,7 @@ class SlurmBackendTest {
                 .allMatch(l -> l.matches("\\[h(\\d)/\\d] rank \\d cgroup \\d+:(memory|freezer):/slurm_h\\1/uid_0/job_\\d+"
                         + "/step_\\d+(/task_\\d+)?/libpod-[0-9a-f]{64}"))
                 .hasSize(6);
-        assertThat(Podman.containers("runjob.run")).isEmpty();
+        assertThat(Podman.containers("runjob.test=slurmpod")).isEmpty();
     }
 
     @Test
