@@ -76,19 +76,20 @@ class HangTest {
 
     @Test
     void aHungRunFailsWithEveryRanksStacksNamingTheRankThatStoppedAndLeavesNothing() throws Exception {
-        List<String> args = new ArrayList<>(List.of(job("failure.hang_timeout_s=6")));
+        // 10 s: above the start-up (two ranks importing torch and meeting) on a busy 2-core machine
+        List<String> args = new ArrayList<>(List.of(job("failure.hang_timeout_s=10")));
         args.add("jobs/hang.yaml");
         Cli r = runjob(args.toArray(String[]::new));
         assertThat(r.code()).as(r.err()).isEqualTo(1);
         assertThat(r.out()).contains("[local1/0] rank 0 step 2\n").contains("[local1/1] rank 1 step 2\n").doesNotContain("step 3");
-        assertThat(r.err()).contains("root cause: rank 1 (local rank 1) on node local1: hung: no rank wrote output for 6 s, pid ")
+        assertThat(r.err()).contains("root cause: rank 1 (local rank 1) on node local1: hung: no rank wrote output for 10 s, pid ")
                 .contains("  each rank's main thread, innermost frame first (every thread of every process in stacks/attempt-0-hang/):\n"
                         + "  | rank 0: all_reduce (distributed_c10d.py:")
                 .containsPattern("\n  \\| rank 0: all_reduce \\(distributed_c10d\\.py:\\d+\\) <- train \\(train\\.py:25\\)\n"
                         + "  \\| rank 1: stuck_here \\(train\\.py:17\\)   <- differs from the others\n");
         String id = r.err().replaceFirst("(?s).*runjob: hang run (\\S+):.*", "$1");
         assertThat(Files.readString(folder(id).resolve("runjob.log")))
-                .contains("no rank wrote output for 6 s: taking every rank's stacks, then stopping the attempt (failure.hang_timeout_s)\n");
+                .contains("no rank wrote output for 10 s: taking every rank's stacks, then stopping the attempt (failure.hang_timeout_s)\n");
         Path stacks = folder(id).resolve("stacks/attempt-0-hang");
         String rank0 = Files.readString(stacks.resolve("rank-0.txt"));
         String rank1 = Files.readString(stacks.resolve("rank-1.txt"));
@@ -106,8 +107,8 @@ class HangTest {
 
     @Test
     void aQuietButHealthyRunIsNotTakenForHung() {
-        // a line every 3.2 s under an 8 s timeout: 0.4 of it, as one every 6 s under 15 s
-        List<String> args = new ArrayList<>(List.of(job("failure.hang_timeout_s=8", "env.STUCK_STEP=-1", "env.STEPS=3", "env.SLEEP_S=3.2")));
+        // a line every 4 s under a 10 s timeout: 0.4 of it, as one every 6 s under 15 s
+        List<String> args = new ArrayList<>(List.of(job("failure.hang_timeout_s=10", "env.STUCK_STEP=-1", "env.STEPS=3", "env.SLEEP_S=4")));
         args.add("jobs/hang.yaml");
         Cli r = runjob(args.toArray(String[]::new));
         assertThat(r.code()).as(r.err()).isZero();
