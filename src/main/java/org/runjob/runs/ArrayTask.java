@@ -10,7 +10,7 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * The run a task of a submitted sweep's job array runs: the row of the sweep's
- * {@value QueuedRun#ARRAY_FILE} whose {@code task} is the scheduler's task index (in the variable
+ * {@value QueuedSweep#ARRAY_FILE} whose {@code task} is the scheduler's task index (in the variable
  * the table's {@code task_variable} names, the queue's {@code BatchQueue#arrayTaskVariable}); task
  * N runs the sweep's point N.
  */

@@ -15,14 +15,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 import org.runjob.backends.Backends;
 import org.runjob.json.Json;
-import org.runjob.logs.Coordinator;
 import org.runjob.node.Backend;
 import org.runjob.node.BatchQueue;
-import org.runjob.plan.RunId;
 import org.runjob.plan.ShellWords;
 import org.runjob.report.EnvironmentJson;
 import org.runjob.run.ExitCode;
@@ -36,7 +33,6 @@ import org.runjob.run.RunJob;
 import org.runjob.spec.JobSpec;
 import org.runjob.spec.NodeSpec;
 import org.runjob.spec.SpecLoader;
-import org.runjob.spec.Sweep;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -54,8 +50,6 @@ import tools.jackson.databind.json.JsonMapper;
 public final class QueuedRun {
 
     static final String QUEUE_FILE = "queued.json";
-    /** How long withdrawn runs are given to leave the queue (a started one stops first) before their folders go. */
-    private static final long WITHDRAW_WAIT_S = 60;
     private static final JsonMapper JSON = Json.MAPPER;
     /** The batch script in the run folder: a constant {@code exec "$@"}, with what it stands for in comments. */
     static final String BATCH_SCRIPT = "submit.sh";
@@ -143,54 +137,7 @@ public final class QueuedRun {
         }
     }
 
-    /** What a placeholder stands for in {@link #dryRunArray}'s command: the sweep's folder, as yet unmade. */
-    static final String SWEEP_FOLDER_PLACEHOLDER = "SWEEP_FOLDER";
-
-    /**
-     * {@code runjob submit --dry-run} of a sweep: the job array {@link #submitSweep} would queue
-     * (with {@value #SWEEP_FOLDER_PLACEHOLDER} for the sweep's folder), or, where its points cannot
-     * be one array, why, and the first run's job ({@link #dryRun}).
-     */
-    static int dryRunSweep(Io io, String file, List<String> sets, List<String> args, SpecLoader.Loaded first, Backend backend,
-                           Optional<Integer> maxParallel) throws IOException {
-        BatchQueue batch = queueOf(backend);
-        int size = first.sweep().orElseThrow().size();
-        Optional<Points> loaded = points(io, file, sets, args, size, backend, maxParallel);
-        if (loaded.isEmpty()) {
-            return ExitCode.INVALID;
-        }
-        List<SpecLoader.Loaded> points = loaded.get().points();
-        Optional<String> apart = loaded.get().apart();
-        if (apart.isPresent()) {
-            io.out().println("# a sweep of " + size + " runs: one batch job each (" + apart.get() + "); the first run's:");
-            return dryRun(io, points.get(0), backend, args);
-        }
-        JobSpec spec = points.get(0).spec();
-        Path logs = logsOf(spec);
-        Path scratch = Files.createTempDirectory("runjob-submit-dry-");
-        try {
-            Path folder = Files.createDirectory(scratch.resolve(SWEEP_FOLDER_PLACEHOLDER));
-            List<String> run = new ArrayList<>(List.of("run", folder.resolve(ARRAY_FILE).toString(), "--array-task", "--continue-requeued",
-                    "--set", "logs.dir=" + logs, "--"));
-            run.addAll(args);
-            List<String> queue = batch.submitArray(spec, folder, folder.resolve(BATCH_SCRIPT), Detach.runjob(run),
-                    Quarantined.machines(io, spec), size, maxParallel, io.env()).orElseThrow();
-            io.out().println("# a sweep of " + size + " runs as one job array; runjob submit runs, once it made a folder per run and the sweep's "
-                    + logs.resolve(spec.name()).resolve("sweep-ID") + " (" + SWEEP_FOLDER_PLACEHOLDER + " below):");
-            io.out().println((ShellWords.join(queue) + " ").replace(scratch + "/", "").replace("/" + SWEEP_FOLDER_PLACEHOLDER + " ", "/sweep-ID ")
-                    .stripTrailing());
-            printHostfile(io, folder, SWEEP_FOLDER_PLACEHOLDER);
-            io.out().println("# " + SWEEP_FOLDER_PLACEHOLDER + "/" + ARRAY_FILE + " names each task's run (task N: point N);"
-                    + " " + SWEEP_FOLDER_PLACEHOLDER + "/" + BATCH_SCRIPT + ", the batch script (the coordinator's argv comes as its arguments):");
-            io.out().print(script(spec, batch.scriptHeader(queue)).replace(scratch + "/", "").replace("/" + SWEEP_FOLDER_PLACEHOLDER + "\n", "/sweep-ID\n"));
-            io.out().flush();
-            return ExitCode.OK;
-        } finally {
-            RunJob.removeRefused(scratch);
-        }
-    }
-
-    private static void printHostfile(Io io, Path folder, String placeholder) throws IOException {
+    static void printHostfile(Io io, Path folder, String placeholder) throws IOException {
         Path hostfile = folder.resolve("hostfile");
         if (Files.isRegularFile(hostfile)) {
             io.out().println("# " + placeholder + "/hostfile, one line per task:");
@@ -199,7 +146,7 @@ public final class QueuedRun {
     }
 
     /** The coordinator's argv: this runjob's java, flags and content-pinned jar, running the handed job in its run folder. */
-    private static List<String> coordinator(Path job, String runId, Path logs, Optional<SweepRecord> sweep, List<String> args)
+    static List<String> coordinator(Path job, String runId, Path logs, Optional<SweepRecord> sweep, List<String> args)
             throws IOException {
         List<String> run = new ArrayList<>(List.of("run", job.toString(), "--run-id", runId,
                 "--continue-requeued", "--set", "logs.dir=" + logs));
@@ -209,236 +156,15 @@ public final class QueuedRun {
         return Detach.runjob(run);
     }
 
-    /** The table a job array's tasks read their run from ({@link #ARRAY_FILE}), in the sweep's folder. */
-    public static final String ARRAY_FILE = "array.json";
-
-    /**
-     * Queues the job's sweep, each point a run with a folder of its own that names the sweep
-     * ({@link SweepRecord}), so {@code runs} groups them and {@code stop SWEEP} stops them; prints
-     * their run ids. Where the backend runs job arrays and every point asks for the same
-     * allocation, the sweep is one array ({@link #queueArray}), at most {@code maxParallel} tasks
-     * at once; otherwise each point is a job of its own ({@code maxParallel} is then refused: the
-     * scheduler has nothing to hold the others back with). When one cannot be queued, those
-     * already queued are withdrawn: the sweep is queued whole or not at all.
-     */
-    static int submitSweep(Io io, String file, List<String> sets, List<String> args, SpecLoader.Loaded first, Backend backend,
-                           Optional<Integer> maxParallel) throws IOException {
-        Sweep sweep = first.sweep().orElseThrow();
-        String id = SweepRecord.PREFIX + RunId.of(io.clock().instant(), io.random().getAsInt());
-        Optional<Points> loaded = points(io, file, sets, args, sweep.size(), backend, maxParallel);
-        if (loaded.isEmpty()) {
-            return ExitCode.INVALID;
-        }
-        List<SpecLoader.Loaded> points = loaded.get().points();
-        Optional<String> apart = loaded.get().apart();
-        if (apart.isEmpty()) {
-            return queueArray(io, id, points, backend, args, maxParallel);
-        }
-        List<Queued> queued = new ArrayList<>();
-        for (int i = 0; i < sweep.size(); i++) {
-            int code = queue(io, points.get(i), backend, args, Optional.of(
-                    new SweepRecord(id, first.spec().name(), i, sweep.size(), sweep.point(i), Coordinator.current())), queued);
-            if (code != ExitCode.OK) {
-                withdraw(io, backend, queued);
-                io.err().println("runjob: " + id + " is not queued: run " + (i + 1) + " of " + sweep.size() + " could not be"
-                        + (queued.isEmpty() ? "" : ", and the " + queued.size() + " queued before it were withdrawn"));
-                return code;
-            }
-        }
-        queued.forEach(q -> io.out().println(q.runId()));
-        io.out().flush();
-        io.err().println("runjob: " + id + " of job " + first.spec().name() + ": " + queued.size() + " runs queued as " + backend.name()
-                + " jobs " + queued.get(0).jobId() + "-" + queued.get(queued.size() - 1).jobId() + " (" + apart.get()
-                + ", so not as one job array); runjob runs lists them, runjob stop " + id + " stops them all; this machine may now go");
-        return ExitCode.OK;
-    }
-
-    /** A sweep's points, each loaded, and why they cannot be one job array (empty when they can). */
-    private record Points(List<SpecLoader.Loaded> points, Optional<String> apart) {
-    }
-
-    /**
-     * Loads the sweep's {@code size} points and judges them ({@link #arrayRefused}); empty, after
-     * saying why, for a point that does not load, a job the backend cannot queue, or
-     * {@code maxParallel} of points that cannot be one array.
-     */
-    private static Optional<Points> points(Io io, String file, List<String> sets, List<String> args, int size, Backend backend,
-                                           Optional<Integer> maxParallel) throws IOException {
-        List<SpecLoader.Loaded> points = new ArrayList<>();
-        for (int i = 0; i < size; i++) {
-            SpecLoader.Loaded point = Jobs.load(io, file, sets, args, i);
-            if (point == null) {
-                return Optional.empty();
-            }
-            points.add(point);
-        }
-        Optional<String> apart;
-        try {
-            apart = arrayRefused(io, points, backend, maxParallel);
-        } catch (IllegalArgumentException e) {
-            io.err().println("runjob: " + e.getMessage());
-            return Optional.empty();
-        }
-        if (apart.isPresent() && maxParallel.isPresent()) {
-            io.err().println("runjob: --max-parallel needs the sweep queued as one job array, and " + apart.get()
-                    + ": each point would be a job of its own, which " + backend.name() + " runs as it has room");
-            return Optional.empty();
-        }
-        return Optional.of(new Points(points, apart));
-    }
-
-    /**
-     * Why the sweep's points cannot be one job array (empty when they can): the backend runs no
-     * arrays of this job, or a point's allocation, batch script or logs dir differs from the first's
-     * (each point's queue command is made in one scratch folder and compared, its hostfile with it).
-     */
-    private static Optional<String> arrayRefused(Io io, List<SpecLoader.Loaded> points, Backend backend, Optional<Integer> maxParallel)
-            throws IOException {
-        Path scratch = Files.createTempDirectory("runjob-array-");
-        try {
-            List<String> first = null;
-            for (int i = 0; i < points.size(); i++) {
-                JobSpec spec = points.get(i).spec();
-                Optional<List<String>> argv = queueOf(backend).submitArray(spec, scratch, scratch.resolve(BATCH_SCRIPT), List.of(),
-                        Quarantined.machines(io, spec), points.size(), maxParallel, io.env());
-                if (argv.isEmpty()) {
-                    return Optional.of(backend.name() + " runs no job array of this job's allocation");
-                }
-                List<String> key = new ArrayList<>(argv.get());
-                key.add(script(spec));
-                key.add(logsOf(spec).toString());
-                Path hostfile = scratch.resolve("hostfile");
-                if (Files.isRegularFile(hostfile)) {
-                    key.add(Files.readString(hostfile));
-                    Files.delete(hostfile);
-                }
-                if (first == null) {
-                    first = key;
-                } else if (!first.equals(key)) {
-                    return Optional.of("run " + (i + 1) + " asks for another allocation than the first");
-                }
-            }
-            return Optional.empty();
-        } finally {
-            RunJob.removeRefused(scratch);
-        }
-    }
-
-    /**
-     * The sweep as one job array: a folder per point (as {@link #queue} makes one), and the sweep's
-     * own folder beside them ({@code LOGS/JOB/SWEEP/}) with the batch script, the tasks' scheduler
-     * output and {@value #ARRAY_FILE}, from which each task's coordinator takes its run by the
-     * task's index ({@code run ARRAY_FILE --array-task}). Each run's {@value #QUEUE_FILE} names its
-     * task's job id and the command that would queue it alone ({@code submit --resume}).
-     */
-    private static int queueArray(Io io, String id, List<SpecLoader.Loaded> points, Backend backend, List<String> args,
-                                  Optional<Integer> maxParallel) throws IOException {
-        BatchQueue batch = queueOf(backend);
-        JobSpec first = points.get(0).spec();
-        Sweep sweep = points.get(0).sweep().orElseThrow();
-        for (SpecLoader.Loaded point : points) {
-            // a quarantined node the job names fails here, before anything is queued
-            if (Quarantined.avoid(io, point.spec()).isEmpty()) {
-                return ExitCode.PREFLIGHT_FAILED;
-            }
-        }
-        List<Prepared> runs = new ArrayList<>();
-        Path logs = logsOf(first);
-        Path folder = logs.resolve(first.name()).resolve(id);
-        boolean queuedAll = false;
-        try {
-            for (int i = 0; i < points.size(); i++) {
-                runs.add(prepare(io, points.get(i), args, Optional.of(
-                        new SweepRecord(id, first.name(), i, points.size(), sweep.point(i), Coordinator.current()))));
-            }
-            Files.createDirectory(folder, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
-            var table = JSON.createObjectNode().put("sweep", id).put("task_variable", batch.arrayTaskVariable());
-            var list = table.putArray("runs");
-            for (int i = 0; i < runs.size(); i++) {
-                list.addObject().put("task", i).put("run_id", runs.get(i).runId()).put("job", runs.get(i).job().toString());
-            }
-            Path arrayFile = folder.resolve(ARRAY_FILE);
-            Files.writeString(arrayFile, JSON.writeValueAsString(table));
-            Path script = writeScript(folder, first);
-            List<String> run = new ArrayList<>(List.of("run", arrayFile.toString(), "--array-task", "--continue-requeued",
-                    "--set", "logs.dir=" + logs, "--"));
-            run.addAll(args);
-            List<String> queue = batch.submitArray(first, folder, script, Detach.runjob(run), Quarantined.machines(io, first),
-                    points.size(), maxParallel, io.env()).orElseThrow();
-            Files.writeString(script, script(first, batch.scriptHeader(queue)));
-            Ran ran = run(io, queue);
-            if (ran.code() == 0 && batch.asksOnly(queue)) {
-                io.err().println("runjob: " + backend.name() + " was asked only whether it would run the job array (--test-only), and said: "
-                        + ran.out());
-                return ExitCode.OK;
-            }
-            Optional<String> arrayId = ran.jobId(batch);
-            if (arrayId.isEmpty()) {
-                io.err().println("runjob: " + backend.name() + " refused the job array: " + ran.out());
-                io.err().println("runjob: " + id + " is not queued");
-                return ExitCode.PREFLIGHT_FAILED;
-            }
-            try {
-                for (int i = 0; i < runs.size(); i++) {
-                    Prepared r = runs.get(i);
-                    List<String> alone = batch.submit(r.spec(), r.folder(), r.script(), r.coordinator(),
-                            Quarantined.machines(io, r.spec()), io.env());
-                    Files.writeString(r.script(), script(r.spec(), batch.scriptHeader(alone)));
-                    writeRecord(r.folder(), backend, batch.arrayTask(arrayId.get(), i), alone, List.of(), arrayId);
-                    RunIndex.add(io, RunIndex.Entry.here(r.runId(), r.spec().name(), io.clock().instant(), r.folder()));
-                }
-            } catch (IOException | RuntimeException e) {
-                // the array is queued, its runs' records are not: withdrawn, before any task can start in a folder half made
-                batch.cancel(arrayId.get(), true, io.env());
-                throw e;
-            }
-            queuedAll = true;
-            runs.forEach(r -> io.out().println(r.runId()));
-            io.out().flush();
-            io.err().println("runjob: " + id + " of job " + first.name() + ": " + runs.size() + " runs queued as " + backend.name()
-                    + " job array " + arrayId.get() + " (tasks 0-" + (runs.size() - 1)
-                    + maxParallel.map(k -> ", at most " + k + " at once").orElse("") + "); its folder is " + folder
-                    + batch.output(folder, batch.arrayTask(arrayId.get(), 0)).map(o -> ", task 0's batch output " + o).orElse("")
-                    + "; runjob runs lists them, runjob stop " + id + " stops them all; this machine may now go");
-            return ExitCode.OK;
-        } finally {
-            if (!queuedAll) {
-                runs.forEach(r -> RunJob.removeRefused(r.folder()));
-                RunJob.removeRefused(folder);
-            }
-        }
-    }
-
-    /**
-     * Cancels the queued runs and, once their jobs have left the queue (a run that had started
-     * stops first and may have written to its folder), removes their folders.
-     */
-    private static void withdraw(Io io, Backend backend, List<Queued> queued) {
-        BatchQueue batch = queueOf(backend);
-        queued.forEach(q -> batch.cancel(q.jobId(), true, io.env()));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WITHDRAW_WAIT_S);
-        for (Queued q : queued) {
-            while (batch.state(q.jobId(), io.env()).isPresent() && System.nanoTime() < deadline) {
-                try {
-                    Thread.sleep(200);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
-            RunJob.removeRefused(q.folder());
-        }
-    }
-
     /**
      * A run's folder made for the queue: its job ({@value Submission#JOB_FILE}), batch script and
      * sweep record written, and the argv of the coordinator that runs it; nothing queued yet.
      */
-    private record Prepared(JobSpec spec, String runId, Path folder, Path job, Path script, List<String> coordinator) {
+    record Prepared(JobSpec spec, String runId, Path folder, Path job, Path script, List<String> coordinator) {
     }
 
     /** Makes {@code loaded}'s run folder under its logs dir ({@link Prepared}). */
-    private static Prepared prepare(Io io, SpecLoader.Loaded loaded, List<String> args, Optional<SweepRecord> sweep) throws IOException {
+    static Prepared prepare(Io io, SpecLoader.Loaded loaded, List<String> args, Optional<SweepRecord> sweep) throws IOException {
         JobSpec spec = loaded.spec();
         Path logs = logsOf(spec);
         String runId = RunIds.claim(io, logs.resolve(spec.name()));
@@ -454,11 +180,11 @@ public final class QueuedRun {
         return new Prepared(spec, runId, folder, job, script, coordinator(job, runId, logs, sweep, args));
     }
 
-    private static Path logsOf(JobSpec spec) {
+    static Path logsOf(JobSpec spec) {
         return Path.of(spec.logsDir()).toAbsolutePath().normalize();
     }
 
-    private static Path writeScript(Path folder, JobSpec spec) throws IOException {
+    static Path writeScript(Path folder, JobSpec spec) throws IOException {
         Path script = folder.resolve(BATCH_SCRIPT);
         Files.writeString(script, script(spec));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
@@ -466,7 +192,7 @@ public final class QueuedRun {
     }
 
     /** Queues {@code loaded} as one run (of {@code sweep}, when given), added to {@code queued}; the exit code. */
-    private static int queue(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args, Optional<SweepRecord> sweep,
+    static int queue(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args, Optional<SweepRecord> sweep,
                              List<Queued> queued) throws IOException {
         BatchQueue batch = queueOf(backend);
         Prepared run = prepare(io, loaded, args, sweep);
@@ -588,7 +314,7 @@ public final class QueuedRun {
      * as a job of its own (what {@link #resume} runs), the jobs before it, if any, and the job
      * array it is a task of, if it is one ({@code array_job_id}).
      */
-    private static void writeRecord(Path folder, Backend backend, String jobId, List<String> command, List<String> earlier,
+    static void writeRecord(Path folder, Backend backend, String jobId, List<String> command, List<String> earlier,
                                     Optional<String> array) throws IOException {
         var record = JSON.createObjectNode().put("backend", backend.name()).put("job_id", jobId);
         array.ifPresent(a -> record.put("array_job_id", a));
@@ -600,7 +326,7 @@ public final class QueuedRun {
     }
 
     /** A queue command's exit status and output (stdout and stderr, trimmed). */
-    private record Ran(int code, String out) {
+    record Ran(int code, String out) {
         /** The job id the queue command printed, when it exited 0 and queued one ({@link BatchQueue#jobId}). */
         Optional<String> jobId(BatchQueue queue) {
             return code == 0 ? queue.jobId(out) : Optional.empty();
@@ -608,7 +334,7 @@ public final class QueuedRun {
     }
 
     /** Runs a queue command with runjob's environment and nothing on its stdin. */
-    private static Ran run(Io io, List<String> queue) throws IOException {
+    static Ran run(Io io, List<String> queue) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(queue).redirectErrorStream(true);
         pb.environment().clear();
         pb.environment().putAll(io.env());
@@ -624,7 +350,7 @@ public final class QueuedRun {
     }
 
     /** The batch queue of {@code backend}, which a queued run's backend has (submit queues only where there is one). */
-    private static BatchQueue queueOf(Backend backend) {
+    static BatchQueue queueOf(Backend backend) {
         return backend.queue().orElseThrow(() -> new IllegalStateException("backend " + backend.name() + " has no batch queue"));
     }
 

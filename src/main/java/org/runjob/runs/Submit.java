@@ -84,7 +84,7 @@ public final class Submit {
         if (!throttles(io, file, loaded, maxParallel)) {
             return Optional.of(ExitCode.INVALID);
         }
-        return Optional.of(loaded.sweep().isPresent() ? QueuedRun.dryRunSweep(io, file, sets, args, loaded, backend, maxParallel)
+        return Optional.of(loaded.sweep().isPresent() ? QueuedSweep.dryRunSweep(io, file, sets, args, loaded, backend, maxParallel)
                 : QueuedRun.dryRun(io, loaded, backend, args));
     }
 
@@ -108,7 +108,7 @@ public final class Submit {
             return ExitCode.INVALID;
         }
         if (backend.queue().isPresent()) {
-            return loaded.sweep().isPresent() ? QueuedRun.submitSweep(io, file, sets, args, loaded, backend, maxParallel)
+            return loaded.sweep().isPresent() ? QueuedSweep.submitSweep(io, file, sets, args, loaded, backend, maxParallel)
                     : QueuedRun.submit(io, loaded, backend, args);
         }
         if (loaded.sweep().isPresent()) {
