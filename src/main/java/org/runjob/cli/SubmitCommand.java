@@ -48,7 +48,8 @@ final class SubmitCommand implements Callable<Integer> {
     boolean dryRun;
 
     @Option(names = "--max-parallel", paramLabel = "K", description = {"For a job with a sweep under Slurm: at most K of its runs at once"
-            + " (the sweep is one job array, --array=0-N%%K; default: as many as Slurm has room for)."})
+            + " (one job array, --array=0-N%%K; runs that cannot be one array wait in K lanes, --dependency=singleton;"
+            + " default: as many as Slurm has room for)."})
     Integer maxParallel;
 
     @Mixin

@@ -66,6 +66,27 @@ public interface BatchQueue {
         return Optional.empty();
     }
 
+    /**
+     * True when {@link #inLane} can hold a job back behind those queued before it in its lane: how
+     * a sweep whose points cannot be one job array is still held to {@code --max-parallel K}
+     * (point i in lane i mod K). False by default.
+     */
+    default boolean lanes() {
+        return false;
+    }
+
+    /**
+     * {@code command} (what {@link #submit} made for a run with batch script {@code script}) changed so
+     * that its job starts only once no job queued before it in {@code lane}, by the same user, runs
+     * any more: the jobs of one lane run one at a time, in the order queued. Empty where this queue
+     * has no such hold ({@link #lanes}).
+     *
+     * @throws IllegalArgumentException naming what of the command this queue cannot add the hold to
+     */
+    default Optional<List<String>> inLane(List<String> command, Path script, String lane) {
+        return Optional.empty();
+    }
+
     /** The variable that tells an array task its index, in the task's environment. */
     default String arrayTaskVariable() {
         return "RUNJOB_ARRAY_TASK";

@@ -87,7 +87,7 @@ public final class QueuedRun {
     /** Queues one run; prints its id. */
     static int submit(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args) throws IOException {
         List<Queued> queued = new ArrayList<>();
-        int code = queue(io, loaded, backend, args, Optional.empty(), queued);
+        int code = queue(io, loaded, backend, args, Optional.empty(), Optional.empty(), queued);
         if (code == ExitCode.OK && !queued.isEmpty()) {
             Jobs.handedOver(io, queued.get(0).runId(), "");
         }
@@ -105,6 +105,11 @@ public final class QueuedRun {
      * folder is made. A layout's hostfile is shown by its lines.
      */
     static int dryRun(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args) throws IOException {
+        return dryRun(io, loaded, backend, args, Optional.empty());
+    }
+
+    /** As {@link #dryRun(Io, SpecLoader.Loaded, Backend, List)}, the run queued in {@code lane} when given ({@link BatchQueue#inLane}). */
+    static int dryRun(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args, Optional<String> lane) throws IOException {
         BatchQueue batch = queueOf(backend);
         JobSpec spec = loaded.spec();
         Path logs = Path.of(spec.logsDir()).toAbsolutePath().normalize();
@@ -114,9 +119,9 @@ public final class QueuedRun {
             Files.createDirectory(folder);
             List<String> queue;
             try {
-                queue = batch.submit(spec, folder, folder.resolve(BATCH_SCRIPT),
+                queue = inLane(batch, batch.submit(spec, folder, folder.resolve(BATCH_SCRIPT),
                         coordinator(folder.resolve(Submission.JOB_FILE), RUN_ID_PLACEHOLDER, logs, Optional.empty(), args),
-                        Quarantined.machines(io, spec), io.env());
+                        Quarantined.machines(io, spec), io.env()), folder.resolve(BATCH_SCRIPT), lane);
             } catch (IllegalArgumentException e) {
                 io.err().println("runjob: " + e.getMessage());
                 return ExitCode.INVALID;
@@ -191,9 +196,12 @@ public final class QueuedRun {
         return script;
     }
 
-    /** Queues {@code loaded} as one run (of {@code sweep}, when given), added to {@code queued}; the exit code. */
+    /**
+     * Queues {@code loaded} as one run (of {@code sweep}, when given; in {@code lane}, when given:
+     * {@link BatchQueue#inLane}), added to {@code queued}; the exit code.
+     */
     static int queue(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args, Optional<SweepRecord> sweep,
-                             List<Queued> queued) throws IOException {
+                     Optional<String> lane, List<Queued> queued) throws IOException {
         BatchQueue batch = queueOf(backend);
         Prepared run = prepare(io, loaded, args, sweep);
         JobSpec spec = run.spec();
@@ -206,7 +214,8 @@ public final class QueuedRun {
         }
         List<String> queue;
         try {
-            queue = batch.submit(spec, folder, run.script(), run.coordinator(), Quarantined.machines(io, spec), io.env());
+            queue = inLane(batch, batch.submit(spec, folder, run.script(), run.coordinator(), Quarantined.machines(io, spec), io.env()),
+                    run.script(), lane);
         } catch (IllegalArgumentException e) {
             io.err().println("runjob: " + e.getMessage());
             RunJob.removeRefused(folder);
@@ -347,6 +356,19 @@ public final class QueuedRun {
             Thread.currentThread().interrupt();
             return new Ran(-1, out);
         }
+    }
+
+    /**
+     * {@code command} in {@code lane} when one is given ({@link BatchQueue#inLane}).
+     *
+     * @throws IllegalArgumentException where the queue cannot hold the job back in a lane
+     */
+    private static List<String> inLane(BatchQueue batch, List<String> command, Path script, Optional<String> lane) {
+        if (lane.isEmpty()) {
+            return command;
+        }
+        return batch.inLane(command, script, lane.get())
+                .orElseThrow(() -> new IllegalArgumentException("this queue cannot hold a run back behind others (--max-parallel)"));
     }
 
     /** The batch queue of {@code backend}, which a queued run's backend has (submit queues only where there is one). */

@@ -57,8 +57,10 @@ final class QueuedSweep {
         List<SpecLoader.Loaded> points = loaded.get().points();
         Optional<String> apart = loaded.get().apart();
         if (apart.isPresent()) {
-            io.out().println("# a sweep of " + size + " runs: one batch job each (" + apart.get() + "); the first run's:");
-            return QueuedRun.dryRun(io, points.get(0), backend, args);
+            io.out().println("# a sweep of " + size + " runs: one batch job each (" + apart.get() + ")"
+                    + maxParallel.map(k -> ", at most " + k + " at once: run N waits for run N-" + k + " in lane N mod " + k).orElse("")
+                    + "; the first run's:");
+            return QueuedRun.dryRun(io, points.get(0), backend, args, lane("sweep-ID", 0, maxParallel));
         }
         JobSpec spec = points.get(0).spec();
         Path logs = QueuedRun.logsOf(spec);
@@ -93,9 +95,9 @@ final class QueuedSweep {
      * ({@link SweepRecord}), so {@code runs} groups them and {@code stop SWEEP} stops them; prints
      * their run ids. Where the backend runs job arrays and every point asks for the same
      * allocation, the sweep is one array ({@link #queueArray}), at most {@code maxParallel} tasks
-     * at once; otherwise each point is a job of its own ({@code maxParallel} is then refused: the
-     * scheduler has nothing to hold the others back with). When one cannot be queued, those
-     * already queued are withdrawn: the sweep is queued whole or not at all.
+     * at once; otherwise each point is a job of its own, point i in lane i mod {@code maxParallel}
+     * ({@link #lane}), where the queue has lanes. When one cannot be queued, those already queued
+     * are withdrawn: the sweep is queued whole or not at all.
      */
     static int submitSweep(Io io, String file, List<String> sets, List<String> args, SpecLoader.Loaded first, Backend backend,
                            Optional<Integer> maxParallel) throws IOException {
@@ -113,7 +115,8 @@ final class QueuedSweep {
         List<QueuedRun.Queued> queued = new ArrayList<>();
         for (int i = 0; i < sweep.size(); i++) {
             int code = QueuedRun.queue(io, points.get(i), backend, args, Optional.of(
-                    new SweepRecord(id, first.spec().name(), i, sweep.size(), sweep.point(i), Coordinator.current())), queued);
+                    new SweepRecord(id, first.spec().name(), i, sweep.size(), sweep.point(i), Coordinator.current())),
+                    lane(id, i, maxParallel), queued);
             if (code != ExitCode.OK) {
                 withdraw(io, backend, queued);
                 io.err().println("runjob: " + id + " is not queued: run " + (i + 1) + " of " + sweep.size() + " could not be"
@@ -125,8 +128,17 @@ final class QueuedSweep {
         io.out().flush();
         io.err().println("runjob: " + id + " of job " + first.spec().name() + ": " + queued.size() + " runs queued as " + backend.name()
                 + " jobs " + queued.get(0).jobId() + "-" + queued.get(queued.size() - 1).jobId() + " (" + apart.get()
-                + ", so not as one job array); runjob runs lists them, runjob stop " + id + " stops them all; this machine may now go");
+                + ", so not as one job array" + maxParallel.map(k -> "; at most " + k + " at once: run N waits for run N-" + k).orElse("")
+                + "); runjob runs lists them, runjob stop " + id + " stops them all; this machine may now go");
         return ExitCode.OK;
+    }
+
+    /**
+     * The lane of point {@code i} of sweep {@code id} held to {@code maxParallel} K ({@link BatchQueue#inLane}):
+     * {@code ID.laneM} for M = i mod K, so run i starts once run i-K has ended; none without a limit.
+     */
+    static Optional<String> lane(String id, int i, Optional<Integer> maxParallel) {
+        return maxParallel.map(k -> id + ".lane" + (i % k));
     }
 
     /** A sweep's points, each loaded, and why they cannot be one job array (empty when they can). */
@@ -155,7 +167,7 @@ final class QueuedSweep {
             io.err().println("runjob: " + e.getMessage());
             return Optional.empty();
         }
-        if (apart.isPresent() && maxParallel.isPresent()) {
+        if (apart.isPresent() && maxParallel.isPresent() && !QueuedRun.queueOf(backend).lanes()) {
             io.err().println("runjob: --max-parallel needs the sweep queued as one job array, and " + apart.get()
                     + ": each point would be a job of its own, which " + backend.name() + " runs as it has room");
             return Optional.empty();

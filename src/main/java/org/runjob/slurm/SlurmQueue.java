@@ -24,6 +24,7 @@ import org.runjob.spec.NodeSpec;
 final class SlurmQueue implements BatchQueue {
 
     static final SlurmQueue INSTANCE = new SlurmQueue();
+    private static final String DEPENDENCY = "--dependency=";
 
     private SlurmQueue() {
     }
@@ -136,6 +137,52 @@ final class SlurmQueue implements BatchQueue {
         }
         argv.addAll(command.subList(end, command.size()));
         return argv;
+    }
+
+    @Override
+    public boolean lanes() {
+        return true;
+    }
+
+    /**
+     * {@code --job-name=NAME.LANE --dependency=singleton}: Slurm starts the job only once no job of
+     * the same name and user that was queued before it runs. A {@code --dependency=D} of the job's
+     * own ({@code slurm.alloc_args}) becomes {@code D,singleton}: both must hold.
+     *
+     * @throws IllegalArgumentException for a dependency that is "any of" ({@code ?}), or given without {@code =}
+     */
+    @Override
+    public Optional<List<String>> inLane(List<String> command, Path script, String lane) {
+        int sbatch = command.indexOf("sbatch");
+        int end = command.indexOf(script.toString());
+        if (sbatch < 0 || end < sbatch) {
+            return Optional.empty();
+        }
+        List<String> options = command.subList(sbatch + 1, end);
+        boolean own = options.stream().anyMatch(w -> w.startsWith(DEPENDENCY));
+        List<String> argv = new ArrayList<>(command.subList(0, sbatch + 1));
+        for (String w : options) {
+            if (w.equals("-d") || w.equals("--dependency") || (w.startsWith("-d") && !w.startsWith("--"))) {
+                throw new IllegalArgumentException("slurm.alloc_args gives a dependency as '" + w + "': write it --dependency=..., which"
+                        + " --max-parallel joins with its own (singleton)");
+            }
+            if (w.startsWith(DEPENDENCY)) {
+                if (w.contains("?")) {
+                    throw new IllegalArgumentException("--max-parallel holds each run back with --dependency=singleton, which cannot join "
+                            + w.substring(DEPENDENCY.length()) + " (any of, '?')");
+                }
+                argv.add(w + ",singleton");
+            } else if (w.startsWith("--job-name=")) {
+                argv.add(w + "." + lane);
+                if (!own) {
+                    argv.add(DEPENDENCY + "singleton");
+                }
+            } else {
+                argv.add(w);
+            }
+        }
+        argv.addAll(command.subList(end, command.size()));
+        return Optional.of(argv);
     }
 
     /** {@code FOLDER/slurm-JOBID.out}, as sbatch's {@code --output} names it. */

@@ -553,12 +553,8 @@ class SlurmBackendTest {
         Path half = jobs.job("half", "  - {name: h1, workers: 1}\n", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"),
                 "backend: slurm\nworkdir: " + dir.resolve("work") + "\nsweep: {p: [debug, nosuch]}\nslurm: {partition: '${sweep.p}'}\n",
                 Map.of());
-        // its points ask for different partitions: no one job array, so nothing can hold them to --max-parallel
-        Cli throttled = Cli.run(env, "submit", "--max-parallel", "1", half.toString());
-        assertThat(throttled.code()).isEqualTo(2);
-        assertThat(throttled.err()).isEqualTo("runjob: --max-parallel needs the sweep queued as one job array, and run 2 asks for another"
-                + " allocation than the first: each point would be a job of its own, which slurm runs as it has room\n");
-        p = RunjobProcess.start(dir, half, env, "submit");
+        // its points ask for different partitions: no one job array; held to --max-parallel by lanes, withdrawn the same
+        p = RunjobProcess.start(dir, half, env, "submit", "--max-parallel", "1");
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         String halfErr = RunjobProcess.stderrOf(dir, half);
         assertThat(p.exitValue()).as(halfErr).isEqualTo(3);
@@ -569,6 +565,45 @@ class SlurmBackendTest {
         try (var folders = Files.list(jobs.logs.resolve("half"))) {
             assertThat(folders.toList()).as("no run folder left").isEmpty();
         }
+    }
+
+    @Test
+    void aSweepThatCannotBeOneArrayIsHeldToMaxParallelByOneLaneOfJobsPerSlot() throws Exception {
+        // each point asks for another time limit: a batch job each, and --max-parallel 1 runs them one after another
+        String extra = "backend: slurm\nworkdir: " + dir.resolve("work") + "\nsweep: {t: ['5', '6']}\nslurm: {time: '${sweep.t}'}\n";
+        Path job = jobs.job("laned", "  - {count: 1, workers: 1}\n", List.of(),
+                List.of("python3", "-c", "'import sys, time; time.sleep(3); print(\"t\", sys.argv[1])'", "'${sweep.t}'"), extra, Map.of());
+        Cli dry = Cli.run(env, "submit", "--dry-run", "--max-parallel", "1", job.toString());
+        assertThat(dry.code()).as(dry.err()).isZero();
+        assertThat(dry.out().lines().toList().get(0)).isEqualTo("# a sweep of 2 runs: one batch job each (run 2 asks for another allocation"
+                + " than the first), at most 1 at once: run N waits for run N-1 in lane N mod 1; the first run's:");
+        assertThat(dry.out()).contains("\nsbatch --parsable --job-name=runjob-laned.sweep-ID.lane0 --dependency=singleton"
+                + " --comment=runjob:laned/RUN_ID ");
+        Process p = RunjobProcess.start(dir, job, env, "submit", "--max-parallel", "1");
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String err = RunjobProcess.stderrOf(dir, job);
+        assertThat(p.exitValue()).as(err).isZero();
+        Matcher m = Pattern.compile("runjob: (sweep-\\S+) of job laned: 2 runs queued as slurm jobs (\\d+)-(\\d+) \\(run 2 asks for another"
+                + " allocation than the first, so not as one job array; at most 1 at once: run N waits for run N-1\\); ").matcher(err);
+        assertThat(m.find()).as(err).isTrue();
+        String lane = "runjob-laned." + m.group(1) + ".lane0";
+        List<String> runIds = Files.readAllLines(dir.resolve(job.getFileName() + ".out"));
+        assertThat(runIds).hasSize(2);
+        List<Instant[]> windows = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            String runId = runIds.get(i);
+            Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(120), "run " + runId);
+            Path folder = jobs.logs.resolve("laned").resolve(runId);
+            assertThat(Files.readString(folder.resolve("rank-0.log"))).isEqualTo("t " + (5 + i) + "\n");
+            String jobId = queuedJobId("laned", runId);
+            assertThat(jobId).isEqualTo(m.group(2 + i));
+            assertThat(jobState(jobId)).isEqualTo("COMPLETED");
+            assertThat(slurm.out("scontrol", "-o", "show", "job", jobId)).contains(" JobName=" + lane + " ")
+                    .contains(" TimeLimit=00:0" + (5 + i) + ":00 ");
+            JsonNode summary = JsonMapper.builder().build().readTree(Files.readString(folder.resolve("summary.json")));
+            windows.add(new Instant[] {Instant.parse(summary.path("start").asString()), Instant.parse(summary.path("end").asString())});
+        }
+        assertThat(windows.get(1)[0]).as("run 2 starts after run 1 ended").isAfterOrEqualTo(windows.get(0)[1]);
     }
 
     @Test

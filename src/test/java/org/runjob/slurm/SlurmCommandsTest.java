@@ -71,6 +71,29 @@ class SlurmCommandsTest {
     }
 
     @Test
+    void aRunInALaneIsASingletonOfItsLanesJobNameAndKeepsItsOwnDependency() {
+        Path script = Path.of("/runs/r/1/submit.sh");
+        List<String> plain = List.of("env", "SLURM_HOSTFILE=/runs/r/1/hostfile", "sbatch", "--parsable", "--job-name=runjob-r",
+                "--comment=runjob:r/1", "--nodes=1", "/runs/r/1/submit.sh", "java", "--job-name=x", "--dependency=y");
+        assertThat(SlurmQueue.INSTANCE.inLane(plain, script, "sweep-1.lane0")).contains(List.of("env", "SLURM_HOSTFILE=/runs/r/1/hostfile",
+                "sbatch", "--parsable", "--job-name=runjob-r.sweep-1.lane0", "--dependency=singleton", "--comment=runjob:r/1", "--nodes=1",
+                "/runs/r/1/submit.sh", "java", "--job-name=x", "--dependency=y"));
+        // a heterogeneous job repeats slurm.alloc_args in each component: each copy holds both
+        List<String> own = List.of("sbatch", "--parsable", "--job-name=runjob-r", "--nodes=1", "--dependency=afterok:7", ":", "--nodes=1",
+                "--dependency=afterok:7", "/runs/r/1/submit.sh");
+        assertThat(SlurmQueue.INSTANCE.inLane(own, script, "s.lane1")).contains(List.of("sbatch", "--parsable", "--job-name=runjob-r.s.lane1",
+                "--nodes=1", "--dependency=afterok:7,singleton", ":", "--nodes=1", "--dependency=afterok:7,singleton", "/runs/r/1/submit.sh"));
+        assertThatThrownBy(() -> SlurmQueue.INSTANCE.inLane(List.of("sbatch", "--job-name=runjob-r", "--dependency=afterok:7?afterok:8",
+                "/runs/r/1/submit.sh"), script, "s.lane0")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--max-parallel holds each run back with --dependency=singleton, which cannot join afterok:7?afterok:8 (any of, '?')");
+        assertThatThrownBy(() -> SlurmQueue.INSTANCE.inLane(List.of("sbatch", "--job-name=runjob-r", "-d", "afterok:7", "/runs/r/1/submit.sh"),
+                script, "s.lane0")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("slurm.alloc_args gives a dependency as '-d': write it --dependency=..., which --max-parallel joins with its own"
+                        + " (singleton)");
+        assertThat(SlurmQueue.INSTANCE.lanes()).isTrue();
+    }
+
+    @Test
     void aJobRequeuedAsOftenAsItsCapAllowsIsNotRequeuedAgainAndSaysWhatToDo() {
         SlurmSettings slurm = new SlurmSettings(Optional.empty(), Optional.empty(), Optional.of("10"), Optional.empty(), List.of(), List.of(),
                 45, Optional.empty(), true, 3);

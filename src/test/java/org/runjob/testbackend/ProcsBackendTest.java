@@ -124,4 +124,15 @@ class ProcsBackendTest {
         Poll.until(() -> Cli.run(env, "status", slowId).out().contains("interrupted (exit 130)"), Duration.ofSeconds(60),
                 "the stopped run to end interrupted", () -> Cli.run(env, "status", slowId).out() + stop.err() + stop.out());
     }
+
+    @Test
+    void aSweepItsQueueCannotHoldBackIsRefusedMaxParallelAndQueuesNothing() throws Exception {
+        Path swept = Files.writeString(tmp.resolve("swept.yaml"), Files.readString(job("backend: procs\nprocs: {label: q}\n", TWO))
+                .replace("name: procs", "name: swept") + "sweep: {n: [1, 2]}\n");
+        var refused = Cli.run(env(), "submit", "--max-parallel", "1", swept.toString());
+        assertThat(refused.code()).isEqualTo(2);
+        assertThat(refused.err()).isEqualTo("runjob: --max-parallel needs the sweep queued as one job array, and procs runs no job array of"
+                + " this job's allocation: each point would be a job of its own, which procs runs as it has room\n");
+        assertThat(tmp.resolve("runs").resolve("swept")).doesNotExist();
+    }
 }
