@@ -171,6 +171,9 @@ public final class RunRecords {
         return n.matches("\\d{1,9}") ? Integer.parseInt(n) : 0;
     }
 
+    /** The states a runjob writes into status.json as it ends. */
+    private static final Set<String> ENDED = Set.of(RunState.SUCCEEDED.label(), RunState.FAILED.label(), RunState.INTERRUPTED.label());
+
     /** True while {@code run} waits in its scheduler's queue: queued, or requeued and held. */
     public static boolean waitsInQueue(Run run) {
         return Run.waiting(run.state());
@@ -188,6 +191,8 @@ public final class RunRecords {
         Optional<JsonNode> status = json(folder.resolve("status.json"));
         Optional<String> why = Optional.empty();
         String state;
+        // the state is the queue's, not the last attempt's: that attempt's exit code is not this state's
+        boolean fromQueue = false;
         if (summary.isPresent()) {
             state = summary.get().path("result").asString("?");
             Optional<Map.Entry<Backend, String>> queuedAs = QueuedRun.of(folder);
@@ -200,11 +205,13 @@ public final class RunRecords {
                 Optional<String> queued = QueuedRun.state(folder, env);
                 if (queued.filter(Run::waiting).isPresent()) {
                     state = queued.get();
+                    fromQueue = true;
                 } else if (state.equals("interrupted") && queued.filter(RunState.RUNNING.label()::equals).isPresent()
                         && QueuedRun.runsAgain(folder, restartsSeen(handle), env)) {
                     // Slurm requeued the job and started it again: its next attempt's runjob is starting, and the summary
                     // is the last attempt's until that runjob writes its status
                     state = RunState.RUNNING.label();
+                    fromQueue = true;
                 }
             }
         } else if (status.isPresent()) {
@@ -213,19 +220,21 @@ public final class RunRecords {
         } else {
             state = "dead";
         }
-        if (summary.isEmpty() && state.equals("dead")) {
+        // the status an attempt's runjob wrote as it ended, its summary moved aside: the next attempt's runjob is starting
+        boolean stale = summary.isEmpty() && status.map(s -> ENDED.contains(s.path("state").asString(""))).orElse(false);
+        if (summary.isEmpty() && (state.equals("dead") || stale)) {
             // a queued run: its runjob lives on a node of the allocation, or is still to start; the scheduler knows
             Optional<String> queued = QueuedRun.state(folder, env);
             if (queued.isPresent()) {
                 String running = RunState.RUNNING.label();
-                state = queued.get().startsWith("queued") ? queued.get() : status.map(s -> s.path("state").asString(running)).orElse(running);
+                state = Run.waiting(queued.get()) ? queued.get() : stale ? running : status.map(s -> s.path("state").asString(running)).orElse(running);
             } else if (status.isEmpty() && QueuedRun.of(folder).isPresent()) {
                 // the job left the queue before its runjob started: withdrawn, or it failed on its node
                 why = QueuedRun.unstarted(folder, env);
                 state = why.isPresent() ? Run.UNSTARTED : "withdrawn";
             }
         }
-        Optional<Integer> exit = summary.map(s -> s.path("exit_code").asInt(-1));
+        Optional<Integer> exit = fromQueue ? Optional.empty() : summary.map(s -> s.path("exit_code").asInt(-1));
         Optional<String> started = summary.map(s -> s.path("start").asString(null)).or(() -> status.map(s -> s.path("started").asString(null)));
         Optional<String> ended = summary.map(s -> s.path("end").asString(null));
         Optional<String> commit = summary.map(s -> s.path("git").path("commit").asString(null));

@@ -203,11 +203,13 @@ final class SlurmEvents {
         }
         Matcher reason = REASON.matcher(first);
         String why = reason.find() ? reason.group(1) : "None";
+        // Reason=None: pending, and the scheduler has not looked at it yet
+        String because = why.equals("None") ? "" : " (" + why + ")";
         if (restarts(first) == 0) {
-            return Optional.of("queued (" + why + ")");
+            return Optional.of("queued" + because);
         }
         Matcher start = START.matcher(first);
         return Optional.of(why.equals("BeginTime") && start.find() && !start.group(1).equals("Unknown")
-                ? "requeued (until " + start.group(1) + ")" : "requeued (" + why + ")");
+                ? "requeued (until " + start.group(1) + ")" : "requeued" + because);
     }
 }

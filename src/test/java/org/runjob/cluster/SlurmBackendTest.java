@@ -11,8 +11,10 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -803,6 +805,39 @@ class SlurmBackendTest {
                 return false;
             }
         }, Duration.ofSeconds(30), "the requeued job to wait in the queue");
+    }
+
+    /** A job array's task requeued while it runs reads requeued, then running, then succeeded: never interrupted or dead. */
+    @Test
+    void aRequeuedArrayTaskReadsRequeuedThenGoesOnToSucceed() throws Exception {
+        Path job = jobs.job("arrayq", "  - {count: 1, workers: 1}\n", jobs.worker("requeued.py"), List.of("python3", "requeued.py"),
+                "backend: slurm\nworkdir: " + dir.resolve("work") + "\nsweep: {n: [0]}\nslurm: {alloc_args: [--requeue]}\n", Map.of());
+        Process p = RunjobProcess.start(dir, job, env, "submit");
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String err = RunjobProcess.stderrOf(dir, job);
+        assertThat(p.exitValue()).as(err).isZero();
+        Matcher m = Pattern.compile("runjob: sweep-\\S+ of job arrayq: 1 runs queued as slurm job array (\\d+) ").matcher(err);
+        assertThat(m.find()).as(err).isTrue();
+        String task = m.group(1) + "_0";
+        String runId = Files.readString(dir.resolve(job.getFileName() + ".out")).strip();
+        List<Long> first = jobs.awaitPids(1, Duration.ofSeconds(90));
+        assertThat(slurm.out("scontrol", "requeue", task)).isEmpty();
+        Pids.awaitGone(first, Duration.ofSeconds(SlurmTestbed.KILL_WAIT_S + 5), "attempt 0's rank");
+        awaitPending(task);
+        assertThat(Cli.run(env, "status", runId).out()).containsPattern("requeued \\(until \\S+\\)").doesNotContain("interrupted");
+        assertThat(slurm.out("scontrol", "update", "JobId=" + task, "StartTime=now+3")).isEmpty();
+        Path folder = jobs.logs.resolve("arrayq").resolve(runId);
+        Set<String> seen = new LinkedHashSet<>();
+        Poll.until(() -> {
+            String status = Cli.run(env, "status", runId).out().lines().findFirst().orElse("");
+            seen.add(status.replace(runId, "RUN").replaceAll("\\(until \\S+\\)", "(until T)").replaceAll(" for \\S+$", ""));
+            return status.contains("succeeded (exit 0)");
+        }, Duration.ofSeconds(150), "the requeued task to succeed", () -> seen(runId, task, folder));
+        assertThat(seen).as("what status read through the requeue").noneMatch(s -> s.contains("interrupted") || s.contains("dead")
+                || s.contains("failed") || s.contains("(None)") || s.contains("(exit 130)"));
+        assertThat(Files.readString(folder.resolve("rank-0.attempt-1.log"))).isEqualTo("rank 0 attempt 1 restarts 1\n");
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the task to leave the queue");
+        assertThat(jobState(task)).isEqualTo("COMPLETED");
     }
 
     /** stop of a run in Slurm's requeue hold reaches it through scancel: it never starts again. */

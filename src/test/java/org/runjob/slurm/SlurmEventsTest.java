@@ -99,6 +99,9 @@ class SlurmEventsTest {
         // a heterogeneous job: one record line per component, the first one speaks for it
         assertThat(SlurmEvents.queueState(job("PENDING", "Dependency") + job("PENDING", "Dependency").replace("JobId=12", "JobId=13")))
                 .contains("queued (Dependency)");
+        // Reason=None: the scheduler has not looked at it yet, and says no more
+        assertThat(SlurmEvents.queueState(hold.replace("BeginTime", "None"))).contains("requeued");
+        assertThat(SlurmEvents.queueState(job("PENDING", "None"))).contains("queued");
         assertThat(SlurmEvents.queueState(job("RUNNING", "None"))).contains("running");
         assertThat(SlurmEvents.queueState(job("COMPLETING", "None"))).contains("running");
         assertThat(SlurmEvents.queueState(job("REQUEUED", "None"))).contains("requeued");
