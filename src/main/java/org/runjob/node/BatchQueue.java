@@ -19,6 +19,17 @@ import org.runjob.spec.JobSpec;
 public interface BatchQueue {
 
     /**
+     * What {@code runjob submit} does with the job's environments checked on the machine it runs on
+     * (the login node) before queueing: refuse the run when one fails, only say so, or check nothing.
+     */
+    enum LoginCheck { REFUSE, WARN, OFF }
+
+    /** How {@code spec}'s environments are checked on the login node before it is queued ({@link LoginCheck}); refused on failure by default. */
+    default LoginCheck loginCheck(JobSpec spec) {
+        return LoginCheck.REFUSE;
+    }
+
+    /**
      * The command that queues a run of {@code spec} whose coordinator is {@code coordinator} (an
      * argv run inside the allocation, through the batch script {@code script}), its scheduler output
      * in {@code folder}; it prints the queued job's id. Where the scheduler picks the nodes, it keeps

@@ -86,6 +86,9 @@ public final class QueuedRun {
 
     /** Queues one run; prints its id. */
     static int submit(Io io, SpecLoader.Loaded loaded, Backend backend, List<String> args) throws IOException {
+        if (!LoginCheck.passes(io, List.of(loaded.spec()), queueOf(backend))) {
+            return ExitCode.PREFLIGHT_FAILED;
+        }
         List<Queued> queued = new ArrayList<>();
         int code = queue(io, loaded, backend, args, Optional.empty(), Optional.empty(), queued);
         if (code == ExitCode.OK && !queued.isEmpty()) {

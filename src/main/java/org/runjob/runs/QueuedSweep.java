@@ -108,6 +108,9 @@ final class QueuedSweep {
             return ExitCode.INVALID;
         }
         List<SpecLoader.Loaded> points = loaded.get().points();
+        if (!LoginCheck.passes(io, points.stream().map(SpecLoader.Loaded::spec).toList(), QueuedRun.queueOf(backend))) {
+            return ExitCode.PREFLIGHT_FAILED;
+        }
         Optional<String> apart = loaded.get().apart();
         if (apart.isEmpty()) {
             return queueArray(io, id, points, backend, args, maxParallel);

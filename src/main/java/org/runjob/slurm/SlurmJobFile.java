@@ -4,8 +4,10 @@ import static org.runjob.spec.JsonFields.integer;
 import static org.runjob.spec.JsonFields.strings;
 import static org.runjob.spec.JsonFields.text;
 
+import java.util.Locale;
 import java.util.Optional;
 
+import org.runjob.node.BatchQueue;
 import org.runjob.spec.BackendSettings;
 import org.runjob.spec.BackendSpec;
 import org.runjob.spec.NodeAddress;
@@ -56,7 +58,8 @@ final class SlurmJobFile implements BackendSpec {
                 strings(s.get("alloc_args")), strings(s.get("srun_args")),
                 integer(s, "stop_before_limit_s").orElse(SlurmSettings.DEFAULT_STOP_BEFORE_LIMIT_S), integer(s, "cpus_per_worker"),
                 s != null && s.path("requeue_on_time_limit").asBoolean(false),
-                integer(s, "max_time_limit_requeues").orElse(SlurmSettings.DEFAULT_MAX_TIME_LIMIT_REQUEUES));
+                integer(s, "max_time_limit_requeues").orElse(SlurmSettings.DEFAULT_MAX_TIME_LIMIT_REQUEUES),
+                text(s, "login_check").map(c -> BatchQueue.LoginCheck.valueOf(c.toUpperCase(Locale.ROOT))).orElse(BatchQueue.LoginCheck.REFUSE));
     }
 
     @Override

@@ -29,6 +29,12 @@ final class SlurmQueue implements BatchQueue {
     private SlurmQueue() {
     }
 
+    /** {@code slurm.login_check}. */
+    @Override
+    public LoginCheck loginCheck(JobSpec spec) {
+        return spec.backend().settings() instanceof SlurmSettings s ? s.loginCheck() : LoginCheck.REFUSE;
+    }
+
     /** {@code SLURM_ARRAY_TASK_ID}: the index Slurm gives each task of a job array. */
     @Override
     public String arrayTaskVariable() {

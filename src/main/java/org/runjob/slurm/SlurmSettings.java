@@ -3,6 +3,7 @@ package org.runjob.slurm;
 import java.util.List;
 import java.util.Optional;
 
+import org.runjob.node.BatchQueue;
 import org.runjob.spec.BackendSettings;
 
 /**
@@ -15,10 +16,11 @@ import org.runjob.spec.BackendSettings;
  * @param cpusPerWorker          CPUs the allocation holds per worker (Slurm's default: one)
  * @param requeueOnTimeLimit     a submitted run stopped by Slurm's time-limit warning requeues its job, to go on as its next attempt
  * @param maxTimeLimitRequeues   how many times in a row that requeue happens at most ({@code max_time_limit_requeues})
+ * @param loginCheck             what submit does with the environments checked on the login node ({@code login_check})
  */
 public record SlurmSettings(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
                             List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker,
-                            boolean requeueOnTimeLimit, int maxTimeLimitRequeues)
+                            boolean requeueOnTimeLimit, int maxTimeLimitRequeues, BatchQueue.LoginCheck loginCheck)
         implements BackendSettings {
 
     public static final int DEFAULT_STOP_BEFORE_LIMIT_S = 90;
@@ -28,6 +30,13 @@ public record SlurmSettings(Optional<String> partition, Optional<String> account
     public SlurmSettings {
         allocArgs = List.copyOf(allocArgs);
         srunArgs = List.copyOf(srunArgs);
+    }
+
+    public SlurmSettings(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,
+                         List<String> allocArgs, List<String> srunArgs, int stopBeforeLimitSeconds, Optional<Integer> cpusPerWorker,
+                         boolean requeueOnTimeLimit, int maxTimeLimitRequeues) {
+        this(partition, account, time, qos, allocArgs, srunArgs, stopBeforeLimitSeconds, cpusPerWorker, requeueOnTimeLimit, maxTimeLimitRequeues,
+                BatchQueue.LoginCheck.REFUSE);
     }
 
     public SlurmSettings(Optional<String> partition, Optional<String> account, Optional<String> time, Optional<String> qos,

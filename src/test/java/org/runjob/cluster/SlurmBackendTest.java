@@ -277,9 +277,40 @@ class SlurmBackendTest {
     }
 
     @Test
+    void submitChecksEachEnvironmentOnThisMachineBeforeQueueing() throws Exception {
+        // no module system here (no MODULESHOME), and none on the nodes: found before the queue wait
+        Path job = job("nomods", jobs.worker("ticks.py"), List.of("python3", "ticks.py"), "environment: {modules: [cuda/12.1]}\n", Map.of());
+        Cli refused = Cli.run(env, "submit", job.toString());
+        assertThat(refused.code()).as(refused.err()).isEqualTo(3);
+        assertThat(refused.err()).isEqualTo("runjob: checked on this machine before queueing, nodes h1, h2 fail: this node has no module system"
+                + " (no module command, no MODULESHOME, no Lmod or Environment Modules init script): cannot load cuda/12.1\n"
+                + "runjob: nothing is queued; where the nodes have software this machine does not, slurm.login_check: warn queues the run"
+                + " anyway and off checks nothing here\n");
+        assertThat(slurm.queue()).isEmpty();
+        assertThat(jobs.logs.resolve("nomods")).doesNotExist();
+        // login_check: warn says the same and queues the run (held here, then stopped)
+        Cli warned = Cli.run(env, "submit", job.toString(), "--set", "slurm.login_check=warn", "--set", "slurm.alloc_args=[--hold]");
+        assertThat(warned.code()).as(warned.err()).isZero();
+        assertThat(warned.err()).startsWith("runjob: checked on this machine before queueing, nodes h1, h2 fail: this node has no module system")
+                .contains("\nrunjob: queued anyway (slurm.login_check: warn): the nodes may have what this machine lacks\nrunjob: run ");
+        String runId = warned.out().strip();
+        assertThat(Cli.run(env, "stop", runId).code()).isZero();
+        Poll.until(this::queueEmpty, Duration.ofSeconds(30), "the held run withdrawn");
+        // a program that is one of the run's files is not here yet: said, not held against the run
+        Path shipped = job("shipped", jobs.worker("ticks.py"), List.of("./ticks.py"), "slurm: {alloc_args: [--test-only]}\n", Map.of());
+        Cli tested = Cli.run(env, "submit", shipped.toString());
+        assertThat(tested.code()).as(tested.err()).isZero();
+        assertThat(tested.err()).startsWith("runjob: not checked on this machine before queueing, nodes h1, h2: its program ./ticks.py is one of"
+                + " the run's files, which are shipped when it starts\n");
+    }
+
+    @Test
     void submitQueuesTheRunAsABatchJobThatRecordsItsEnd() throws Exception {
         Path job = evenJob("queued", "ticks.py", Map.of("TICKS", "20"));
         String runId = submit(job);
+        // its environment checked here first: the program each worker runs, as the nodes' agents find it
+        assertThat(RunjobProcess.stderrOf(dir, job)).containsPattern("^runjob: checked on this machine before queueing, nodes h1, h2:"
+                + " python3 -> \\S+/python3 \\(Python 3\\.\\d+\\.\\d+\\)\nrunjob: run ");
         String jobId = queuedJobId("queued", runId);
         // what an admin sees of it: the run in its comment, and the batch script says what was asked
         assertThat(slurm.out("scontrol", "show", "job", jobId)).contains("Comment=runjob:queued/" + runId);
