@@ -34,7 +34,7 @@ import org.runjob.spec.NodeAddress;
 import org.runjob.spec.NodeSpec;
 
 /**
- * Before a run is queued: each environment of the job's nodes (modules, sourced scripts, venv,
+ * Before a run is queued: each environment the job's nodes name (modules, sourced scripts, venv,
  * conda or interpreter, the container image, and the program each worker runs) checked on this
  * machine, the login node, as a node's agent checks it when the run starts, and nothing run
  * (setup commands only say whether they are due). Where the login node shares the compute nodes'
@@ -85,13 +85,14 @@ final class LoginCheck {
     }
 
     /**
-     * The nodes of every spec grouped by what is checked of them (environment, variables and program),
-     * in the job's order: one check per group.
+     * The nodes of every spec that name an environment, grouped by what is checked of them
+     * (environment, variables and program), in the job's order: one check per group. A node
+     * without one runs what this machine would find on its PATH, which is no news before queueing.
      */
     private static Map<String, List<Map.Entry<JobSpec, NodeSpec>>> byEnvironment(List<JobSpec> specs) {
         Map<String, List<Map.Entry<JobSpec, NodeSpec>>> groups = new LinkedHashMap<>();
         for (JobSpec spec : specs) {
-            for (NodeSpec n : spec.nodes()) {
+            for (NodeSpec n : spec.nodes().stream().filter(n -> n.environment().present()).toList()) {
                 String key = List.of(n.environment(), n.env(), spec.env(), program(spec)).toString();
                 groups.computeIfAbsent(key, k -> new ArrayList<>()).add(Map.entry(spec, n));
             }
