@@ -13,17 +13,21 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
+import org.runjob.observe.Source;
+import org.runjob.observe.Sources;
 import org.runjob.protocol.AgentOptions;
 import org.runjob.protocol.Exit;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.protocol.ProtocolException;
+import org.runjob.protocol.Sample;
 import org.runjob.protocol.Stacks;
 import org.runjob.protocol.StartRequest;
 
@@ -248,15 +252,14 @@ public final class Agent {
         workers.stopAll();
     }
 
-    /** True once the node's GPUs are being sampled ({@link GpuSampler}): one sampler per agent. */
+    /** True once the node's sources are being sampled: one sampling per agent. */
     private boolean sampling;
 
     private void start(StartRequest request) {
         requests.stopServing();
         if (request.sampleMillis() > 0 && !sampling) {
             sampling = true;
-            GpuSampler.start(request.sampleMillis(), request.workers(),
-                    line -> put(new Frame(Frame.Type.GPU_SAMPLE, -1, line.getBytes(StandardCharsets.UTF_8))));
+            sample(request);
         }
         heartbeatMs = request.heartbeatTimeoutMillis();
         if (workers.start(request) && request.heartbeatTimeoutMillis() > 0) {
@@ -285,6 +288,29 @@ public final class Agent {
     }
 
     /** Tells the coordinator, for the user, why the agent acts on its own. */
+    /**
+     * Starts the GPUs' source and each one the request names, every {@code sampleMillis}, each
+     * sample a SAMPLE frame; a name this agent's runjob does not have is said in a NOTICE.
+     */
+    private void sample(StartRequest request) {
+        List<Source.Worker> workers = request.workers().stream().map(w -> new Source.Worker(w.rank(), w.env())).toList();
+        List<Source> sources = new ArrayList<>(List.of(new GpuSource()));
+        for (String name : request.sources()) {
+            Optional<Source> s = Sources.find(name);
+            if (s.isEmpty()) {
+                notice("observation source " + name + " is not in this node's runjob: no samples from it");
+            }
+            s.ifPresent(sources::add);
+        }
+        for (Source s : sources) {
+            try {
+                s.start(request.sampleMillis(), workers, line -> put(new Frame(Frame.Type.SAMPLE, -1, Sample.encode(s.name(), line))));
+            } catch (RuntimeException | LinkageError e) {
+                notice("observation source " + s.name() + " did not start: " + e);
+            }
+        }
+    }
+
     private void notice(String text) {
         put(new Frame(Frame.Type.NOTICE, -1, text.getBytes(StandardCharsets.UTF_8)));
     }

@@ -2,7 +2,6 @@ package org.runjob.agent;
 
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -11,6 +10,7 @@ import java.util.Optional;
 import java.util.ServiceConfigurationError;
 import java.util.function.Consumer;
 
+import org.runjob.observe.Sources;
 import org.runjob.protocol.AgentOptions;
 import org.runjob.protocol.Answer;
 import org.runjob.protocol.EnvironmentReply;
@@ -24,6 +24,7 @@ import org.runjob.protocol.OutputSender;
 import org.runjob.protocol.Outputs;
 import org.runjob.protocol.PortRequest;
 import org.runjob.protocol.ProtocolException;
+import org.runjob.protocol.Sample;
 
 /**
  * The requests an agent answers before START, one at a time, each with one REPLY: FILES and
@@ -122,7 +123,7 @@ final class AgentRequests {
             watching = true;
             Lease.Request query = Lease.Request.query(request.gpus());
             GpuSampler.start(request.intervalMillis(), List.of(), () -> request.gpus().isEmpty() ? Map.of() : leases.handle(query).held(),
-                    line -> frames.accept(new Frame(Frame.Type.GPU_SAMPLE, -1, line.getBytes(StandardCharsets.UTF_8))));
+                    line -> frames.accept(new Frame(Frame.Type.SAMPLE, -1, Sample.encode(Sources.GPUS, line))));
         }
         reply.accept(Answer.done().encode());
     }

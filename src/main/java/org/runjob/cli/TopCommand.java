@@ -63,6 +63,7 @@ final class TopCommand implements Callable<Integer> {
         if (options.output == JobOptions.Output.json) {
             ObjectNode o = Json.object().put("run_id", r.runId()).put("job", r.job()).put("state", r.state()).put("time", io.clock().instant().toString());
             o.set("ranks", TopView.json(TopView.rows(r, Instant.now())));
+            o.set("sources", TopView.sources(r));
             Progress.of(r).ifPresent(p -> o.set("progress", p.json()));
             io.out().println(Json.pretty(o));
             io.out().flush();

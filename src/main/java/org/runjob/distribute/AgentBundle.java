@@ -29,8 +29,8 @@ import java.util.zip.Deflater;
 
 /**
  * The jars runjob starts outside its own process. {@link #agentJar}: the agent artifact, all that
- * nodes and local agents run ({@link #AGENT_ENTRIES}: the {@code agent}, {@code protocol} and
- * {@code runtime} packages with the runtimes' service lines, Commons Exec, JCuda and JNA; no JSON, SSH, YAML, schema, CLI or logging framework).
+ * nodes and local agents run ({@link #AGENT_ENTRIES}: the {@code agent}, {@code protocol}, {@code runtime}
+ * and {@code observe} packages with their service lines, Commons Exec, JCuda and JNA; no JSON, SSH, YAML, schema, CLI or logging framework).
  * The build makes it ({@code pom.xml}: the {@code agent} shade execution) and puts it in runjob's
  * jar as {@value #EMBEDDED}. {@link #runjobJar}: runjob's whole jar, for a runjob that
  * lives on its own. When this process runs from class directories (tests, an IDE), each is merged
@@ -45,7 +45,8 @@ public final class AgentBundle {
      * execution includes the same (AgentBundleTest compares them).
      */
     public static final List<String> AGENT_ENTRIES = List.of("org/runjob/agent/", "org/runjob/protocol/", "org/runjob/runtime/",
-            "META-INF/services/org.runjob.runtime.WorkerRuntime", "org/apache/commons/exec/", "jcuda/", "lib/libJCudaDriver-", "com/sun/jna/");
+            "META-INF/services/org.runjob.runtime.WorkerRuntime", "org/runjob/observe/", "META-INF/services/org.runjob.observe.Source",
+            "org/apache/commons/exec/", "jcuda/", "lib/libJCudaDriver-", "com/sun/jna/");
     /** Where the agent artifact is in runjob's jar. */
     public static final String EMBEDDED = "META-INF/runjob/agent.jar";
     /** How the name of every jar made here begins. */

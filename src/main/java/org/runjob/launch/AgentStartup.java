@@ -125,8 +125,12 @@ final class AgentStartup {
         }
     }
 
-    /** A node's START: its workers, with the attempt's variables added to each one's environment. */
-    static byte[] startPayload(NodePlan node, int attempt, JobSpec.FailureSpec failure, long graceMillis, long sampleMillis) {
+    /**
+     * A node's START: its workers, with the attempt's variables added to each one's environment; its
+     * GPUs and {@code sources} sampled every {@code sampleMillis} (0: never).
+     */
+    static byte[] startPayload(NodePlan node, int attempt, JobSpec.FailureSpec failure, long graceMillis, long sampleMillis,
+                               List<String> sources) {
         List<WorkerStart> workers = new ArrayList<>();
         for (WorkerLaunch w : node.workers()) {
             Map<String, String> env = new LinkedHashMap<>(w.env());
@@ -135,7 +139,8 @@ final class AgentStartup {
             env.put("TORCHELASTIC_MAX_RESTARTS", Integer.toString(failure.maxRestarts()));
             workers.add(new WorkerStart(w.rank(), w.argv(), env, node.workdir()));
         }
-        return new StartRequest(workers, graceMillis, failure.heartbeatTimeoutMillis(), node.unset(), node.container(), sampleMillis).encode();
+        return new StartRequest(workers, graceMillis, failure.heartbeatTimeoutMillis(), node.unset(), node.container(), sampleMillis,
+                sources).encode();
     }
 
     /** The one way a node fails the start: logged, its workers lost; returns the attempt's failure (the first). */

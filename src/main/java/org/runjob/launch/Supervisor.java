@@ -189,7 +189,8 @@ final class Supervisor {
     /** Starts every agent ({@link AgentStartup}); a node that fails the start loses its workers and stops the rest. */
     private void startAgents() {
         AgentStartup.Result r = new AgentStartup(plan, starter, events, interrupts,
-                node -> AgentStartup.startPayload(node, attempt, plan.spec().failure(), graceMillis, plan.spec().observe().intervalMillis()), new AgentStartup.Failures() {
+                node -> AgentStartup.startPayload(node, attempt, plan.spec().failure(), graceMillis, plan.spec().observe().intervalMillis(),
+                        plan.spec().observe().sources()), new AgentStartup.Failures() {
                     @Override
                     public void lost(NodePlan node, String why) {
                         lose(node.name(), why);
@@ -239,8 +240,10 @@ final class Supervisor {
             outputSince = true;
         } else if (event instanceof Event.Metrics m) {
             router.metrics(m.node(), m.rank(), m.read(), m.lines(), m.skippedBytes());
-        } else if (event instanceof Event.GpuSample g) {
+        } else if (event instanceof Event.Sample g && g.gpus()) {
             router.gpuSample(g.node(), g.line());
+        } else if (event instanceof Event.Sample s) {
+            router.sample(s.node(), s.source(), s.line());
         } else if (event instanceof Event.Stack st) {
             stacks.received(st.rank(), st.id(), st.text());
         } else if (event instanceof Event.Exited x) {

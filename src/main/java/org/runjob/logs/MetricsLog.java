@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 import org.runjob.json.Json;
+import org.runjob.observe.Sources;
 import org.runjob.protocol.Printable;
 
 import tools.jackson.core.JacksonException;
@@ -34,6 +35,8 @@ public final class MetricsLog implements AutoCloseable {
 
     /** The run folder's directory of metrics files. */
     public static final String DIR = "metrics";
+    /** What the file of every registered source's samples starts with ({@link #sourceFile}). */
+    public static final String SOURCE_PREFIX = "source-";
 
     /**
      * Per rank: lines taken, lines skipped as malformed, and bytes its agent skipped because the
@@ -172,6 +175,40 @@ public final class MetricsLog implements AutoCloseable {
         file("gpu-" + node).write((Json.compact(out) + "\n").getBytes(StandardCharsets.UTF_8));
         gpus.put(node, out);
         export(false);
+    }
+
+    /** A registered source's file name part: {@code source-NAME-NODE} (a source's name has no {@code -}). */
+    public static String sourceFile(String source, String node) {
+        return SOURCE_PREFIX + source + "-" + node;
+    }
+
+    /**
+     * Takes one sample of the registered observation source {@code source} of {@code node} (a
+     * JSON object line, {@code org.runjob.observe.Source}) to {@code metrics/source-NAME-NODE.jsonl} as
+     * {@code {"time", "node", "attempt", ...its fields}} ({@code time} the sample's own, when it
+     * has one); a line that is not an object, or a source name that is not one, is dropped.
+     */
+    public void sample(String source, String node, int attempt, String line) throws IOException {
+        if (!Sources.NAME.matcher(source).matches()) {
+            return;
+        }
+        JsonNode value;
+        try {
+            value = Json.MAPPER.readTree(line);
+        } catch (JacksonException e) {
+            return;
+        }
+        if (!(value instanceof ObjectNode sample)) {
+            return;
+        }
+        ObjectNode out = Json.object().put("time", sample.path("time").asString(clock.instant().toString())).put("node", node)
+                .put("attempt", attempt);
+        sample.properties().forEach(e -> {
+            if (!out.has(e.getKey())) {
+                out.set(e.getKey(), e.getValue());
+            }
+        });
+        file(sourceFile(source, node)).write((Json.compact(out) + "\n").getBytes(StandardCharsets.UTF_8));
     }
 
     /** Each node's last GPU sample, by node. */

@@ -156,6 +156,15 @@ public final class OutputRouter implements AutoCloseable {
         }
     }
 
+    /** A sample of a registered observation source of {@code node} ({@link MetricsLog#sample}): to {@code metrics/source-NAME-NODE.jsonl}. */
+    public void sample(String node, String source, byte[] line) {
+        try {
+            metrics.sample(source, node, attempt, new String(line, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Judges the straggler window that ended by {@code now}, if one did ({@link StragglerWatch}). */
     public void tick(Instant now) {
         metrics.stragglers().tick(now);

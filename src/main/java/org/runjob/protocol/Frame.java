@@ -41,14 +41,14 @@ public record Frame(Type type, int rank, byte[] payload) {
         OUTPUTS(17),
         // coordinator -> agent: before each attempt, the node's health (HealthRequest), answered by one REPLY
         HEALTH(18),
-        // coordinator -> agent: sample the GPUs until the channel ends (GpuWatch), answered by one REPLY, then GPU_SAMPLE frames
+        // coordinator -> agent: sample the GPUs until the channel ends (GpuWatch), answered by one REPLY, then SAMPLE frames of gpus
         WATCH_GPUS(19),
         // agent -> coordinator
         HELLO(64), STARTED(65), STDOUT(66), STDERR(67), EXITED(68), PONG(69), NOTICE(70), DONE(71), REPLY(72), ERROR_FILE(73), STACK(74), OUTPUT_DATA(75),
         // agent -> coordinator: complete lines a worker appended to its RUNJOB_METRICS_FILE
         METRICS(76),
-        // agent -> coordinator: one sample of the node's GPUs, a JSON line (or why there are none)
-        GPU_SAMPLE(77);
+        // agent -> coordinator: one sample of one source (the node's GPUs, or a registered one), named, a JSON line
+        SAMPLE(77);
 
         private static final Type[] BY_CODE = new Type[128];
 

@@ -8,7 +8,7 @@ import java.util.List;
 
 /**
  * A WATCH_GPUS request: sample this machine's GPUs every {@code intervalMillis} and send each
- * sample as a GPU_SAMPLE frame until the channel ends, naming for each of {@code gpus} the runjob
+ * sample as a SAMPLE frame of {@code gpus} until the channel ends, naming for each of {@code gpus} the runjob
  * run that holds its lease. Answered by one REPLY as soon as sampling is set up.
  */
 public record GpuWatch(int intervalMillis, List<Lease.Slot> gpus) {

@@ -25,17 +25,25 @@ import java.util.Optional;
  * library cost every agent about 200 ms of start-up, on every node of every run. Then the variables
  * the node's environment removes ({@code unset}, when activated: a module unload, say) and the
  * container, when the workers run in one (a flag, then {@link ContainerStart}'s fields), and how
- * often the agent samples the node's GPUs ({@code sampleMillis}; 0: never).
+ * often the agent samples the node's GPUs ({@code sampleMillis}; 0: never), and the registered
+ * observation sources it samples as often ({@code sources}, by name: {@code observe.sources}).
  */
 public record StartRequest(List<WorkerStart> workers, long graceMillis, long heartbeatTimeoutMillis, List<String> unset,
-                           Optional<ContainerStart> container, long sampleMillis) {
+                           Optional<ContainerStart> container, long sampleMillis, List<String> sources) {
 
-    private static final byte FORMAT = 4;
+    private static final byte FORMAT = 5;
 
     public StartRequest {
         workers = List.copyOf(workers);
         unset = List.copyOf(unset);
         Objects.requireNonNull(container, "container");
+        sources = List.copyOf(sources);
+    }
+
+    /** Workers with {@code unset} and {@code container}, GPU samples every {@code sampleMillis} (0: none), no other source. */
+    public StartRequest(List<WorkerStart> workers, long graceMillis, long heartbeatTimeoutMillis, List<String> unset,
+                        Optional<ContainerStart> container, long sampleMillis) {
+        this(workers, graceMillis, heartbeatTimeoutMillis, unset, container, sampleMillis, List.of());
     }
 
     /** Workers that run with the agent's environment, outside any container. */
@@ -75,6 +83,7 @@ public record StartRequest(List<WorkerStart> workers, long graceMillis, long hea
                 container.get().encode(out);
             }
             out.writeLong(sampleMillis);
+            Wire.list(out, sources);
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a byte array does not fail
         }
@@ -116,7 +125,8 @@ public record StartRequest(List<WorkerStart> workers, long graceMillis, long hea
             }
             List<String> unset = Wire.list(in);
             Optional<ContainerStart> container = in.readBoolean() ? Optional.of(ContainerStart.decode(in)) : Optional.empty();
-            return new StartRequest(workers, grace, heartbeat, unset, container, in.readLong());
+            long sample = in.readLong();
+            return new StartRequest(workers, grace, heartbeat, unset, container, sample, Wire.list(in));
         } catch (IOException e) {
             throw new IllegalArgumentException("truncated START payload", e);
         }

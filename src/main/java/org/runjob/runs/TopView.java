@@ -1,7 +1,9 @@
 package org.runjob.runs;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -219,6 +221,34 @@ public final class TopView {
 
     private static String plain(double v) {
         return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
+    }
+
+    /**
+     * Each registered observation source's last sample of each node, from the run folder's
+     * {@code metrics/source-NAME-NODE.jsonl}: {@code {"NAME": {"NODE": {"time", "node", "attempt", ...}}}}.
+     */
+    public static ObjectNode sources(RunRecords.Run r) {
+        Path metrics = r.folder().resolve(MetricsLog.DIR);
+        Map<String, Map<String, JsonNode>> last = new TreeMap<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(metrics, MetricsLog.SOURCE_PREFIX + "*.jsonl")) {
+            for (Path f : files) {
+                String name = f.getFileName().toString();
+                String sourceAndNode = name.substring(MetricsLog.SOURCE_PREFIX.length(), name.length() - ".jsonl".length());
+                int dash = sourceAndNode.indexOf('-');
+                if (dash > 0 && Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
+                    lastLine(f).ifPresent(l -> last.computeIfAbsent(sourceAndNode.substring(0, dash), k -> new TreeMap<>())
+                            .put(sourceAndNode.substring(dash + 1), l));
+                }
+            }
+        } catch (IOException e) {
+            // no metrics folder yet: no samples
+        }
+        ObjectNode out = Json.object();
+        last.forEach((source, nodes) -> {
+            ObjectNode o = out.putObject(source);
+            nodes.forEach(o::set);
+        });
+        return out;
     }
 
     /** The rows as JSON: {@code [{"rank", "node", "state", "gpus": [{"index", ...}], "step", "step_time_s", "rate", "rate_unit", "last_output_age_s", "straggler"}]}. */

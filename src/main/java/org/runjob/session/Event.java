@@ -2,6 +2,7 @@ package org.runjob.session;
 
 import java.time.Instant;
 
+import org.runjob.observe.Sources;
 import org.runjob.protocol.Exit;
 
 /** What agents report to the supervisor, in arrival order on one queue. */
@@ -32,8 +33,15 @@ public sealed interface Event {
     record Metrics(String node, int rank, Instant read, byte[] lines, long skippedBytes) implements Event {
     }
 
-    /** One sample of the node's GPUs (a JSON line), or why it has none. */
-    record GpuSample(String node, byte[] line) implements Event {
+    /**
+     * One sample of an observation source of the node (a JSON line): {@code gpus}, its GPUs or
+     * why it has none, or a registered source ({@code org.runjob.observe.Source}).
+     */
+    record Sample(String node, String source, byte[] line) implements Event {
+        /** True for the node's GPUs' own source. */
+        public boolean gpus() {
+            return source.equals(Sources.GPUS);
+        }
     }
 
     /** A rank's answer to STACKS: the capture's id and the stacks' text. */

@@ -17,6 +17,7 @@ import org.runjob.protocol.MetricsChunk;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.protocol.Printable;
 import org.runjob.protocol.ProtocolException;
+import org.runjob.protocol.Sample;
 import org.runjob.protocol.Stacks;
 import org.runjob.protocol.Started;
 
@@ -161,7 +162,10 @@ final class FramePump {
                         MetricsChunk chunk = MetricsChunk.decode(f.payload());
                         deliver(new Event.Metrics(node, f.rank(), Instant.ofEpochMilli(chunk.readMillis()), chunk.lines(), chunk.skippedBytes()));
                     }
-                    case GPU_SAMPLE -> deliver(new Event.GpuSample(node, f.payload()));
+                    case SAMPLE -> {
+                        Sample sample = Sample.decode(f.payload());
+                        deliver(new Event.Sample(node, sample.source(), sample.line()));
+                    }
                     case STDOUT -> deliver(new Event.Output(node, f.rank(), false, f.payload()));
                     case STDERR -> deliver(new Event.Output(node, f.rank(), true, f.payload()));
                     case EXITED -> deliver(Event.Exited.of(node, f.rank(), Exit.Report.decode(f.payload())));

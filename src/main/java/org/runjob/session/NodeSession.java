@@ -259,7 +259,7 @@ public final class NodeSession implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             }
-            if (e instanceof Event.GpuSample g) {
+            if (e instanceof Event.Sample g && g.gpus()) {
                 samples.accept(new String(g.line(), StandardCharsets.UTF_8));
             } else if (e instanceof Event.AgentLost l) {
                 throw new IOException("the agent ended (" + l.reason() + ")");

@@ -77,10 +77,11 @@ public record JobSpec(
      * more than {@code stragglerPct} % above its peers' median for 3 windows of
      * {@code stragglerWindowSeconds} in a row, and the latest samples written in
      * Prometheus' text format to {@code prometheus}, when given; {@code maxSteps}, when given, is
-     * the step the training ends at, so progress and an ETA can be shown.
+     * the step the training ends at, so progress and an ETA can be shown; {@code sources} are the
+     * registered observation sources each node also samples every interval ({@code org.runjob.observe.Source}).
      */
     public record ObserveSpec(double intervalSeconds, int stragglerPct, double stragglerWindowSeconds, Optional<String> prometheus,
-                              Optional<Long> maxSteps) {
+                              Optional<Long> maxSteps, List<String> sources) {
         public static final ObserveSpec DEFAULT = new ObserveSpec(5, 20, 10, Optional.empty());
 
         public ObserveSpec {
@@ -89,6 +90,12 @@ public record JobSpec(
             }
             Objects.requireNonNull(prometheus, "prometheus");
             Objects.requireNonNull(maxSteps, "maxSteps");
+            sources = List.copyOf(sources);
+        }
+
+        public ObserveSpec(double intervalSeconds, int stragglerPct, double stragglerWindowSeconds, Optional<String> prometheus,
+                           Optional<Long> maxSteps) {
+            this(intervalSeconds, stragglerPct, stragglerWindowSeconds, prometheus, maxSteps, List.of());
         }
 
         public ObserveSpec(double intervalSeconds, int stragglerPct, double stragglerWindowSeconds, Optional<String> prometheus) {

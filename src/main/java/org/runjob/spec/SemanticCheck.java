@@ -16,6 +16,7 @@ import java.util.regex.PatternSyntaxException;
 import java.util.stream.Collectors;
 
 import org.runjob.json.Json;
+import org.runjob.observe.Sources;
 import org.runjob.runtime.WorkerRuntimes;
 
 import tools.jackson.databind.JsonNode;
@@ -89,6 +90,24 @@ final class SemanticCheck {
         }
         workdir(root.get("workdir"), "/workdir");
         metric(root.get("logs"));
+        sources(root.get("observe"));
+    }
+
+    /** observe.sources: each a registered observation source ({@link Sources}). */
+    private void sources(JsonNode observe) {
+        JsonNode sources = observe == null ? null : observe.get("sources");
+        if (sources == null || !sources.isArray()) {
+            return;
+        }
+        List<String> known = Sources.names();
+        for (int i = 0; i < sources.size(); i++) {
+            JsonNode s = sources.get(i);
+            if (s.isString() && !known.contains(s.stringValue())) {
+                problem(LocatedJson.child("/observe/sources", i), "unknown observation source '" + s.stringValue() + "': "
+                        + (s.stringValue().equals(Sources.GPUS) ? "the GPUs are sampled whenever observe.interval_s is above 0"
+                        : known.isEmpty() ? "none is registered" : "registered are " + String.join(", ", known)));
+            }
+        }
     }
 
     /** logs.metric is a regular expression Java compiles. */

@@ -217,6 +217,7 @@ final class SpecBinder {
                 o.has("interval_s") ? o.get("interval_s").doubleValue() : JobSpec.ObserveSpec.DEFAULT.intervalSeconds(),
                 integer(o, "straggler_pct").orElse(JobSpec.ObserveSpec.DEFAULT.stragglerPct()),
                 o.has("straggler_window_s") ? o.get("straggler_window_s").doubleValue() : JobSpec.ObserveSpec.DEFAULT.stragglerWindowSeconds(),
-                text(o, "prometheus"), o.has("max_steps") ? Optional.of(o.get("max_steps").longValue()) : Optional.empty());
+                text(o, "prometheus"), o.has("max_steps") ? Optional.of(o.get("max_steps").longValue()) : Optional.empty(),
+                strings(o.get("sources")));
     }
 }

@@ -27,6 +27,9 @@ class StartRequestTest {
         StartRequest contained = new StartRequest(List.of(a, b), 1, 2, List.of("PYTHONHOME", "X"),
                 Optional.of(new ContainerStart("podman", "localhost/t:1", List.of("/data:/data:ro"), List.of("--shm-size", "8g"))));
         assertThat(StartRequest.decode(contained.encode())).isEqualTo(contained);
+        StartRequest sampled = new StartRequest(List.of(a), 1, 2, List.of(), Optional.empty(), 250, List.of("dcgm", "power_meter"));
+        assertThat(StartRequest.decode(sampled.encode())).isEqualTo(sampled);
+        assertThat(StartRequest.decode(sampled.encode()).sources()).containsExactly("dcgm", "power_meter");
     }
 
     @Test
@@ -48,7 +51,7 @@ class StartRequestTest {
         byte[] other = bytes.clone();
         other[0] = 9;
         assertThatThrownBy(() -> StartRequest.decode(other)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("START payload format 9, expected 4");
+                .hasMessage("START payload format 9, expected 5");
         assertThatThrownBy(() -> StartRequest.decode(Arrays.copyOf(bytes, bytes.length - 1)))
                 .isInstanceOf(IllegalArgumentException.class);
     }

@@ -34,7 +34,7 @@ class PackageOrderTest {
 
     /** The packages below the backends, which the registry may import too. */
     private static final List<Set<String>> BELOW = List.of(
-            Set.of("json", "runtime"),
+            Set.of("json", "runtime", "observe"),
             Set.of("protocol", "spec"),
             Set.of("agent"),
             Set.of("logs", "plan", "distribute", "node"));
@@ -61,8 +61,8 @@ class PackageOrderTest {
      * packages (distribute.AgentBundle.AGENT_ENTRIES) use only each other, so the agent never
      * needs a class that jar lacks.
      */
-    static final Map<String, Set<String>> USES_ONLY = Map.of("agent", Set.of("protocol", "runtime"), "protocol", Set.of("runtime"),
-            "runtime", Set.of());
+    static final Map<String, Set<String>> USES_ONLY = Map.of("agent", Set.of("protocol", "runtime", "observe"), "protocol", Set.of("runtime"),
+            "runtime", Set.of(), "observe", Set.of());
 
     private static Set<String> backends() {
         try {

@@ -1,0 +1,85 @@
+package org.runjob.observe.testonly;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.runjob.cli.Cli;
+import org.runjob.json.Json;
+import org.runjob.observe.Sources;
+
+import tools.jackson.databind.JsonNode;
+
+/**
+ * An observation source that lives only in the test sources ({@link WorkerCountSource}, one
+ * service line) goes through every stage: the job file names it, each node's agent samples it,
+ * its samples reach the run folder's {@code metrics/} and {@code runjob top -o json}.
+ */
+class WorkerCountSourceTest {
+
+    @TempDir
+    Path tmp;
+
+    private Path job(String observe) throws Exception {
+        return Files.writeString(tmp.resolve("watched.yaml"), "name: watched\nnodes:\n  - {name: a, local: true, workers: 2}\n"
+                + "  - {name: b, local: true, workers: 1}\n"
+                + "workdir: " + tmp.resolve("work") + "\nlogs: {dir: " + tmp.resolve("runs") + "}\n"
+                + "observe: " + observe + "\n"
+                + "entrypoint: {command: [sh, -c, 'sleep 1.5; echo rank $RANK']}\n");
+    }
+
+    private Map<String, String> env() throws Exception {
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
+        return env;
+    }
+
+    @Test
+    void theRegistryFindsItByItsServiceLine() {
+        assertThat(Sources.names()).containsExactly("testonly_workers");
+        assertThat(Sources.find("testonly_workers")).get().isInstanceOf(WorkerCountSource.class);
+        assertThat(Sources.find(Sources.GPUS)).isEmpty();
+    }
+
+    @Test
+    void itsSamplesFromEveryNodeReachTheRunFolderAndTop() throws Exception {
+        var run = Cli.run(env(), job("{interval_s: 0.25, sources: [testonly_workers]}").toString());
+        assertThat(run.code()).as(run.err()).isZero();
+        Path metrics = tmp.resolve("runs/watched").resolve(Cli.RUN_ID).resolve("metrics");
+        for (String node : List.of("a", "b")) {
+            List<String> lines = Files.readAllLines(metrics.resolve("source-testonly_workers-" + node + ".jsonl"));
+            assertThat(lines).as("samples of node " + node).hasSizeGreaterThanOrEqualTo(2);
+            for (int i = 0; i < lines.size(); i++) {
+                JsonNode sample = Json.MAPPER.readTree(lines.get(i));
+                assertThat(sample.propertyNames()).containsExactly("time", "node", "attempt", "workers", "ranks", "sample");
+                assertThat(sample.path("node").asString()).isEqualTo(node);
+                assertThat(sample.path("attempt").asInt()).isZero();
+                assertThat(sample.path("workers").asInt()).isEqualTo(node.equals("a") ? 2 : 1);
+                assertThat(sample.path("ranks").toString()).isEqualTo(node.equals("a") ? "[0,1]" : "[2]");
+                assertThat(sample.path("sample").asInt()).isEqualTo(i + 1);
+            }
+        }
+        var top = Cli.run(env(), "top", "-o", "json", "last", "--logs-dir", tmp.resolve("runs").toString());
+        assertThat(top.code()).as(top.err()).isZero();
+        JsonNode sources = Json.MAPPER.readTree(top.out()).path("sources");
+        assertThat(sources.propertyNames()).containsExactly("testonly_workers");
+        assertThat(sources.path("testonly_workers").propertyNames()).containsExactly("a", "b");
+        assertThat(sources.path("testonly_workers").path("b").path("ranks").toString()).isEqualTo("[2]");
+        assertThat(sources.path("testonly_workers").path("a").path("sample").asInt())
+                .isEqualTo(Files.readAllLines(metrics.resolve("source-testonly_workers-a.jsonl")).size());
+    }
+
+    @Test
+    void aSourceTheJobNamesMustBeRegistered() throws Exception {
+        var unknown = Cli.run(env(), "validate", job("{sources: [nosuch, gpus]}").toString());
+        assertThat(unknown.code()).isEqualTo(2);
+        assertThat(unknown.err()).contains("/observe/sources/0: unknown observation source 'nosuch': registered are testonly_workers\n")
+                .contains("/observe/sources/1: unknown observation source 'gpus': the GPUs are sampled whenever observe.interval_s is above 0\n");
+    }
+}
