@@ -69,7 +69,8 @@ final class LoginCheck {
             Map.Entry<JobSpec, NodeSpec> first = e.getValue().get(0);
             Optional<String> failed = check(io, first.getKey(), first.getValue(), nodes);
             if (failed.isPresent()) {
-                io.err().println("runjob: checked on " + HERE + " before queueing, " + nodes + " fail: " + failed.get().replaceFirst("^runjob: ", ""));
+                io.err().println("runjob: checked on " + HERE + " before queueing, " + nodes + (names.size() == 1 ? " fails: " : " fail: ")
+                        + failed.get().replaceFirst("^runjob: ", ""));
                 ok = false;
             }
         }

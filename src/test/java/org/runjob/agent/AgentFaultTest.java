@@ -135,7 +135,7 @@ class AgentFaultTest {
     void aStartOfAnotherFormatIsRefusedNamingIt() throws Exception {
         Ended e = feed(frame(Frame.Type.START.code(), -1, 1, new byte[] {9}));
         assertThat(e.exit()).isEqualTo(Agent.EXIT_FAULT);
-        assertThat(e.notice()).startsWith("agent: bad frame from runjob: START payload format 9, expected 4");
+        assertThat(e.notice()).startsWith("agent: bad frame from runjob: START payload format 9, expected 5");
     }
 
     @Test
