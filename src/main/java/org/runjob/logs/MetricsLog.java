@@ -52,6 +52,8 @@ public final class MetricsLog implements AutoCloseable {
     private final Clock clock;
     private final Map<String, OutputStream> files = new TreeMap<>();
     private final Map<String, ObjectNode> gpus = new TreeMap<>();
+    /** Each registered source's last sample of each node, by source, then node. */
+    private final Map<String, Map<String, ObjectNode>> samples = new TreeMap<>();
     private final Map<String, String> noGpus = new TreeMap<>();
     private final Map<Integer, Counts> counts = new TreeMap<>();
     private final Map<Integer, String> firstMalformed = new TreeMap<>();
@@ -209,6 +211,15 @@ public final class MetricsLog implements AutoCloseable {
             }
         });
         file(sourceFile(source, node)).write((Json.compact(out) + "\n").getBytes(StandardCharsets.UTF_8));
+        samples.computeIfAbsent(source, k -> new TreeMap<>()).put(node, out);
+        export(false);
+    }
+
+    /** Each registered source's last sample of each node, by source, then node. */
+    public Map<String, Map<String, ObjectNode>> lastSamples() {
+        Map<String, Map<String, ObjectNode>> copy = new TreeMap<>();
+        samples.forEach((s, byNode) -> copy.put(s, Map.copyOf(byNode)));
+        return copy;
     }
 
     /** Each node's last GPU sample, by node. */

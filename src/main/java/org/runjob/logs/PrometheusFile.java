@@ -26,12 +26,15 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code runjob_gpu_power_watts}, {@code runjob_gpu_temperature_celsius},
  * {@code runjob_gpu_sm_clock_hertz} (and {@code node}, {@code gpu}); {@code runjob_metric} (and
  * {@code rank}, {@code name}: a numeric field of the rank's last metrics line);
- * {@code runjob_straggler} (and {@code rank}: 1 while it is named one).
+ * {@code runjob_straggler} (and {@code rank}: 1 while it is named one); {@code runjob_source} (and
+ * {@code source}, {@code node}, {@code name}: a numeric field of the node's last sample of a
+ * registered observation source).
  */
 final class PrometheusFile {
 
     private static final Duration EVERY = Duration.ofSeconds(1);
     private static final Set<String> OWN = Set.of("time", "rank", "attempt");
+    private static final Set<String> SAMPLE_OWN = Set.of("time", "node", "attempt");
 
     private final Path file;
     private final String labels;
@@ -87,6 +90,15 @@ final class PrometheusFile {
             }
         }
         gauge(b, "runjob_straggler", "1 while the rank is named a straggler", stragglers);
+        StringBuilder sources = new StringBuilder();
+        metrics.lastSamples().forEach((source, byNode) -> new TreeMap<>(byNode).forEach((node, sample) -> sample.properties().forEach(f -> {
+            if (!SAMPLE_OWN.contains(f.getKey()) && f.getValue().isNumber()) {
+                sources.append("runjob_source{").append(labels).append(",source=\"").append(escaped(source)).append("\",node=\"")
+                        .append(escaped(node)).append("\",name=\"").append(escaped(f.getKey())).append("\"} ")
+                        .append(number(f.getValue().asDouble())).append('\n');
+            }
+        })));
+        gauge(b, "runjob_source", "the node's last value of a numeric field of an observation source's sample", sources);
         try {
             Path tmp = file.resolveSibling("." + file.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
             Files.deleteIfExists(tmp);

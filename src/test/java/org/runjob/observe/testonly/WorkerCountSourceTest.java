@@ -49,7 +49,8 @@ class WorkerCountSourceTest {
 
     @Test
     void itsSamplesFromEveryNodeReachTheRunFolderAndTop() throws Exception {
-        var run = Cli.run(env(), job("{interval_s: 0.25, sources: [testonly_workers]}").toString());
+        Path prometheus = tmp.resolve("runjob.prom");
+        var run = Cli.run(env(), job("{interval_s: 0.25, sources: [testonly_workers], prometheus: " + prometheus + "}").toString());
         assertThat(run.code()).as(run.err()).isZero();
         Path metrics = tmp.resolve("runs/watched").resolve(Cli.RUN_ID).resolve("metrics");
         for (String node : List.of("a", "b")) {
@@ -65,6 +66,10 @@ class WorkerCountSourceTest {
                 assertThat(sample.path("sample").asInt()).isEqualTo(i + 1);
             }
         }
+        // the last sample of each node, as gauges: its numeric fields
+        List<String> gauges = Files.readAllLines(prometheus).stream().filter(l -> l.startsWith("runjob_source{")).toList();
+        String labels = "runjob_source{job=\"watched\",run=\"" + Cli.RUN_ID + "\",source=\"testonly_workers\"";
+        assertThat(gauges).hasSize(4).contains(labels + ",node=\"a\",name=\"workers\"} 2", labels + ",node=\"b\",name=\"workers\"} 1");
         var top = Cli.run(env(), "top", "-o", "json", "last", "--logs-dir", tmp.resolve("runs").toString());
         assertThat(top.code()).as(top.err()).isZero();
         JsonNode sources = Json.MAPPER.readTree(top.out()).path("sources");
