@@ -7,7 +7,6 @@ import java.util.concurrent.Callable;
 
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
-import org.runjob.runs.QueuedRun;
 import org.runjob.runs.Submit;
 
 import picocli.CommandLine.Command;
@@ -74,7 +73,7 @@ final class SubmitCommand implements Callable<Integer> {
                 io.err().println("runjob: run " + resume + " was submitted over SSH: runjob resume continues a run that ran here");
                 return ExitCode.INVALID;
             }
-            return QueuedRun.resume(io, here.run());
+            return Submit.resume(io, here.run());
         }
         if (file == null) {
             io.err().println("runjob: submit needs a job file (or --resume RUN)");

@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.TreeMap;
 
 import org.runjob.backends.Backends;
 import org.runjob.distribute.Shipped;
@@ -32,6 +31,7 @@ import org.runjob.logs.Console;
 import org.runjob.logs.Diagnostics;
 import org.runjob.logs.GitInfo;
 import org.runjob.logs.MetricsLog;
+import org.runjob.logs.MetricsSummary;
 import org.runjob.logs.OutputRouter;
 import org.runjob.logs.RunFolder;
 import org.runjob.logs.StragglerWatch;
@@ -48,7 +48,6 @@ import org.runjob.preflight.Preflight;
 import org.runjob.preflight.PreflightReport;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.protocol.Lease;
-import org.runjob.protocol.MetricsChunk;
 import org.runjob.report.EnvironmentJson;
 import org.runjob.report.PlanJson;
 import org.runjob.report.PreflightText;
@@ -252,7 +251,7 @@ public final class RunJob {
         if (!outputs.isEmpty()) {
             summary.set("outputs", outputs);
         }
-        metricsSummary(metrics, io).ifPresent(m -> summary.set("metrics", m));
+        MetricsSummary.of(metrics, note -> io.err().println("runjob: note: " + note)).ifPresent(m -> summary.set("metrics", m));
         folder.writeJson("summary.json", summary);
         status.write(outcome.state());
         for (var attempt : result.attempts()) {
@@ -269,44 +268,6 @@ public final class RunJob {
             io.out().flush();
         }
         return outcome.exitCode();
-    }
-
-    /**
-     * summary.json's {@code metrics}: per rank, the RUNJOB_METRICS_FILE lines taken and skipped and
-     * the last one, each node's last GPU sample, and why a node sent none (a machine without the
-     * driver: not said on the console, where every GPU-less run would say it); empty when there is
-     * none of these. Skipped lines are said once per rank on stderr.
-     */
-    private static Optional<ObjectNode> metricsSummary(MetricsLog metrics, Io io) {
-        if (metrics.counts().isEmpty() && metrics.lastGpus().isEmpty() && metrics.noGpus().isEmpty()) {
-            return Optional.empty();
-        }
-        ObjectNode m = Json.object().put("dir", MetricsLog.DIR);
-        if (!metrics.lastGpus().isEmpty()) {
-            ObjectNode gpus = m.putObject("gpus");
-            new TreeMap<>(metrics.lastGpus()).forEach(gpus::set);
-        }
-        if (!metrics.noGpus().isEmpty()) {
-            ObjectNode none = m.putObject("no_gpu_samples");
-            new TreeMap<>(metrics.noGpus()).forEach(none::put);
-        }
-        m.set("stragglers", metrics.stragglers().json());
-        ObjectNode ranks = m.putObject("ranks");
-        new TreeMap<>(metrics.counts()).forEach((rank, c) -> {
-            ObjectNode r = ranks.putObject(Integer.toString(rank)).put("lines", c.lines()).put("malformed", c.malformed())
-                    .put("skipped_bytes", c.skippedBytes());
-            Optional.ofNullable(metrics.last().get(rank)).ifPresent(l -> r.set("last", l));
-            if (c.malformed() > 0) {
-                io.err().println("runjob: note: rank " + rank + " wrote " + c.malformed() + " line" + (c.malformed() == 1 ? "" : "s")
-                        + " to RUNJOB_METRICS_FILE that " + (c.malformed() == 1 ? "is" : "are") + " not one JSON object: skipped (the first: "
-                        + metrics.firstMalformed().getOrDefault(rank, "?") + "); write each line as json.dumps({...}) + \"\\n\"");
-            }
-            if (c.skippedBytes() > 0) {
-                io.err().println("runjob: note: rank " + rank + "'s metrics file grew faster than runjob takes it ("
-                        + MetricsChunk.FORWARD_MIB_PER_S + " MiB/s): " + c.skippedBytes() + " bytes skipped");
-            }
-        });
-        return Optional.of(m);
     }
 
     private static Map<String, Lease.Request> leaseRequests(LaunchPlan plan, PreflightReport report) {

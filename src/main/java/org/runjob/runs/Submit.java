@@ -88,6 +88,11 @@ public final class Submit {
                 : QueuedRun.dryRun(io, loaded, backend, args));
     }
 
+    /** {@code runjob submit --resume RUN}: a queued run that ended, queued again as its next attempt ({@link QueuedResume#resume}). */
+    public static int resume(Io io, RunRecords.Run run) throws IOException {
+        return QueuedResume.resume(io, run);
+    }
+
     /**
      * Submits the run of {@code file}; its coordinator runs on the master node, or on {@code coordinator}:
      * a node of the job, or one of its spares, which then runs no worker and stands in for no node.

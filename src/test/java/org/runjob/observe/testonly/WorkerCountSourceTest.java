@@ -66,6 +66,10 @@ class WorkerCountSourceTest {
                 assertThat(sample.path("sample").asInt()).isEqualTo(i + 1);
             }
         }
+        // summary.json keeps each node's last sample
+        JsonNode summary = Json.read(metrics.getParent().resolve("summary.json")).path("metrics").path("sources").path("testonly_workers");
+        assertThat(summary.propertyNames()).containsExactly("a", "b");
+        assertThat(summary.path("a").path("workers").asInt()).isEqualTo(2);
         // the last sample of each node, as gauges: its numeric fields
         List<String> gauges = Files.readAllLines(prometheus).stream().filter(l -> l.startsWith("runjob_source{")).toList();
         String labels = "runjob_source{job=\"watched\",run=\"" + Cli.RUN_ID + "\",source=\"testonly_workers\"";
