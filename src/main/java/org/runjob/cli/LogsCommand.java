@@ -12,6 +12,7 @@ import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.runjob.logs.RunFolder;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.Jobs;
@@ -74,7 +75,7 @@ final class LogsCommand implements Callable<Integer> {
         RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
         // a detached or submitted run's console has runjob's own lines (restarts, the root cause, the report) among the workers'
         boolean console = Files.isRegularFile(r.folder().resolve(CONSOLE));
-        Path log = r.folder().resolve(console ? CONSOLE : "all.log");
+        Path log = r.folder().resolve(console ? CONSOLE : RunFolder.ALL_LOG);
         long at = 0;
         ByteArrayOutputStream partial = new ByteArrayOutputStream();
         long endedAt = 0;

@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 
+import org.runjob.logs.RunFolder;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
 import org.runjob.run.RankSelection;
@@ -71,8 +72,8 @@ final class ResumeCommand implements Callable<Integer> {
             io.err().println("runjob: run " + r.runId() + " never started (" + r.state() + "): there is nothing to resume; run its job again");
             return ExitCode.INVALID;
         }
-        Path summary = r.folder().resolve("summary.json");
-        Path status = r.folder().resolve("status.json");
+        Path summary = r.folder().resolve(RunFolder.SUMMARY);
+        Path status = r.folder().resolve(RunFolder.STATUS);
         Optional<byte[]> statusBefore = Files.isRegularFile(status) ? Optional.of(Files.readAllBytes(status)) : Optional.empty();
         int next = RunStatus.nextAttempt(r.folder()).orElse(1);
         io.err().println("runjob: resuming run " + r.runId() + " of job " + r.job() + " as attempt " + next);

@@ -39,7 +39,7 @@ public record Coordinator(long pid, long startTicks, String host) {
      * @return empty when it is; else why not
      */
     public Optional<String> notRunOf(Path folder) {
-        return holdsOpen(folder.resolve("runjob.log"), "the run's runjob.log");
+        return holdsOpen(folder.resolve(RunFolder.RUNJOB_LOG), "the run's runjob.log");
     }
 
     /**

@@ -49,7 +49,7 @@ public final class OutputRouter implements AutoCloseable {
         this.folder = folder;
         this.console = console;
         this.metrics = new MetricsLog(folder, Clock.systemUTC());
-        this.all = new BufferedOutputStream(Files.newOutputStream(folder.resolve("all.log")), 1 << 16);
+        this.all = new BufferedOutputStream(Files.newOutputStream(folder.resolve(RunFolder.ALL_LOG)), 1 << 16);
     }
 
     /** The run folder. */

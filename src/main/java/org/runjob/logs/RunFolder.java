@@ -25,6 +25,15 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class RunFolder {
 
+    /** The run's end: its result, attempts, exit codes and what was observed; written once it ended. */
+    public static final String SUMMARY = "summary.json";
+    /** While the run lives: its state, attempt, ranks and the runjob that runs it. */
+    public static final String STATUS = "status.json";
+    /** What the run's runjob logged. */
+    public static final String RUNJOB_LOG = "runjob.log";
+    /** Every rank's output, prefixed with its node and rank, as the console showed it. */
+    public static final String ALL_LOG = "all.log";
+
     private static final JsonMapper JSON = Json.MAPPER;
 
     private final Path dir;

@@ -94,7 +94,7 @@ public final class RunJob {
             io.err().println("runjob: cannot create the run folder " + e.folder + " (logs.dir " + asWritten.logsDir() + "): " + why(e.reason));
             return ExitCode.INVALID;
         }
-        Path logFile = jobLogs.resolve(runId).resolve("runjob.log");
+        Path logFile = jobLogs.resolve(runId).resolve(RunFolder.RUNJOB_LOG);
         // a queued run's coordinator is its batch step, which Slurm's own warning signal reaches before the time limit
         boolean warnedByScheduler = firstAttempt == CONTINUE;
         if (firstAttempt == CONTINUE) {
@@ -252,7 +252,7 @@ public final class RunJob {
             summary.set("outputs", outputs);
         }
         MetricsSummary.of(metrics, note -> io.err().println("runjob: note: " + note)).ifPresent(m -> summary.set("metrics", m));
-        folder.writeJson("summary.json", summary);
+        folder.writeJson(RunFolder.SUMMARY, summary);
         status.write(outcome.state());
         for (var attempt : result.attempts()) {
             for (var rank : attempt.ranks()) {

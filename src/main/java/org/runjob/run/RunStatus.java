@@ -55,9 +55,9 @@ public final class RunStatus implements StatusSink {
     /** Writes the state with the ranks last reported; a failure to write is logged, never fatal. */
     synchronized void write(RunState state) {
         try {
-            folder.writeJson("status.json", StatusJson.of(runId, job, state.label(), attempt, coordinator, started, clock.instant(), ranks));
+            folder.writeJson(RunFolder.STATUS, StatusJson.of(runId, job, state.label(), attempt, coordinator, started, clock.instant(), ranks));
         } catch (IOException e) {
-            LOG.warn("cannot write {}: {}", folder.dir().resolve("status.json"), e.getMessage());
+            LOG.warn("cannot write {}: {}", folder.dir().resolve(RunFolder.STATUS), e.getMessage());
         }
     }
 
@@ -80,7 +80,7 @@ public final class RunStatus implements StatusSink {
      * (never over an earlier one). Empty when the folder records no attempt: nothing is moved.
      */
     public static OptionalInt nextAttempt(Path folder) throws IOException {
-        Path status = folder.resolve("status.json");
+        Path status = folder.resolve(RunFolder.STATUS);
         if (!Files.isRegularFile(status)) {
             return OptionalInt.empty();
         }
@@ -105,7 +105,7 @@ public final class RunStatus implements StatusSink {
         } catch (NumberFormatException e) {
             // a number too large is no attempt of ours
         }
-        Path summary = folder.resolve("summary.json");
+        Path summary = folder.resolve(RunFolder.SUMMARY);
         if (Files.isRegularFile(summary)) {
             Path kept = folder.resolve("summary.until-attempt-" + last + ".json");
             for (int i = 1; Files.exists(kept, LinkOption.NOFOLLOW_LINKS); i++) {

@@ -20,6 +20,7 @@ import java.util.stream.Stream;
 
 import org.runjob.json.Json;
 import org.runjob.logs.Coordinator;
+import org.runjob.logs.RunFolder;
 import org.runjob.node.Backend;
 import org.runjob.report.StatusJson;
 import org.runjob.run.Owned;
@@ -158,7 +159,7 @@ public final class RunRecords {
 
     /** A run folder: one with a status, a summary, or a queued job's record. */
     static boolean isRun(Path p) {
-        return Files.isRegularFile(p.resolve("status.json")) || Files.isRegularFile(p.resolve("summary.json"))
+        return Files.isRegularFile(p.resolve(RunFolder.STATUS)) || Files.isRegularFile(p.resolve(RunFolder.SUMMARY))
                 || Files.isRegularFile(p.resolve(QueuedRun.QUEUE_FILE));
     }
 
@@ -187,8 +188,8 @@ public final class RunRecords {
             return new Run(folder, folder.getParent().getFileName().toString(), folder.getFileName().toString(), Run.UNREADABLE, Optional.empty(),
                     Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), oversized);
         }
-        Optional<JsonNode> summary = json(folder.resolve("summary.json"));
-        Optional<JsonNode> status = json(folder.resolve("status.json"));
+        Optional<JsonNode> summary = json(folder.resolve(RunFolder.SUMMARY));
+        Optional<JsonNode> status = json(folder.resolve(RunFolder.STATUS));
         Optional<String> why = Optional.empty();
         String state;
         // the state is the queue's, not the last attempt's: that attempt's exit code is not this state's
@@ -290,7 +291,7 @@ public final class RunRecords {
 
     /** A run whose status.json or summary.json is larger than runjob reads back: why, naming the file. */
     private static Optional<String> oversized(Path folder) {
-        for (String name : List.of("summary.json", "status.json")) {
+        for (String name : List.of(RunFolder.SUMMARY, RunFolder.STATUS)) {
             try {
                 Path f = folder.resolve(name);
                 if (Files.isRegularFile(f) && Files.size(f) > Json.MAX_FILE_BYTES) {

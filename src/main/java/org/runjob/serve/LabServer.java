@@ -26,6 +26,7 @@ import java.util.regex.Pattern;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import org.runjob.json.Json;
+import org.runjob.logs.RunFolder;
 import org.runjob.protocol.Printable;
 import org.runjob.runs.PlotPage;
 import org.runjob.runs.RunRecords;
@@ -258,7 +259,7 @@ public final class LabServer implements AutoCloseable {
     /** The run's log: a detached run's console (runjob's own lines among the workers'), else the combined log. */
     private static Path log(RunRecords.Run r) {
         Path console = r.folder().resolve("console.log");
-        return Files.isRegularFile(console) ? console : r.folder().resolve("all.log");
+        return Files.isRegularFile(console) ? console : r.folder().resolve(RunFolder.ALL_LOG);
     }
 
     private void stop(HttpExchange x, String runId) throws IOException {

@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 import org.runjob.json.Json;
+import org.runjob.logs.RunFolder;
 import org.runjob.protocol.Printable;
 import org.runjob.runs.AttemptLines;
 import org.runjob.runs.PlotPage;
@@ -224,7 +225,7 @@ final class RunViews {
 
     /** The last line of the run's combined log, made printable. */
     private static String lastLine(Path folder) {
-        List<String> lines = tail(folder.resolve("all.log"), TAIL_BYTES).lines().filter(l -> !l.isBlank()).toList();
+        List<String> lines = tail(folder.resolve(RunFolder.ALL_LOG), TAIL_BYTES).lines().filter(l -> !l.isBlank()).toList();
         if (lines.isEmpty()) {
             return "";
         }
