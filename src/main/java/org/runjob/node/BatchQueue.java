@@ -29,6 +29,11 @@ public interface BatchQueue {
         return LoginCheck.REFUSE;
     }
 
+    /** The job file's key that sets {@link #loginCheck}, as messages name it. */
+    default String loginCheckKey() {
+        return "login_check";
+    }
+
     /**
      * The command that queues a run of {@code spec} whose coordinator is {@code coordinator} (an
      * argv run inside the allocation, through the batch script {@code script}), its scheduler output
@@ -95,6 +100,14 @@ public interface BatchQueue {
      * @throws IllegalArgumentException naming what of the command this queue cannot add the hold to
      */
     default Optional<List<String>> inLane(List<String> command, Path script, String lane) {
+        return Optional.empty();
+    }
+
+    /**
+     * How often the scheduler has restarted the queued job whose batch step has {@code env} as its
+     * environment (requeues), where it says; empty elsewhere.
+     */
+    default Optional<Integer> restarts(Map<String, String> env) {
         return Optional.empty();
     }
 

@@ -2,7 +2,10 @@ package org.runjob.run;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.OptionalInt;
+
+import org.runjob.node.BatchQueue;
 
 /**
  * A queued run's coordinator started again in the same run folder: the scheduler requeued its
@@ -16,14 +19,17 @@ public final class Requeued {
     private Requeued() {
     }
 
-    /** The attempt the run starts with; said on stderr when it goes on from an earlier one. */
-    static int firstAttempt(Io io, Path folder, String runId) throws IOException {
+    /**
+     * The attempt the run starts with; said on stderr when it goes on from an earlier one, with how
+     * often {@code queue} restarted the job, where it says ({@link BatchQueue#restarts}).
+     */
+    static int firstAttempt(Io io, Path folder, String runId, Optional<BatchQueue> queue) throws IOException {
         OptionalInt next = RunStatus.nextAttempt(folder);
         if (next.isEmpty()) {
             return 0;
         }
-        String restarts = io.env().get("SLURM_RESTART_COUNT");
-        io.err().println("runjob: run " + runId + " started again by its scheduler" + (restarts == null ? "" : " (restart " + restarts + ")")
+        Optional<Integer> restarts = queue.flatMap(q -> q.restarts(io.env()));
+        io.err().println("runjob: run " + runId + " started again by its scheduler" + restarts.map(r -> " (restart " + r + ")").orElse("")
                 + ": it goes on as attempt " + next.getAsInt());
         return next.getAsInt();
     }

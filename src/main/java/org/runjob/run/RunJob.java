@@ -98,7 +98,7 @@ public final class RunJob {
         // a queued run's coordinator is its batch step, which Slurm's own warning signal reaches before the time limit
         boolean warnedByScheduler = firstAttempt == CONTINUE;
         if (firstAttempt == CONTINUE) {
-            firstAttempt = Requeued.firstAttempt(io, logFile.getParent(), runId);
+            firstAttempt = Requeued.firstAttempt(io, logFile.getParent(), runId, Backends.of(asWritten).queue());
         }
         Diagnostics.toRunFolder(logFile, request.verbose());
         RunStatus status = new RunStatus(RunFolder.of(logFile.getParent()), runId, asWritten.name(), io.clock());

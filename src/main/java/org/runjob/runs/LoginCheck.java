@@ -75,12 +75,12 @@ final class LoginCheck {
             }
         }
         if (!ok && mode == BatchQueue.LoginCheck.REFUSE) {
-            io.err().println("runjob: nothing is queued; where the nodes have software this machine does not, slurm.login_check: warn"
-                    + " queues the run anyway and off checks nothing here");
+            io.err().println("runjob: nothing is queued; where the nodes have software this machine does not, " + queue.loginCheckKey()
+                    + ": warn queues the run anyway and off checks nothing here");
             return false;
         }
         if (!ok) {
-            io.err().println("runjob: queued anyway (slurm.login_check: warn): the nodes may have what this machine lacks");
+            io.err().println("runjob: queued anyway (" + queue.loginCheckKey() + ": warn): the nodes may have what this machine lacks");
         }
         return true;
     }

@@ -35,6 +35,17 @@ final class SlurmQueue implements BatchQueue {
         return spec.backend().settings() instanceof SlurmSettings s ? s.loginCheck() : LoginCheck.REFUSE;
     }
 
+    @Override
+    public String loginCheckKey() {
+        return "slurm.login_check";
+    }
+
+    /** {@code SLURM_RESTART_COUNT} of the batch step's environment. */
+    @Override
+    public Optional<Integer> restarts(Map<String, String> env) {
+        return Optional.ofNullable(env.get("SLURM_RESTART_COUNT")).filter(v -> v.matches("\\d{1,9}")).map(Integer::parseInt);
+    }
+
     /** {@code SLURM_ARRAY_TASK_ID}: the index Slurm gives each task of a job array. */
     @Override
     public String arrayTaskVariable() {
