@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 import org.runjob.json.Json;
@@ -35,7 +36,7 @@ public final class MetricsLog implements AutoCloseable {
 
     /** The run folder's directory of metrics files. */
     public static final String DIR = "metrics";
-    /** What the file of every registered source's samples starts with ({@link #sourceFile}). */
+    /** What the file of a registered source's samples is named by: {@code source-NAME-NODE.jsonl} (a source's name has no {@code -}). */
     public static final String SOURCE_PREFIX = "source-";
 
     /**
@@ -119,23 +120,14 @@ public final class MetricsLog implements AutoCloseable {
 
     private void take(String node, int rank, int attempt, Instant read, String line) throws IOException {
         Counts c = counts.getOrDefault(rank, new Counts(0, 0));
-        JsonNode value;
-        try {
-            value = Json.MAPPER.readTree(line);
-        } catch (JacksonException e) {
-            value = null;
-        }
-        if (!(value instanceof ObjectNode fields)) {
+        Optional<ObjectNode> parsed = object(line);
+        if (parsed.isEmpty()) {
             counts.put(rank, new Counts(c.lines(), c.malformed() + 1, c.skippedBytes()));
             firstMalformed.putIfAbsent(rank, Printable.line(line.length() > 80 ? line.substring(0, 80) + "..." : line));
             return;
         }
-        ObjectNode out = Json.object().put("time", read.toString()).put("rank", rank).put("attempt", attempt);
-        fields.properties().forEach(e -> {
-            if (!out.has(e.getKey())) {
-                out.set(e.getKey(), e.getValue());
-            }
-        });
+        ObjectNode fields = parsed.get();
+        ObjectNode out = withFields(Json.object().put("time", read.toString()).put("rank", rank).put("attempt", attempt), fields);
         file(rank).write((Json.compact(out) + "\n").getBytes(StandardCharsets.UTF_8));
         counts.put(rank, new Counts(c.lines() + 1, c.malformed(), c.skippedBytes()));
         last.put(rank, out);
@@ -153,21 +145,16 @@ public final class MetricsLog implements AutoCloseable {
      * having none ({@link #noGpus}); a line that is not an object is dropped.
      */
     public void gpu(String node, int attempt, String line) throws IOException {
-        JsonNode value;
-        try {
-            value = Json.MAPPER.readTree(line);
-        } catch (JacksonException e) {
+        Optional<ObjectNode> parsed = object(line);
+        if (parsed.isEmpty()) {
             return;
         }
-        if (!(value instanceof ObjectNode sample)) {
-            return;
-        }
+        ObjectNode sample = parsed.get();
         if (sample.has("none")) {
             noGpus.putIfAbsent(node, sample.path("none").asString(""));
             return;
         }
-        ObjectNode out = Json.object().put("time", sample.path("time").asString(clock.instant().toString())).put("node", node)
-                .put("attempt", attempt);
+        ObjectNode out = stamped(sample, node, attempt);
         out.set("gpus", sample.path("gpus"));
         for (JsonNode g : sample.path("gpus")) {
             if (g.path("utilization_pct").isNumber()) {
@@ -179,9 +166,28 @@ public final class MetricsLog implements AutoCloseable {
         export(false);
     }
 
-    /** A registered source's file name part: {@code source-NAME-NODE} (a source's name has no {@code -}). */
-    public static String sourceFile(String source, String node) {
-        return SOURCE_PREFIX + source + "-" + node;
+    /** A sample line as a JSON object; empty for a line that is not one. */
+    private static Optional<ObjectNode> object(String line) {
+        try {
+            return Json.MAPPER.readTree(line) instanceof ObjectNode o ? Optional.of(o) : Optional.empty();
+        } catch (JacksonException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** {@code out} with each field of {@code fields} it does not have yet (runjob's own fields come first and win). */
+    private static ObjectNode withFields(ObjectNode out, ObjectNode fields) {
+        fields.properties().forEach(e -> {
+            if (!out.has(e.getKey())) {
+                out.set(e.getKey(), e.getValue());
+            }
+        });
+        return out;
+    }
+
+    /** The start of a sample as written: its own {@code time} (else now), the node and the attempt. */
+    private ObjectNode stamped(ObjectNode sample, String node, int attempt) {
+        return Json.object().put("time", sample.path("time").asString(clock.instant().toString())).put("node", node).put("attempt", attempt);
     }
 
     /**
@@ -191,26 +197,12 @@ public final class MetricsLog implements AutoCloseable {
      * has one); a line that is not an object, or a source name that is not one, is dropped.
      */
     public void sample(String source, String node, int attempt, String line) throws IOException {
-        if (!Sources.NAME.matcher(source).matches()) {
+        Optional<ObjectNode> sample = object(line);
+        if (!Sources.NAME.matcher(source).matches() || sample.isEmpty()) {
             return;
         }
-        JsonNode value;
-        try {
-            value = Json.MAPPER.readTree(line);
-        } catch (JacksonException e) {
-            return;
-        }
-        if (!(value instanceof ObjectNode sample)) {
-            return;
-        }
-        ObjectNode out = Json.object().put("time", sample.path("time").asString(clock.instant().toString())).put("node", node)
-                .put("attempt", attempt);
-        sample.properties().forEach(e -> {
-            if (!out.has(e.getKey())) {
-                out.set(e.getKey(), e.getValue());
-            }
-        });
-        file(sourceFile(source, node)).write((Json.compact(out) + "\n").getBytes(StandardCharsets.UTF_8));
+        ObjectNode out = withFields(stamped(sample.get(), node, attempt), sample.get());
+        file(SOURCE_PREFIX + source + "-" + node).write((Json.compact(out) + "\n").getBytes(StandardCharsets.UTF_8));
         samples.computeIfAbsent(source, k -> new TreeMap<>()).put(node, out);
         export(false);
     }
