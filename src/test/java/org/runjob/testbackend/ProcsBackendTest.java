@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -13,6 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.runjob.backends.Backends;
 import org.runjob.cli.Cli;
 import org.runjob.json.Json;
+import org.runjob.testbed.HomeEnv;
 import org.runjob.testbed.Poll;
 
 import tools.jackson.databind.JsonNode;
@@ -37,9 +37,7 @@ class ProcsBackendTest {
     private static final String TWO = "  - {name: a, workers: 2}\n  - {name: b, workers: 1}\n";
 
     private Map<String, String> env() throws Exception {
-        Map<String, String> env = new HashMap<>(System.getenv());
-        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
-        return env;
+        return HomeEnv.in(tmp);
     }
 
     @Test

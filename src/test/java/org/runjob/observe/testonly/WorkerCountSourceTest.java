@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -13,6 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.json.Json;
 import org.runjob.observe.Sources;
+import org.runjob.testbed.HomeEnv;
 
 import tools.jackson.databind.JsonNode;
 
@@ -35,9 +35,7 @@ class WorkerCountSourceTest {
     }
 
     private Map<String, String> env() throws Exception {
-        Map<String, String> env = new HashMap<>(System.getenv());
-        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
-        return env;
+        return HomeEnv.in(tmp);
     }
 
     @Test

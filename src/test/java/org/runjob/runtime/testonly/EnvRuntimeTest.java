@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.runtime.WorkerRuntimes;
+import org.runjob.testbed.HomeEnv;
 
 /**
  * A worker runtime that lives only in the test sources ({@link EnvRuntime}, one service line)
@@ -31,9 +31,7 @@ class EnvRuntimeTest {
     }
 
     private Map<String, String> env() throws Exception {
-        Map<String, String> env = new HashMap<>(System.getenv());
-        env.put("HOME", Files.createDirectories(tmp.resolve("home")).toString());
-        return env;
+        return HomeEnv.in(tmp);
     }
 
     @Test
