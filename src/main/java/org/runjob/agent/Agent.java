@@ -287,7 +287,6 @@ public final class Agent {
         notice("agent: " + why + ": stopping every worker");
     }
 
-    /** Tells the coordinator, for the user, why the agent acts on its own. */
     /**
      * Starts the GPUs' source and each one the request names, every {@code sampleMillis}, each
      * sample a SAMPLE frame; a name this agent's runjob does not have is said in a NOTICE.
@@ -311,6 +310,7 @@ public final class Agent {
         }
     }
 
+    /** Tells the coordinator, for the user, why the agent acts on its own. */
     private void notice(String text) {
         put(new Frame(Frame.Type.NOTICE, -1, text.getBytes(StandardCharsets.UTF_8)));
     }
