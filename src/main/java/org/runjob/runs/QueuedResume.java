@@ -17,7 +17,9 @@ import org.runjob.node.Backend;
 import org.runjob.node.BatchQueue;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
+import org.runjob.run.Jobs;
 import org.runjob.run.Quarantined;
+import org.runjob.spec.SpecLoader;
 
 import tools.jackson.databind.JsonNode;
 
@@ -36,7 +38,8 @@ final class QueuedResume {
      * run id, folder and coordinator, whose start goes on from the attempts the folder holds, as a
      * requeued job's does. The folder's {@value QueuedRun#QUEUE_FILE} then names the new job (the earlier
      * ones under {@code earlier_job_ids}). Refused, changing nothing: a run still queued or running,
-     * one not queued with a scheduler, one queued before runjob kept the command.
+     * one not queued with a scheduler, one queued before runjob kept the command, and one whose
+     * environments fail on this machine as a submit's do ({@link LoginCheck}).
      */
     public static int resume(Io io, RunRecords.Run given) throws IOException {
         Optional<Map.Entry<Backend, String>> queued = QueuedRun.of(given.folder());
@@ -79,6 +82,14 @@ final class QueuedResume {
         }
         Backend backend = queued.getKey();
         BatchQueue batch = QueuedRun.queueOf(backend);
+        // the environments are checked again: a module or image may have gone since the first submit
+        SpecLoader.Loaded loaded = Jobs.load(io, run.folder().resolve(Submission.JOB_FILE).toString(), List.of());
+        if (loaded == null) {
+            return ExitCode.INVALID;
+        }
+        if (!LoginCheck.passes(io, List.of(loaded.spec()), batch)) {
+            return ExitCode.PREFLIGHT_FAILED;
+        }
         // counted nodes keep off the nodes quarantined now, not those of the first submit
         JsonNode job = Json.read(run.folder().resolve(Submission.JOB_FILE));
         boolean avoids = job.path("failure").path("quarantine_s").asLong(1) != 0;

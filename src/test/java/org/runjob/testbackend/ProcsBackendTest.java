@@ -123,6 +123,42 @@ class ProcsBackendTest {
                 "the stopped run to end interrupted", () -> Cli.run(env, "status", slowId).out() + stop.err() + stop.out());
     }
 
+    /**
+     * {@code submit --resume} checks each environment on this machine again, as a submit does: a
+     * sourced script gone since the first submit refuses the resume (exit 3) and queues nothing;
+     * once it is back the run is queued again.
+     */
+    @Test
+    void aResumeChecksTheEnvironmentsAgainAndQueuesNothingWhenOneFailsNow() throws Exception {
+        Path script = Files.writeString(tmp.resolve("env.sh"), "export FROM_SCRIPT=yes\n");
+        Path ok = Files.writeString(tmp.resolve("again.yaml"), Files.readString(job("backend: procs\nprocs: {label: q}\n", TWO))
+                .replace("name: procs", "name: again") + "environment: {source: [" + script + "]}\n");
+        Map<String, String> env = env();
+        var done = Cli.run(env, "submit", ok.toString());
+        assertThat(done.code()).as(done.err()).isZero();
+        String runId = done.out().strip();
+        Poll.until(() -> Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(60), "the queued run to succeed");
+        Path queuedJson = tmp.resolve("runs").resolve("again").resolve(runId).resolve("queued.json");
+        String before = Files.readString(queuedJson);
+
+        Files.delete(script);
+        var refused = Cli.run(env, "submit", "--resume", runId);
+        assertThat(refused.code()).as(refused.err()).isEqualTo(3);
+        assertThat(refused.err()).startsWith("runjob: checked on this machine before queueing, nodes a, b fail: ")
+                .contains(script.toString()).contains("runjob: nothing is queued;");
+        assertThat(Files.readString(queuedJson)).isEqualTo(before);
+
+        Files.writeString(script, "export FROM_SCRIPT=yes\n");
+        var resumed = Cli.run(env, "submit", "--resume", runId);
+        assertThat(resumed.code()).as(resumed.err()).isZero();
+        assertThat(resumed.out()).isEqualTo(runId + "\n");
+        // attempt 1 set attempt 0's summary aside when it started: its own ends the run
+        Path setAside = queuedJson.resolveSibling("summary.until-attempt-0.json");
+        Poll.until(() -> Files.exists(setAside) && Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(60),
+                "the resumed run to succeed");
+        assertThat(Files.readString(queuedJson)).contains("\"earlier_job_ids\":[");
+    }
+
     @Test
     void aSweepItsQueueCannotHoldBackIsRefusedMaxParallelAndQueuesNothing() throws Exception {
         Path swept = Files.writeString(tmp.resolve("swept.yaml"), Files.readString(job("backend: procs\nprocs: {label: q}\n", TWO))
