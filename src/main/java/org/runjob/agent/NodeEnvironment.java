@@ -20,6 +20,7 @@ import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
 import org.runjob.runtime.ImageCheck;
 import org.runjob.runtime.WorkerRuntime;
+import org.runjob.runtime.WorkerRuntimes;
 import org.runjob.runtime.WorkerStartArgs;
 
 /**
@@ -234,7 +235,7 @@ final class NodeEnvironment {
         WorkerRuntime rt = c.workerRuntime();
         Optional<Path> program = Programs.find(rt.program(), env.get("PATH"), Path.of("/"));
         if (program.isEmpty()) {
-            facts.put(EnvironmentReply.CONTAINER_ERROR, "no " + rt.program() + " on this node's PATH");
+            facts.put(EnvironmentReply.CONTAINER_ERROR, "no " + rt.program() + " on this node's PATH" + others(rt, env));
             return false;
         }
         ImageCheck check = rt.imageCheck(c.image());
@@ -267,6 +268,16 @@ final class NodeEnvironment {
             facts.put(EnvironmentReply.IMAGE_DIGEST, parts[1]);
         }
         return true;
+    }
+
+    /**
+     * The other runtimes this node has, as a hint ({@code : it has enroot (runtime: enroot)}), so a
+     * Slurm site with pyxis's enroot and no podman learns which runtime to name; empty when none.
+     */
+    private static String others(WorkerRuntime missing, Map<String, String> env) {
+        List<String> found = WorkerRuntimes.all().stream().filter(r -> !r.program().equals(missing.program()))
+                .filter(r -> Programs.find(r.program(), env.get("PATH"), Path.of("/")).isPresent()).map(WorkerRuntime::name).toList();
+        return found.isEmpty() ? "" : ": it has " + String.join(", ", found) + " (runtime: " + found.get(0) + ")";
     }
 
     /** {@code path} with the home directory as {@code ~}. */

@@ -37,6 +37,11 @@ public interface WorkerRuntime {
     /** How a node shows it has {@code image} before a worker starts. */
     ImageCheck imageCheck(String image);
 
+    /** Why the job file's {@code image} can never start through this runtime, said as a fix; empty when it can. */
+    default Optional<String> imageProblem(String image) {
+        return Optional.empty();
+    }
+
     /**
      * The runtime's own record of containers, present where a container outlives its client (a
      * daemon, conmon): the agent reads a worker's exit from it and removes what a run leaves by

@@ -22,7 +22,8 @@ public final class WorkerRuntimes {
     private static final List<WorkerRuntime> BUILT_IN = List.of(
             new Podman(),
             new Docker(),
-            new Apptainer());
+            new Apptainer(),
+            new Enroot());
 
     private static final List<WorkerRuntime> ALL = all(BUILT_IN);
 
@@ -62,7 +63,7 @@ public final class WorkerRuntimes {
         return find(name).orElseThrow(() -> new IllegalArgumentException("unknown container runtime " + name + ": " + names()));
     }
 
-    /** The registered names as a sentence: {@code podman, docker or apptainer}. */
+    /** The registered names as a sentence: {@code podman, docker, apptainer or enroot}. */
     public static String names() {
         List<String> n = ALL.stream().map(WorkerRuntime::name).toList();
         if (n.size() < 2) {

@@ -397,6 +397,10 @@ final class SemanticCheck {
                 problem(pointer + "/container/runtime", "unknown container runtime '" + runtime.stringValue() + "': must be "
                         + WorkerRuntimes.names());
             }
+            JsonNode image = e.get("container").get("image");
+            WorkerRuntimes.find(runtime != null && runtime.isString() ? runtime.stringValue() : WorkerRuntimes.DEFAULT)
+                    .flatMap(rt -> image != null && image.isString() ? rt.imageProblem(image.stringValue()) : Optional.empty())
+                    .ifPresent(why -> problem(pointer + "/container/image", why));
             for (String k : NOT_WITH_CONTAINER) {
                 if (e.has(k)) {
                     keyProblem(pointer + "/" + k, k + " activates on the node, outside the container: with a container the image"

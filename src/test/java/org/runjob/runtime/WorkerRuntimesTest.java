@@ -55,6 +55,32 @@ class WorkerRuntimesTest {
     }
 
     @Test
+    void enrootStartsInTheClientsOwnTreeWithVariablesByNameTheGpusByNvidiaVisibleDevicesAndChangesToTheDirectory() {
+        WorkerRuntime enroot = WorkerRuntimes.named("enroot");
+        Container c = new Container("/images/pt.sqsh", List.of("/data:/in:ro", "/scratch"), List.of("--rw"));
+        assertThat(enroot.argv(c, start(List.of("/tmp/hook"), List.of("RANK", "CUDA_VISIBLE_DEVICES"), List.of("1", "3"), 0, "A", "T",
+                "/w/my runs/R", List.of("python3", "t.py")))).containsExactly(
+                "enroot", "start", "--env", "RANK", "--env", "CUDA_VISIBLE_DEVICES=0,1", "--env", "NVIDIA_VISIBLE_DEVICES",
+                "--mount", "/w/my\\040runs/R:/w/my\\040runs/R:none:x-create=dir,rbind", "--mount", "/tmp/hook:/tmp/hook:none:x-create=dir,rbind",
+                "--mount", "/data:/in:none:x-create=auto,rbind,ro", "--mount", "/scratch:/scratch:none:x-create=auto,rbind", "--rw",
+                "/images/pt.sqsh",
+                "sh", "-c", "cd -- \"$1\" && shift && exec \"$@\"", "runjob-cd", "/w/my runs/R", "python3", "t.py");
+        assertThat(enroot.clientEnvironment(List.of("RANK"), Map.of("RANK", "0", "CUDA_VISIBLE_DEVICES", "1,3")))
+                .containsExactly(Map.entry("NVIDIA_VISIBLE_DEVICES", "1,3"));
+        // a worker without GPUs gets none, even from an image that asks for all of them
+        assertThat(enroot.clientEnvironment(List.of("RANK"), Map.of("RANK", "0"))).containsExactly(Map.entry("NVIDIA_VISIBLE_DEVICES", "void"));
+        assertThat(enroot.store()).isEmpty();
+        assertThat(enroot.imageCheck("~/images/pt.sqsh")).isEqualTo(new ImageCheck.File("~/images/pt.sqsh"));
+        assertThat(enroot.imageCheck("pt.sqsh")).isEqualTo(new ImageCheck.File("pt.sqsh"));
+        assertThat(enroot.imageCheck("pytorch")).isEqualTo(new ImageCheck.Unchecked());
+        assertThat(enroot.imageProblem("/images/pt.sqsh")).isEmpty();
+        assertThat(enroot.imageProblem("docker://nvcr.io#nvidia/pytorch:24.05-py3")).contains("enroot starts a squashfs file or a"
+                + " container it created, not 'docker://nvcr.io#nvidia/pytorch:24.05-py3': make one with enroot import -o IMAGE.sqsh"
+                + " docker://nvcr.io#nvidia/pytorch:24.05-py3 where the nodes read it, and name that file");
+        assertThat(WorkerRuntimes.named("podman").imageProblem("docker://x")).isEmpty();
+    }
+
+    @Test
     void aDaemonRuntimeChecksItsImageAndKeepsARecordSpokenAsDockersCommandLine() {
         WorkerRuntime podman = WorkerRuntimes.named("podman");
         assertThat(podman.imageCheck("t:1")).isEqualTo(new ImageCheck.Inspect(
@@ -68,7 +94,7 @@ class WorkerRuntimesTest {
 
     @Test
     void theRegistryListsTheBuiltInsFirstAndFindsThemByName() {
-        assertThat(WorkerRuntimes.all().stream().map(WorkerRuntime::name).toList()).startsWith("podman", "docker", "apptainer");
+        assertThat(WorkerRuntimes.all().stream().map(WorkerRuntime::name).toList()).startsWith("podman", "docker", "apptainer", "enroot");
         assertThat(WorkerRuntimes.find("singularity")).isEmpty();
         assertThatThrownBy(() -> WorkerRuntimes.named("singularity")).hasMessageStartingWith("unknown container runtime singularity: podman, docker");
     }

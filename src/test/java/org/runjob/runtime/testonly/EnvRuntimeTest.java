@@ -37,7 +37,7 @@ class EnvRuntimeTest {
     @Test
     void theRegistryFindsItByItsServiceLine() {
         assertThat(WorkerRuntimes.named("env")).isInstanceOf(EnvRuntime.class);
-        assertThat(WorkerRuntimes.names()).isEqualTo("podman, docker, apptainer or env");
+        assertThat(WorkerRuntimes.names()).isEqualTo("podman, docker, apptainer, enroot or env");
     }
 
     @Test
@@ -66,6 +66,6 @@ class EnvRuntimeTest {
         var r = Cli.run(env(), "validate", bad.toString());
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).contains("/environment/container/runtime: unknown container runtime 'singularity': must be podman, docker,"
-                + " apptainer or env");
+                + " apptainer, enroot or env");
     }
 }
