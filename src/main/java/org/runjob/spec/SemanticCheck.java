@@ -1,6 +1,5 @@
 package org.runjob.spec;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,7 +16,6 @@ import java.util.stream.Collectors;
 
 import org.runjob.json.Json;
 import org.runjob.observe.Sources;
-import org.runjob.runtime.WorkerRuntimes;
 
 import tools.jackson.databind.JsonNode;
 
@@ -31,10 +29,9 @@ import tools.jackson.databind.JsonNode;
  * {@code workers}; nodes are given as a count only to a backend that picks them, and then without
  * a {@code rendezvous.master}; {@code rendezvous.master} names a node; the backend's own rules
  * ({@link BackendSpec#checkNode}, {@link BackendSpec#checkJob}); the entrypoint is either {@code command} or {@code jar} with {@code main}; shipped files and
- * the jar exist (relative to the file that names them) and land under distinct names; job and node
- * env do not set runjob's reserved variables, and no variable is longer than exec allows; no
- * workdir is {@code /}, a home directory itself, or a system directory; {@code logs.metric} is a
- * regular expression.
+ * the jar exist (relative to the file that names them) and land under distinct names;
+ * {@code logs.metric} is a regular expression; the rules on what a worker runs in (environment,
+ * env, workdir) are {@link WorkerRules}'.
  */
 final class SemanticCheck {
 
@@ -75,20 +72,20 @@ final class SemanticCheck {
         entrypoint(root.get("entrypoint"));
         Set<String> shipped = files(root.get("files"));
         outputs(root.get("outputs"));
-        env(root.get("env"), "/env");
-        environment(root.get("environment"), "/environment", shipped);
+        WorkerRules.variables(problems, root.get("env"), "/env");
+        WorkerRules.environment(problems, root.get("environment"), "/environment", shipped);
         for (String list : List.of("nodes", "spares")) {
             JsonNode nodes = root.get(list);
             if (nodes != null && nodes.isArray()) {
                 for (int i = 0; i < nodes.size(); i++) {
                     JsonNode n = nodes.get(i);
                     if (n.isObject()) {
-                        environment(n.get("environment"), LocatedJson.child("/" + list, i) + "/environment", shipped);
+                        WorkerRules.environment(problems, n.get("environment"), LocatedJson.child("/" + list, i) + "/environment", shipped);
                     }
                 }
             }
         }
-        workdir(root.get("workdir"), "/workdir");
+        WorkerRules.workdir(problems, root.get("workdir"), "/workdir");
         metric(root.get("logs"));
         sources(root.get("observe"));
     }
@@ -240,8 +237,8 @@ final class SemanticCheck {
                 problem(gpus == null ? p : p + "/gpus", label
                         + " uses no GPUs, so say how many processes to start there with workers: N");
             }
-            env(node.get("env"), p + "/env");
-            workdir(node.get("workdir"), p + "/workdir");
+            WorkerRules.variables(problems, node.get("env"), p + "/env");
+            WorkerRules.workdir(problems, node.get("workdir"), p + "/workdir");
         }
         return names;
     }
@@ -363,53 +360,6 @@ final class SemanticCheck {
         }
     }
 
-    /** Keys of an {@code environment:} block that name the workers' Python: at most one per block. */
-    private static final List<String> INTERPRETERS = List.of("venv", "conda", "python");
-    /** What a container's image provides instead: activated on the host, they would not reach inside it. */
-    private static final List<String> NOT_WITH_CONTAINER = List.of("venv", "conda", "modules", "source");
-
-    /**
-     * An environment block: at most one interpreter; a relative {@code source} script is a shipped
-     * file (it is sourced in the run's directory); a container excludes what activates on the host.
-     */
-    private void environment(JsonNode e, String pointer, Set<String> shipped) {
-        if (e == null || !e.isObject()) {
-            return;
-        }
-        List<String> named = INTERPRETERS.stream().filter(e::has).toList();
-        for (String extra : named.subList(Math.min(1, named.size()), named.size())) {
-            keyProblem(pointer + "/" + extra, "an environment names one interpreter: " + named.get(0) + " or " + extra + ", not both");
-        }
-        JsonNode sources = e.get("source");
-        if (sources != null && sources.isArray()) {
-            for (int i = 0; i < sources.size(); i++) {
-                String s = sources.get(i).isString() ? sources.get(i).stringValue() : "";
-                String first = Path.of(s.isEmpty() ? "." : s).normalize().getName(0).toString();
-                if (!s.isEmpty() && !s.startsWith("/") && !s.startsWith("~") && !shipped.contains(first)) {
-                    problem(LocatedJson.child(pointer + "/source", i), "'" + s + "' is neither an absolute path on the node nor a"
-                            + " shipped file: add it to files, or give its absolute path");
-                }
-            }
-        }
-        if (e.has("container")) {
-            JsonNode runtime = e.get("container").get("runtime");
-            if (runtime != null && runtime.isString() && WorkerRuntimes.find(runtime.stringValue()).isEmpty()) {
-                problem(pointer + "/container/runtime", "unknown container runtime '" + runtime.stringValue() + "': must be "
-                        + WorkerRuntimes.names());
-            }
-            JsonNode image = e.get("container").get("image");
-            WorkerRuntimes.find(runtime != null && runtime.isString() ? runtime.stringValue() : WorkerRuntimes.DEFAULT)
-                    .flatMap(rt -> image != null && image.isString() ? rt.imageProblem(image.stringValue()) : Optional.empty())
-                    .ifPresent(why -> problem(pointer + "/container/image", why));
-            for (String k : NOT_WITH_CONTAINER) {
-                if (e.has(k)) {
-                    keyProblem(pointer + "/" + k, k + " activates on the node, outside the container: with a container the image"
-                            + " is the environment (python: PATH names an interpreter inside it)");
-                }
-            }
-        }
-    }
-
     /** The resolved path when it exists, else a problem and null. */
     private Path mustExist(String pointer, String value) {
         Path resolved = Destinations.resolve(doc.valueAt(pointer), value);
@@ -418,70 +368,5 @@ final class SemanticCheck {
             return null;
         }
         return resolved;
-    }
-
-    private static boolean insideRunDirectory(String path) {
-        if (path.isEmpty() || path.startsWith("/") || path.startsWith("~") || path.endsWith("/")) {
-            return false;
-        }
-        for (String part : path.split("/")) {
-            if (part.equals("..") || part.equals(".") || part.isEmpty()) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private void env(JsonNode env, String pointer) {
-        if (env == null || !env.isObject()) {
-            return;
-        }
-        for (String name : env.propertyNames()) {
-            ReservedEnv.why(name).ifPresent(why ->
-                    keyProblem(LocatedJson.child(pointer, name), name + " is set by runjob for each worker (" + why + ")"));
-            JsonNode value = env.get(name);
-            if (name.equals(ReservedEnv.METRICS_FILE) && !insideRunDirectory(value.isString() ? value.stringValue() : "")) {
-                problem(LocatedJson.child(pointer, name), name + " must be a file's path relative to the run's directory, without .."
-                        + " (e.g. out/metrics.jsonl)");
-            }
-            int bytes = name.getBytes(StandardCharsets.UTF_8).length + 1
-                    + (value.isString() ? value.stringValue() : value.toString()).getBytes(StandardCharsets.UTF_8).length;
-            if (bytes > MAX_ENV_ENTRY_BYTES) {
-                problem(LocatedJson.child(pointer, name), name + "=... is " + bytes + " bytes; Linux passes at most "
-                        + MAX_ENV_ENTRY_BYTES + " bytes per variable to a program (MAX_ARG_STRLEN): ship large values as a file");
-            }
-        }
-    }
-
-    /** Linux's MAX_ARG_STRLEN (32 pages of 4 KiB) less the terminating NUL: the longest NAME=value exec accepts. */
-    static final int MAX_ENV_ENTRY_BYTES = 131_071;
-
-    /** Directories a workdir cannot be meant to be: files land in it and workers start there. */
-    private static final Set<String> SYSTEM_DIRS = Set.of("/", "/bin", "/boot", "/dev", "/etc", "/home",
-            "/lib", "/lib32", "/lib64", "/proc", "/run", "/sbin", "/sys", "/tmp", "/usr", "/var", "/var/tmp");
-    private static final Set<String> NEVER_UNDER = Set.of("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32",
-            "/lib64", "/proc", "/sbin", "/sys", "/usr");
-
-    /** A workdir that is a system directory, under one, or a home directory itself. */
-    private void workdir(JsonNode value, String pointer) {
-        if (value == null || !value.isString()) {
-            return;
-        }
-        String w = value.stringValue();
-        String norm = w.startsWith("/") ? Path.of(w).normalize().toString() : w.replaceAll("/+$", "");
-        String why = null;
-        if (norm.equals("~") || norm.equals("$HOME") || norm.equals("${HOME}") || norm.isEmpty() || norm.equals(".")) {
-            why = "is a home directory itself";
-        } else if (norm.matches("/home/[^/]+") || norm.equals("/root")) {
-            why = "is a home directory itself";
-        } else if (SYSTEM_DIRS.contains(norm)) {
-            why = "is a system directory";
-        } else if (NEVER_UNDER.stream().anyMatch(d -> norm.startsWith(d + "/"))) {
-            why = "is inside a system directory";
-        }
-        if (why != null) {
-            problem(pointer, "workdir '" + w + "' " + why + ": runjob writes files there and starts workers in it; "
-                    + "name a directory of its own, e.g. ~/.runjob/JOB or /scratch/USER/JOB");
-        }
     }
 }
