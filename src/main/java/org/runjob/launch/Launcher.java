@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -50,6 +49,7 @@ public final class Launcher {
     private final Clock clock;
     private final Map<String, NodeSession> started;
     private final NodeStarter starter;
+    private final NodeProbes probes;
     private final StatusSink status;
     private final Map<String, Lease.Request> leases = new ConcurrentHashMap<>();
     private Spares spares = Spares.NONE;
@@ -76,6 +76,7 @@ public final class Launcher {
         this.clock = clock;
         this.started = new ConcurrentHashMap<>(started);
         this.starter = starter;
+        this.probes = new NodeProbes(starter);
     }
 
     /**
@@ -152,7 +153,7 @@ public final class Launcher {
             timeline.attemptStarted(attempt, current.nodes().stream().map(NodePlan::name).toList());
             LaunchPlan running = current;
             AgentStarter agents = (node, events) -> startAgent(running, node, events);
-            AttemptResult result = new Supervisor(current, attempt, agents, router, interrupts, clock, grace, status, node -> suspect(running, node))
+            AttemptResult result = new Supervisor(current, attempt, agents, router, interrupts, clock, grace, status, node -> probes.suspect(running, node))
                     .run().withStandIns(standIns).withDropped(dropped);
             // a lost node may be the backend's doing (a cancelled or preempted Slurm job): say so, and never restart into it
             Optional<String> gone = result.succeeded() || result.interrupted() ? Optional.empty() : starter.gone();
@@ -167,7 +168,7 @@ public final class Launcher {
             }
             boolean restart = next instanceof RecoveryPolicy.Next.Restart;
             Map<String, RecoveryPolicy.Fate> fates = result.succeeded() || result.interrupted() || result.nodesGone().isPresent()
-                    ? Map.of() : judge(current, result.lostNodes(), restart);
+                    ? Map.of() : probes.judge(current, result.lostNodes(), restart);
             probes.clear();
             attempts.add(result);
             timeline.attemptEnded(result);
@@ -183,86 +184,6 @@ public final class Launcher {
                     result.rootCause().map(r -> "rank " + r.rank() + ": " + r.outcome().map(Outcome::describe).orElse("?"))
                             .orElse("?"), attempt + 1, maxRestarts);
         }
-    }
-
-    /**
-     * A fresh connection's first failure that came faster than this is tried once more, a second
-     * later: a refused login (sshd at MaxStartups, a restarting daemon). One that took longer (no
-     * answer within the connect timeout) is the answer.
-     */
-    private static final long RETRY_UNDER_MS = 1000;
-
-    /** The fresh connections tried to nodes whose agents went quiet or failed in this attempt, by node: what {@link #judge} reads. */
-    private final Map<String, CompletableFuture<Optional<String>>> probes = new ConcurrentHashMap<>();
-    private final ExecutorService probing = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "probe");
-        t.setDaemon(true);
-        return t;
-    });
-
-    /**
-     * A node whose agent has been silent for half the heartbeat timeout: it is tried on a
-     * connection of its own at once, in the background, so its answer is ready about when the
-     * silence ends the attempt (a cut link costs the connect timeout once, not after the heartbeat
-     * timeout). Called on the heartbeat's thread: it only starts the try.
-     */
-    private void suspect(LaunchPlan plan, String node) {
-        nodeSpec(plan, node).ifPresent(spec -> probes.computeIfAbsent(node, n -> {
-            LOG.info("node {}: its agent has been silent for half the heartbeat timeout; trying the node on a connection of its own", n);
-            return CompletableFuture.supplyAsync(() -> probe(spec), probing);
-        }));
-    }
-
-    /**
-     * Why a connection of its own to the node fails, a quick refusal tried once more a second
-     * later; empty when it answers. A try that breaks in runjob itself is no evidence about the
-     * node: logged, and read as an answer.
-     */
-    private Optional<String> probe(NodeSpec node) {
-        try {
-            long begin = System.nanoTime();
-            Optional<String> why = starter.probe(node);
-            if (why.isPresent() && System.nanoTime() - begin < RETRY_UNDER_MS * 1_000_000) {
-                Thread.sleep(1000);
-                why = starter.probe(node);
-            }
-            return why;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Optional.empty();
-        } catch (RuntimeException e) {
-            LOG.warn("node {}: cannot try it on a connection of its own ({}): not taken for lost", node.name(), e.toString());
-            return Optional.empty();
-        }
-    }
-
-    /**
-     * What became of each node whose agent failed in the attempt ({@link RecoveryPolicy#fates}):
-     * lost only when a connection of its own fails too (tried on suspicion during the attempt, or
-     * now). Every such node is reached afresh by the next start (its old session dropped: a
-     * session across a cut link may look open and never answer).
-     */
-    private Map<String, RecoveryPolicy.Fate> judge(LaunchPlan plan, Map<String, String> agentFailures, boolean restart) {
-        Map<String, CompletableFuture<Optional<String>>> pending = new LinkedHashMap<>();
-        for (String node : agentFailures.keySet()) {
-            Optional<NodeSpec> spec = nodeSpec(plan, node);
-            CompletableFuture<Optional<String>> tried = probes.remove(node);
-            pending.put(node, tried != null ? tried : spec.isEmpty() ? CompletableFuture.completedFuture(Optional.of("it is no node of the plan"))
-                    : CompletableFuture.supplyAsync(() -> probe(spec.get()), probing));
-        }
-        Map<String, String> freshFailures = new LinkedHashMap<>();
-        pending.forEach((node, tried) -> tried.join().ifPresent(why -> freshFailures.put(node, why)));
-        agentFailures.keySet().forEach(node -> nodeSpec(plan, node).ifPresent(starter::reset));
-        Map<String, RecoveryPolicy.Fate> fates = RecoveryPolicy.fates(agentFailures, freshFailures);
-        fates.values().forEach(f -> {
-            if (f instanceof RecoveryPolicy.Fate.Answers a) {
-                LOG.warn("node {}: its agent failed ({}), but the node answers on a fresh connection: it is not lost{}", a.node(), a.agentFailure(),
-                        restart ? "; the restart runs there" : "");
-            } else if (f instanceof RecoveryPolicy.Fate.Lost l) {
-                LOG.warn("node {} is lost: a fresh connection failed too ({})", l.node(), l.evidence());
-            }
-        });
-        return fates;
     }
 
     /** The run's attempts, once no attempt follows: agents started for an attempt that never came are closed. */
