@@ -18,6 +18,7 @@ import org.runjob.distribute.RelayPlan;
 import org.runjob.distribute.Shipped;
 import org.runjob.protocol.Answer;
 import org.runjob.protocol.NodeFacts;
+import org.runjob.session.FileOffer;
 import org.runjob.session.NodeSession;
 import org.runjob.spec.NodeSpec;
 import org.runjob.spec.Relay;
@@ -90,7 +91,7 @@ final class Shipping {
 
     private Shipped transfer(NodeSpec node, NodeSession session) throws IOException {
         Optional<String> address = addressOf.apply(node);
-        NodeSession.Offer offer = session.offer(entries);
+        FileOffer offer = session.offer(entries);
         if (address.isPresent() && relay.relays(offer.neededBytes(), remoteNodes)) {
             return relayed(node, session, offer, address.get());
         }
@@ -102,12 +103,12 @@ final class Shipping {
         return shipped;
     }
 
-    private Shipped direct(NodeSpec node, NodeSession session, NodeSession.Offer offer) throws IOException {
+    private Shipped direct(NodeSpec node, NodeSession session, FileOffer offer) throws IOException {
         return session.send(offer, line -> progress.accept("runjob: " + node.name() + ": shipping " + line));
     }
 
     /** Through the plan: from a serving peer, or from runjob when its slot is free; a failed relay goes back to the plan. */
-    private Shipped relayed(NodeSpec node, NodeSession session, NodeSession.Offer offer, String address) throws IOException {
+    private Shipped relayed(NodeSpec node, NodeSession session, FileOffer offer, String address) throws IOException {
         while (true) {
             RelayPlan.Sender sender = take();
             boolean ok = false;

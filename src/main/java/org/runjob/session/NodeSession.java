@@ -66,8 +66,6 @@ public final class NodeSession implements AutoCloseable {
      * rest, so runjob holds at most this many lines or output chunks of a node.
      */
     static final int INBOX = 64;
-    /** Files at least this big report their progress. */
-    static final long PROGRESS_MIN_BYTES = 8L << 20;
 
     private final String node;
     private final StreamAgentChannel channel;
@@ -269,38 +267,12 @@ public final class NodeSession implements AutoCloseable {
         }
     }
 
-    /** What a node's agent answered a file list with: the manifest, and per file whether it needs it. */
-    public record Offer(List<FileList.Entry> files, List<FileManifest.Entry> entries, List<Boolean> needs) {
-        public Offer {
-            files = List.copyOf(files);
-            entries = List.copyOf(entries);
-            needs = List.copyOf(needs);
-        }
-
-        /** The bytes the node lacks. */
-        public long neededBytes() {
-            long n = 0;
-            for (int i = 0; i < entries.size(); i++) {
-                n += needs.get(i) ? entries.get(i).size() : 0;
-            }
-            return n;
-        }
-
-        /** What a transfer of exactly the needed files did. */
-        Shipped shipped(Optional<String> relayedBy) {
-            int files = (int) needs.stream().filter(b -> b).count();
-            long sent = neededBytes();
-            long total = entries.stream().mapToLong(FileManifest.Entry::size).sum();
-            return new Shipped(sent, total - sent, files, entries.size() - files, relayedBy);
-        }
-    }
-
     /**
      * Tells the agent what its workdir should hold ({@code files}); it answers which files it lacks.
      * Sends nothing yet: {@link #send} or {@link #fetch} then brings exactly those, and the agent
      * writes them safely ({@link org.runjob.agent.FileReceiver}).
      */
-    public synchronized Offer offer(List<FileList.Entry> files) throws IOException {
+    public synchronized FileOffer offer(List<FileList.Entry> files) throws IOException {
         List<FileManifest.Entry> entries = new ArrayList<>();
         for (FileList.Entry f : files) {
             entries.add(new FileManifest.Entry(f.destination(), Files.size(f.source()),
@@ -318,7 +290,7 @@ public final class NodeSession implements AutoCloseable {
         if (answer.needed().size() != entries.size()) {
             throw new IOException("the agent answered the file list for " + answer.needed().size() + " of " + entries.size() + " files");
         }
-        return new Offer(files, entries, answer.needed());
+        return new FileOffer(files, entries, answer.needed());
     }
 
     /**
@@ -326,7 +298,7 @@ public final class NodeSession implements AutoCloseable {
      *
      * @param progress gets a line now and then while a large file is on its way ("train.bin 40% of 100 MiB")
      */
-    public synchronized Shipped send(Offer offer, Consumer<String> progress) throws IOException {
+    public synchronized Shipped send(FileOffer offer, Consumer<String> progress) throws IOException {
         for (int i = 0; i < offer.entries().size(); i++) {
             if (offer.needs().get(i)) {
                 send(i, offer.files().get(i).source(), offer.entries().get(i), progress);
@@ -344,7 +316,7 @@ public final class NodeSession implements AutoCloseable {
      *
      * @param peer the serving node's name, for the record
      */
-    public synchronized Shipped fetch(Offer offer, String peer, String host, int port, String key) throws IOException {
+    public synchronized Shipped fetch(FileOffer offer, String peer, String host, int port, String key) throws IOException {
         // the agent ends a stalled relay after FileRelay.READ_TIMEOUT_MS without data: this deadline only covers a hung agent
         Answer answer = answer(Frame.Type.FETCH, PortRequest.fetch(host, port, key).encode(), 6 * 3_600_000L);
         if (!answer.ok()) {
@@ -377,7 +349,7 @@ public final class NodeSession implements AutoCloseable {
     }
 
     private void send(int index, Path source, FileManifest.Entry e, Consumer<String> progress) throws IOException {
-        Progress p = new Progress(source.getFileName().toString(), e.size(), progress);
+        TransferProgress p = new TransferProgress(source.getFileName().toString(), e.size(), progress);
         try (InputStream in = Files.newInputStream(source)) {
             byte[] buf = new byte[CHUNK];
             int n;
@@ -387,31 +359,6 @@ public final class NodeSession implements AutoCloseable {
             }
         }
         channel.send(new Frame(Frame.Type.FILE_DATA, index, new byte[0]));
-    }
-
-    /** Reports a transfer of a large file at most once a second, and at its end. */
-    private static final class Progress {
-        private final String name;
-        private final long size;
-        private final Consumer<String> sink;
-        private long done;
-        private long last = System.nanoTime();
-
-        Progress(String name, long size, Consumer<String> sink) {
-            this.name = name;
-            this.size = size;
-            this.sink = size >= PROGRESS_MIN_BYTES ? sink : line -> { };
-        }
-
-        void add(long bytes) {
-            done += bytes;
-            if (done == size) {
-                sink.accept(name + " 100% of " + (size >> 20) + " MiB");
-            } else if (System.nanoTime() - last > 1_000_000_000L) {
-                last = System.nanoTime();
-                sink.accept(name + " " + (done * 100 / size) + "% of " + (size >> 20) + " MiB");
-            }
-        }
     }
 
     /** Hands the agent to the supervisor: its events go to {@code events} from now on, a HELLO first. */
