@@ -60,7 +60,7 @@ public final class SlurmBackend implements Backend {
             throw new NodeException("the job's " + n + " node" + (n == 1 ? " is" : "s are") + " given as a count, and Slurm names them"
                     + " when it allocates them: queue the run with `runjob submit`, or run runjob inside an allocation (salloc --nodes=" + n + ")");
         }
-        List<String> held = SlurmCommands.hostnames(list.get(), SlurmEnv.of(env));
+        List<String> held = SlurmClient.hostnames(list.get(), SlurmEnv.of(env));
         if (held.size() < n) {
             throw new NodeException("runjob runs inside Slurm job " + job.get() + ", which holds " + held.size() + " node"
                     + (held.size() == 1 ? "" : "s") + " (" + list.get() + "); the job asks for " + n);

@@ -53,6 +53,8 @@ public final class SlurmCluster implements Cluster {
     private final Optional<String> insideNodes;
     /** The whole environment runjob was given: the allocation's SLURM_ variables are read from it. */
     private final Map<String, String> allEnv;
+    /** What runjob reads and asks of the job it runs inside. */
+    private final Optional<InsideJob> insideJob;
     /** In a heterogeneous allocation runjob runs inside: each node's component. */
     private final Map<String, Integer> insideGroups = new ConcurrentHashMap<>();
     private final List<Process> steps = new CopyOnWriteArrayList<>();
@@ -77,6 +79,7 @@ public final class SlurmCluster implements Cluster {
         this.inside = SlurmEnv.jobId(env);
         this.insideNodes = SlurmEnv.nodeList(env);
         this.allEnv = Map.copyOf(env);
+        this.insideJob = inside.map(id -> new InsideJob(id, insideNodes, this.env, allEnv));
         this.jobName = "runjob-" + spec.name();
         this.progress = progress;
     }
@@ -96,7 +99,7 @@ public final class SlurmCluster implements Cluster {
      */
     @Override
     public synchronized Optional<RunHandle> handle() {
-        Optional<String> restarts = Optional.ofNullable(allEnv.get("SLURM_RESTART_COUNT")).filter(v -> v.matches("\\d{1,9}"));
+        Optional<String> restarts = Optional.ofNullable(allEnv.get(InsideJob.RESTART_COUNT)).filter(v -> v.matches("\\d{1,9}"));
         return Optional.ofNullable(allocation).map(a -> new RunHandle("slurm", restarts.isPresent()
                 ? Map.of("job_id", a.jobId(), "restart_count", restarts.get()) : Map.of("job_id", a.jobId())));
     }
@@ -114,7 +117,7 @@ public final class SlurmCluster implements Cluster {
         // a job being cancelled reads COMPLETING until its steps are gone: wait for the state it ends in
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SlurmEvents.SETTLE_S);
         while (true) {
-            String out = SlurmCommands.job(a.jobId(), env).orElse("");
+            String out = SlurmClient.job(a.jobId(), env).orElse("");
             if (!SlurmEvents.ending(out) || System.nanoTime() > deadline) {
                 return SlurmEvents.gone(a.jobId(), out);
             }
@@ -127,97 +130,24 @@ public final class SlurmCluster implements Cluster {
         }
     }
 
-    /**
-     * Inside the user's or runjob's own batch job: what its record says while this step is being
-     * ended ({@link SlurmEvents#stop}); a record that reads only COMPLETING is asked again for up to
-     * 2 s, until it shows its end state, and is then read for what it is ({@link SlurmEvents#stillEnding}).
-     */
     @Override
     public Optional<SchedulerStop> stoppedBy() {
-        if (inside.isEmpty() || insideNodes.isEmpty()) {
-            return Optional.empty();
-        }
-        int own = Optional.ofNullable(allEnv.get("SLURM_RESTART_COUNT")).filter(v -> v.matches("\\d{1,9}")).map(Integer::parseInt).orElse(0);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-        try {
-            List<String> held = SlurmCommands.hostnames(insideNodes.get(), env);
-            while (true) {
-                String out = SlurmCommands.job(inside.get(), env).orElse("");
-                Optional<String> list = SlurmEvents.nodeList(out);
-                List<String> now = list.isPresent() ? SlurmCommands.hostnames(list.get(), env) : List.of();
-                Optional<SchedulerStop> stop = SlurmEvents.stop(inside.get(), out, own, held, now);
-                if (stop.isPresent()) {
-                    return stop;
-                }
-                if (System.nanoTime() > deadline) {
-                    return SlurmEvents.stillEnding(inside.get(), out);
-                }
-                Thread.sleep(200);
-            }
-        } catch (NodeException e) {
-            LOG.warn("cannot tell why Slurm ends job {}: {}", inside.get(), e.getMessage());
-            return Optional.empty();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Optional.empty();
-        }
+        return insideJob.flatMap(InsideJob::stoppedBy);
     }
 
-    /**
-     * {@code scontrol update JobId=J ExcNodeList=...}: the Slurm nodes among {@code machines} added to
-     * those the job already keeps off. Slurm takes it while the requeued job is still being ended
-     * (COMPLETING) or waits in the queue, and places its next start elsewhere.
-     */
     @Override
     public Optional<String> keepOff(Set<String> machines) {
-        List<String> nodes = SlurmAddress.nodesOf(machines);
-        if (inside.isEmpty() || nodes.isEmpty()) {
-            return Optional.empty();
-        }
-        List<String> all = new ArrayList<>();
-        SlurmCommands.job(inside.get(), env).flatMap(SlurmEvents::excluded).ifPresent(all::add);
-        all.addAll(nodes);
-        return SlurmCommands.failure(List.of("scontrol", "update", "JobId=" + inside.get(), "ExcNodeList=" + String.join(",", all)), env)
-                .map(p -> "scontrol update ExcNodeList: " + p);
+        return insideJob.flatMap(j -> j.keepOff(machines));
     }
 
-    /**
-     * {@code scancel J} of the batch job runjob runs in, while Slurm still reads it RUNNING: a
-     * stopped run's job is then recorded {@code CANCELLED}, as a stop is, not {@code FAILED} with
-     * runjob's exit code 130.
-     */
     @Override
     public Optional<String> cancelAfterStop() {
-        // a job Slurm itself ends or requeues (a cancel, preemption, requeue, time limit) reads otherwise than RUNNING: left to Slurm
-        if (inside.isEmpty() || !SlurmCommands.ask(List.of("scontrol", "show", "job", inside.get()), env).map(SlurmEvents::running).orElse(false)) {
-            return Optional.empty();
-        }
-        Optional<String> refused = SlurmCommands.failure(List.of("scancel", inside.get()), env);
-        return Optional.of(refused.map(r -> "cannot cancel Slurm job " + inside.get() + ": " + r)
-                .orElse("Slurm job " + inside.get() + " is cancelled: the run was stopped"));
+        return insideJob.flatMap(InsideJob::cancelAfterStop);
     }
 
-    /**
-     * {@code scontrol requeue J} of the batch job runjob runs in, when {@code slurm.requeue_on_time_limit}
-     * asks for it and the job has been requeued fewer than {@code slurm.max_time_limit_requeues}
-     * times ({@code SLURM_RESTART_COUNT}); what was done, for the console.
-     */
     @Override
     public Optional<String> requeueAfterTimeLimit() {
-        SlurmSettings slurm = spec.settings(SlurmSettings.class);
-        if (inside.isEmpty() || !slurm.requeueOnTimeLimit()) {
-            return Optional.empty();
-        }
-        int done = Optional.ofNullable(allEnv.get("SLURM_RESTART_COUNT")).filter(v -> v.matches("\\d{1,9}")).map(Integer::parseInt).orElse(0);
-        if (done >= slurm.maxTimeLimitRequeues()) {
-            return Optional.of("Slurm job " + inside.get() + " is not requeued again: it was requeued " + done + " time" + (done == 1 ? "" : "s")
-                    + " already (slurm.max_time_limit_requeues " + slurm.maxTimeLimitRequeues() + "); give it a longer time limit, or"
-                    + " resume it with runjob submit --resume");
-        }
-        Optional<String> refused = SlurmCommands.failure(List.of("scontrol", "requeue", inside.get()), env);
-        return Optional.of(refused.map(r -> "cannot requeue Slurm job " + inside.get() + ": " + r).orElse("Slurm job " + inside.get()
-                + " is requeued (slurm.requeue_on_time_limit), continuation " + (done + 1) + " of at most " + slurm.maxTimeLimitRequeues()
-                + ": the run goes on as its next attempt when Slurm starts it again"));
+        return insideJob.flatMap(j -> j.requeueAfterTimeLimit(spec.settings(SlurmSettings.class)));
     }
 
     /** The node's NodeAddr, once sinfo answered. */
@@ -329,14 +259,14 @@ public final class SlurmCluster implements Cluster {
             for (int k = 0; k < components; k++) {
                 String list = allEnv.get("SLURM_JOB_NODELIST_HET_GROUP_" + k);
                 if (list != null) {
-                    for (String node : SlurmCommands.hostnames(list, env)) {
+                    for (String node : SlurmClient.hostnames(list, env)) {
                         held.add(node);
                         insideGroups.putIfAbsent(node, k);
                     }
                 }
             }
         } else if (insideNodes.isPresent()) {
-            held.addAll(SlurmCommands.hostnames(insideNodes.get(), env));
+            held.addAll(SlurmClient.hostnames(insideNodes.get(), env));
         } else {
             return List.of();
         }
@@ -351,7 +281,7 @@ public final class SlurmCluster implements Cluster {
      */
     private String output(List<String> argv, String what) throws NodeException {
         try {
-            SlurmCommands.Ran ran = SlurmCommands.run(argv, env);
+            SlurmClient.Ran ran = SlurmClient.run(argv, env);
             if (!ran.ok()) {
                 throw new NodeException(what + " failed: " + ran.out().trim());
             }

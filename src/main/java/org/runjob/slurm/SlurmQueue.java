@@ -102,7 +102,7 @@ final class SlurmQueue implements BatchQueue {
             return new SlurmCommands(spec, SlurmCommands.shapesOf(spec, Map.of()));
         }
         List<String> argv = List.of("sinfo", "--noheader", "--Node", "--nodes=" + String.join(",", all), "--format=" + SlurmNodeInfo.FORMAT);
-        String out = SlurmCommands.ask(argv, SlurmEnv.of(env))
+        String out = SlurmClient.ask(argv, SlurmEnv.of(env))
                 .orElseThrow(() -> new IllegalArgumentException("cannot run sinfo to count the GPUs of node " + all.get(0) + " (gpus: all)"));
         Map<String, SlurmNodeInfo> infos = SlurmNodeInfo.parse(out);
         Map<String, Integer> gpus = new LinkedHashMap<>();
@@ -211,26 +211,26 @@ final class SlurmQueue implements BatchQueue {
     /** From the job's record ({@link SlurmEvents#queueState}): one line, a requeued job's hold included. */
     @Override
     public Optional<String> state(String jobId, Map<String, String> env) {
-        return SlurmCommands.job(jobId, SlurmEnv.of(env)).flatMap(SlurmEvents::queueState);
+        return SlurmClient.job(jobId, SlurmEnv.of(env)).flatMap(SlurmEvents::queueState);
     }
 
     /** {@code scontrol show job}: RUNNING, with more {@code Restarts=} than {@code restartsSeen}. */
     @Override
     public boolean runsAgain(String jobId, int restartsSeen, Map<String, String> env) {
-        return SlurmCommands.job(jobId, SlurmEnv.of(env)).map(out -> SlurmEvents.running(out) && SlurmEvents.restarts(out) > restartsSeen)
+        return SlurmClient.job(jobId, SlurmEnv.of(env)).map(out -> SlurmEvents.running(out) && SlurmEvents.restarts(out) > restartsSeen)
                 .orElse(false);
     }
 
     @Override
     public Optional<String> unstarted(String jobId, Map<String, String> env) {
-        return SlurmCommands.job(jobId, SlurmEnv.of(env)).flatMap(out -> SlurmEvents.unstarted(jobId, out));
+        return SlurmClient.job(jobId, SlurmEnv.of(env)).flatMap(out -> SlurmEvents.unstarted(jobId, out));
     }
 
     @Override
     public Optional<String> cancel(String jobId, boolean now, Map<String, String> env) {
         boolean pending = state(jobId, env).map(s -> s.startsWith("queued") || s.startsWith("requeued")).orElse(false);
         List<String> argv = now || pending ? List.of("scancel", jobId) : List.of("scancel", "--batch", "--signal=TERM", jobId);
-        String out = SlurmCommands.ask(argv, SlurmEnv.of(env)).orElse("scancel did not answer").trim();
+        String out = SlurmClient.ask(argv, SlurmEnv.of(env)).orElse("scancel did not answer").trim();
         return out.isEmpty() ? Optional.empty() : Optional.of(out);
     }
 
@@ -243,10 +243,10 @@ final class SlurmQueue implements BatchQueue {
     public Optional<String> cancelArray(String arrayId, boolean now, Map<String, String> env) {
         Map<String, String> slurmEnv = SlurmEnv.of(env);
         if (now) {
-            return SlurmCommands.failure(List.of("scancel", arrayId), slurmEnv);
+            return SlurmClient.failure(List.of("scancel", arrayId), slurmEnv);
         }
-        Optional<String> pending = SlurmCommands.failure(List.of("scancel", "--state=PENDING", arrayId), slurmEnv);
-        Optional<String> running = SlurmCommands.failure(List.of("scancel", "--batch", "--signal=TERM", "--state=RUNNING", arrayId), slurmEnv);
+        Optional<String> pending = SlurmClient.failure(List.of("scancel", "--state=PENDING", arrayId), slurmEnv);
+        Optional<String> running = SlurmClient.failure(List.of("scancel", "--batch", "--signal=TERM", "--state=RUNNING", arrayId), slurmEnv);
         return pending.isPresent() ? pending : running;
     }
 

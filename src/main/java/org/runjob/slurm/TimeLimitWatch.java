@@ -63,7 +63,7 @@ final class TimeLimitWatch {
     private static void watch(String jobId, Map<String, String> env, int before, Consumer<String> ending, BooleanSupplier done) {
         try {
             while (!done.getAsBoolean()) {
-                Optional<String> job = SlurmCommands.job(jobId, env);
+                Optional<String> job = SlurmClient.job(jobId, env);
                 Optional<Instant> stop = job.flatMap(j -> stopAt(j, before, ZoneId.systemDefault()));
                 if (stop.isEmpty()) {
                     LOG.info("slurm job {}: no time limit to watch", jobId);
