@@ -18,6 +18,7 @@ import org.junit.jupiter.api.parallel.Isolated;
 import org.runjob.testbed.CpuHogs;
 import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.OnSshTestbed;
+import org.runjob.testbed.RunjobJvm;
 
 /**
  * A busy machine costs no node and no line: with 20 CPU hogs (a load average of about 20 on the
@@ -54,7 +55,7 @@ class LoadTest {
                 Map.of("LINES", Integer.toString(lines), "SPREAD_S", "20"));
         try (CpuHogs load = CpuHogs.start(HOGS)) {
             List<Process> pipeline = ProcessBuilder.startPipeline(List.of(
-                    new ProcessBuilder(java(), "-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main", job.toString())
+                    new ProcessBuilder(RunjobJvm.command(List.of(job.toString())))
                             .directory(tmp.toFile()).redirectError(tmp.resolve("load.yaml.err").toFile()),
                     new ProcessBuilder("nice", "-n", "19", "sh", "-c", "exec cat > \"$0\"", tmp.resolve("load.yaml.out").toString())));
             pipeline.forEach(toClean::add);
@@ -77,10 +78,6 @@ class LoadTest {
             assertThat(Files.readString(folder.resolve("rank-" + rank + ".log"))).endsWith("\n");
         }
         assertThat(countLines(folder.resolve("all.log"))).isEqualTo(24L * (lines + lines / 1000));
-    }
-
-    private static String java() {
-        return ProcessHandle.current().info().command().orElse("java");
     }
 
     private static long countLines(Path file) throws IOException {

@@ -31,6 +31,7 @@ import org.runjob.testbed.OnSlurmTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Podman;
 import org.runjob.testbed.Poll;
+import org.runjob.testbed.RunjobJvm;
 import org.runjob.testbed.RunjobProcess;
 import org.runjob.testbed.SlurmTestbed;
 import org.runjob.testbed.SshTestbed;
@@ -433,8 +434,7 @@ class SlurmBackendTest {
     private int insideSalloc(String name, Path job, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of("salloc", "--job-name=users-own", "--ntasks-per-node=2"));
         cmd.addAll(List.of(args));
-        cmd.addAll(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"),
-                "org.runjob.cli.Main", job.toString()));
+        cmd.addAll(RunjobJvm.command(List.of(job.toString())));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(dir.resolve(name + ".out").toFile())
                 .redirectError(dir.resolve(name + ".err").toFile());
         pb.environment().putAll(env);
@@ -563,8 +563,7 @@ class SlurmBackendTest {
         Path sleepy = jobs.job("sleepy", "  - {name: h1, workers: 1}\n", jobs.worker("sleeper.py"), List.of("python3", "sleeper.py"),
                 "backend: slurm\nworkdir: " + dir.resolve("work") + "\nsweep: {n: [0, 1]}\n", Map.of("PID_TAG", "${sweep.n}"));
         // submitted by a runjob with a JVM flag of its own, which its runs' coordinators get too
-        List<String> cmd = List.of(ProcessHandle.current().info().command().orElse("java"), "-Xss1280k", "-cp",
-                System.getProperty("java.class.path"), "org.runjob.cli.Main", "submit", sleepy.toString());
+        List<String> cmd = RunjobJvm.command(List.of("-Xss1280k"), List.of("submit", sleepy.toString()));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(dir.resolve("sleepy.yaml.out").toFile())
                 .redirectError(dir.resolve("sleepy.yaml.err").toFile()).directory(dir.toFile());
         pb.environment().putAll(env);
@@ -1095,9 +1094,8 @@ class SlurmBackendTest {
     void insideTheUsersAllocationItsStepsGoThereAndItIsNeverCancelled() throws Exception {
         Path job = job("inside", jobs.worker("ticks.py"), List.of("python3", "ticks.py"), "", Map.of("TICKS", "40"));
         // runjob as the command of the user's own salloc: SLURM_JOB_ID is set
-        List<String> cmd = new ArrayList<>(List.of("salloc", "--job-name=users-own", "--nodes=2", "--nodelist=h1,h2", "--ntasks-per-node=2",
-                ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main",
-                job.toString()));
+        List<String> cmd = new ArrayList<>(List.of("salloc", "--job-name=users-own", "--nodes=2", "--nodelist=h1,h2", "--ntasks-per-node=2"));
+        cmd.addAll(RunjobJvm.command(List.of(job.toString())));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(dir.resolve("inside.out").toFile()).redirectError(dir.resolve("inside.err").toFile());
         pb.environment().putAll(env);
         Process salloc = pb.start();

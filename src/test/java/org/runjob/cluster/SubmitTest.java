@@ -24,6 +24,7 @@ import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.OnSshTestbed;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
+import org.runjob.testbed.RunjobJvm;
 import org.runjob.testbed.SshTestbed;
 
 import tools.jackson.databind.JsonNode;
@@ -79,9 +80,8 @@ class SubmitTest {
 
     /** runjob ARGS run as the launching machine (h4's namespace), in {@code cwd}; its stdout, stderr and exit code. */
     private Result runjob(Path cwd, Duration timeout, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", launcher.namespace(),
-                ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main"));
-        cmd.addAll(List.of(args));
+        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", launcher.namespace()));
+        cmd.addAll(RunjobJvm.command(List.of(args)));
         Path out = Files.createTempFile(dir, "out-", ".txt");
         Path err = Files.createTempFile(dir, "err-", ".txt");
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(cwd.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());

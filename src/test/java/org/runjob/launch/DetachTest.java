@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,6 +25,7 @@ import org.runjob.cli.Cli;
 import org.runjob.testbed.Leftovers;
 import org.runjob.testbed.Pids;
 import org.runjob.testbed.Poll;
+import org.runjob.testbed.RunjobJvm;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -183,9 +183,7 @@ class DetachTest {
 
     /** runjob ARGS as its own JVM, its stdout a pipe read here line by line into {@code lines}, its stderr to a file. */
     private Process runjob(List<String> lines, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
-                System.getProperty("java.class.path"), "org.runjob.cli.Main"));
-        cmd.addAll(List.of(args));
+        List<String> cmd = RunjobJvm.command(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectError(Files.createTempFile(tmp, "err-", ".txt").toFile()).start();
         Thread reader = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {

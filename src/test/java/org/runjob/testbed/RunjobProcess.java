@@ -32,11 +32,9 @@ public final class RunjobProcess {
     /** As above, with {@code jvm} options (a heap cap) before the class. */
     public static Process start(Path dir, String name, Map<String, String> env, List<String> jvm, List<String> options, Path job,
                                 List<String> args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
-        cmd.addAll(jvm);
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main"));
-        cmd.addAll(options);
-        cmd.add(job.toString());
+        List<String> runjobArgs = new ArrayList<>(options);
+        runjobArgs.add(job.toString());
+        List<String> cmd = new ArrayList<>(RunjobJvm.command(jvm, runjobArgs));
         if (!args.isEmpty()) {
             cmd.add("--");
             cmd.addAll(args);
@@ -49,8 +47,7 @@ public final class RunjobProcess {
      * console that stops); its stderr goes to JOB-NAME.err there.
      */
     public static Process startPiped(Path dir, Path job) throws IOException {
-        List<String> cmd = List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
-                System.getProperty("java.class.path"), "org.runjob.cli.Main", job.toString());
+        List<String> cmd = RunjobJvm.command(List.of(job.toString()));
         return new ProcessBuilder(cmd).directory(dir.toFile())
                 .redirectError(dir.resolve(job.getFileName() + ".err").toFile()).start();
     }
@@ -60,9 +57,7 @@ public final class RunjobProcess {
      * its stdout and stderr both in the one pipe this test reads (or does not read).
      */
     public static Process startPiped(Path dir, Path job, Map<String, String> env, List<String> jvm) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
-        cmd.addAll(jvm);
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "org.runjob.cli.Main", job.toString()));
+        List<String> cmd = RunjobJvm.command(jvm, List.of(job.toString()));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().putAll(env);
         return pb.directory(dir.toFile()).redirectErrorStream(true).start();
@@ -70,10 +65,7 @@ public final class RunjobProcess {
 
     /** {@code runjob ARGS...} in {@code dir} with {@code env} added; its stdout and stderr go to NAME.out / .err there. */
     public static Process command(Path dir, String name, Map<String, String> env, List<String> args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
-                System.getProperty("java.class.path"), "org.runjob.cli.Main"));
-        cmd.addAll(args);
-        return launch(dir, name, env, cmd);
+        return launch(dir, name, env, RunjobJvm.command(args));
     }
 
     /** Starts {@code cmd} in {@code dir} with {@code env} added; its stdout and stderr go to NAME.out / .err there. */
