@@ -12,6 +12,7 @@ KillWait=5), then runs R rounds of each case, runjob and its peer one after the 
                  runjob JOB  vs  srun --kill-on-bad-exit=1 (same hostfile)
   submit 3x1     the trivial job queued as a batch job, until it has ended (the run's exit code):
                  runjob submit JOB; runjob logs -f RUN  vs  sbatch --wait -N3 -n3 -w b1,b2,b3 --wrap 'srun true'
+  submit --wait  the same in one runjob: runjob submit --wait JOB  vs  the same sbatch --wait
 Reported per tool: median (min-max) wall seconds, client CPU-seconds (the launcher and its
 children, wait4 rusage), cluster CPU-seconds (this machine's CPU time during the run minus the
 client's: slurmctld, slurmd, slurmstepd, runjob's agents and the tasks), and the runjob/peer
@@ -191,6 +192,9 @@ def main():
              ["srun", "-m", "arbitrary", "-n3", "--cpu-bind=none", "--kill-on-bad-exit=1", f"--chdir={d}/work", "/usr/bin/python3", "worker.py"],
              hostfile(d, uneven), (1, None)),
             ("submit 3x1", ["sh", "-c", 'r=$("$0" submit "$1") && exec "$0" logs -f "$r" >/dev/null', RUNJOB, job_file(d, "s3", three, ["'true'"])],
+             ["sbatch", "--wait", "--quiet", "-N3", "-n3", "-w", ",".join(NODES), f"--output={d}/sbatch-%j.out", "--wrap", "srun true"], None,
+             (0, 0)),
+            ("submit --wait", ["sh", "-c", 'exec "$0" submit --wait "$1" >/dev/null', RUNJOB, job_file(d, "sw", three, ["'true'"])],
              ["sbatch", "--wait", "--quiet", "-N3", "-n3", "-w", ",".join(NODES), f"--output={d}/sbatch-%j.out", "--wrap", "srun true"], None,
              (0, 0)),
         ]

@@ -1,5 +1,9 @@
 package org.runjob.cli;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -20,9 +24,11 @@ import picocli.CommandLine.Parameters;
                 + " go offline or be switched off once this returns. Preflight runs first, its table shown here.",
                 "runjob runs / status / logs -f / stop reach the run later from any directory of this machine.", ""},
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
-            "0:the run is submitted (its id on stdout)",
+            "0:the run is submitted (its id on stdout); with --wait, it succeeded",
+            "1:with --wait: the run failed (a sweep: the highest of its runs' exit codes)",
             "2:usage error or invalid job file, or a job submit cannot hand over (local nodes, Slurm)",
-            "3:a node host could not start, or preflight failed; nothing was started"})
+            "3:a node host could not start, or preflight failed; nothing was started",
+            "130:with --wait: Ctrl-C stopped following (the run goes on), or the run was interrupted"})
 final class SubmitCommand implements Callable<Integer> {
 
     private final Io io;
@@ -51,6 +57,11 @@ final class SubmitCommand implements Callable<Integer> {
             + " default: as many as Slurm has room for)."})
     Integer maxParallel;
 
+    @Option(names = {"-W", "--wait"}, description = {"Once queued, follow the run's output as runjob logs -f does, until it ends, and exit"
+            + " with its exit code (as sbatch --wait); a sweep's runs one after another, exiting with the highest code. Ctrl-C stops"
+            + " the following, not the run."})
+    boolean waitForEnd;
+
     @Mixin
     JobOptions options;
 
@@ -73,7 +84,7 @@ final class SubmitCommand implements Callable<Integer> {
                 io.err().println("runjob: run " + resume + " was submitted over SSH: runjob resume continues a run that ran here");
                 return ExitCode.INVALID;
             }
-            return Submit.resume(io, here.run());
+            return waitIfAsked(given -> Submit.resume(given, here.run()));
         }
         if (file == null) {
             io.err().println("runjob: submit needs a job file (or --resume RUN)");
@@ -83,10 +94,51 @@ final class SubmitCommand implements Callable<Integer> {
             io.err().println("runjob: --max-parallel takes a number of runs of at least 1");
             return ExitCode.INVALID;
         }
+        if (dryRun && waitForEnd) {
+            io.err().println("runjob: --wait follows a queued run, and --dry-run queues none");
+            return ExitCode.INVALID;
+        }
         if (dryRun) {
             Optional<Integer> queued = Submit.dryRun(io, file, options.sets, args, Optional.ofNullable(maxParallel));
             return queued.isPresent() ? queued.get() : PlanCommand.printPlan(io, file, options, args);
         }
-        return Submit.submit(io, file, options.sets, args, Optional.ofNullable(coordinator), Optional.ofNullable(maxParallel));
+        return waitIfAsked(given -> Submit.submit(given, file, options.sets, args, Optional.ofNullable(coordinator),
+                Optional.ofNullable(maxParallel)));
+    }
+
+    /** A submit that prints the ids of the runs it queued, one per line, and returns its exit code. */
+    private interface Queueing {
+        int queue(Io io) throws IOException;
+    }
+
+    /**
+     * {@code queueing} as asked: alone, or with {@code --wait} followed by {@code runjob logs RUN -f}
+     * of each run it printed, in order; the highest of their exit codes.
+     */
+    private int waitIfAsked(Queueing queueing) throws IOException {
+        if (!waitForEnd) {
+            return queueing.queue(io);
+        }
+        // what the submit prints on stdout is the queued runs' ids: kept here, then printed as they came
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        PrintStream ids = new PrintStream(printed, true, StandardCharsets.UTF_8);
+        int queued = queueing.queue(new Io(ids, io.err(), io.env(), io.clock(), io.random(), io.terminal(), io.interrupts()));
+        ids.flush();
+        io.out().print(printed.toString(StandardCharsets.UTF_8));
+        io.out().flush();
+        if (queued != ExitCode.OK) {
+            return queued;
+        }
+        List<String> runs = printed.toString(StandardCharsets.UTF_8).lines().map(String::strip).filter(l -> !l.isEmpty()).toList();
+        int highest = ExitCode.OK;
+        for (String run : runs) {
+            int code = Main.run(io, "logs", run, "--follow");
+            if (code == ExitCode.INTERRUPTED && io.interrupts().count() > 0) {
+                io.err().println("runjob: stopped following; run " + run + " goes on (runjob stop " + run + " ends it)");
+                return code;
+            }
+            highest = Math.max(highest, code);
+        }
+        return highest;
     }
 }

@@ -202,7 +202,8 @@ class CliTest {
         assertThat(help.code()).isZero();
         assertThat(help.out()).startsWith("Usage: runjob validate ");
         assertThat(Cli.run("help", "run").out()).startsWith("Usage: runjob run [-hV] ");
-        assertThat(Cli.run("help", "submit").out()).startsWith("Usage: runjob submit ").contains("3   a node host could not start");
+        assertThat(Cli.run("help", "submit").out()).startsWith("Usage: runjob submit ").contains("\n  3     a node host could not start")
+                .contains("\n  130   with --wait: Ctrl-C stopped following");
         Cli json = Cli.run("validate", "-o", "json", "jobs/local.yaml");
         assertThat(json.code()).isZero();
         assertThat(json.out()).startsWith("[ {\n  \"file\" : \"jobs/local.yaml\",\n  \"valid\" : true,");

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -157,6 +158,45 @@ class ProcsBackendTest {
         Poll.until(() -> Files.exists(setAside) && Cli.run(env, "status", runId).out().contains("succeeded (exit 0)"), Duration.ofSeconds(60),
                 "the resumed run to succeed");
         assertThat(Files.readString(queuedJson)).contains("\"earlier_job_ids\":[");
+    }
+
+    /**
+     * {@code submit --wait} (as {@code sbatch --wait}): the run id, then the run's output as
+     * {@code logs -f} prints it, and the run's own exit code; {@code --dry-run} with it is refused.
+     */
+    @Test
+    void submitWaitFollowsTheQueuedRunAndExitsWithItsExitCode() throws Exception {
+        String two = Files.readString(job("backend: procs\nprocs: {label: q}\n", TWO));
+        Path ok = Files.writeString(tmp.resolve("waited.yaml"), two.replace("name: procs", "name: waited"));
+        Map<String, String> env = env();
+        var done = Cli.run(env, "submit", "--wait", ok.toString());
+        assertThat(done.code()).as(done.err()).isZero();
+        List<String> lines = done.out().lines().toList();
+        assertThat(lines.get(0)).matches("\\d{8}-\\d{6}-[0-9a-f]{4}");
+        assertThat(lines.stream().filter(l -> l.contains(" rank ")).sorted().toList()).containsExactly(
+                "[a/0] rank 0 of 3 node 0 local 0", "[a/1] rank 1 of 3 node 0 local 1", "[b/2] rank 2 of 3 node 1 local 0");
+        assertThat(Cli.run(env, "status", lines.get(0)).out()).contains("succeeded (exit 0)");
+
+        Path bad = Files.writeString(tmp.resolve("failing.yaml"), two.replace("name: procs", "name: failing")
+                .replace("'echo rank", "'[ $RANK = 1 ] && exit 3; echo rank"));
+        var failed = Cli.run(env, "submit", "-W", bad.toString());
+        assertThat(failed.code()).as(failed.out() + failed.err()).isEqualTo(1);
+        String failedId = failed.out().lines().findFirst().orElseThrow();
+        assertThat(Cli.run(env, "status", failedId).out()).contains("failed (exit 1)");
+
+        // a sweep's runs one after another: each run's id, then its output; the highest exit code (point 1's rank 1 exits 3)
+        Path swept = Files.writeString(tmp.resolve("sweptwait.yaml"), two.replace("name: procs", "name: sweptwait")
+                .replace("'echo rank", "'[ $RANK$POINT = 11 ] && exit 3; echo rank") + "env: {POINT: '${sweep.p}'}\nsweep: {p: [0, 1]}\n");
+        var sweep = Cli.run(env, "submit", "--wait", swept.toString());
+        assertThat(sweep.code()).as(sweep.out() + sweep.err()).isEqualTo(1);
+        List<String> ids = sweep.out().lines().filter(l -> l.matches("\\d{8}-\\d{6}-[0-9a-f]{4}")).toList();
+        assertThat(ids).hasSize(2);
+        assertThat(Cli.run(env, "status", ids.get(0)).out()).contains("succeeded (exit 0)");
+        assertThat(Cli.run(env, "status", ids.get(1)).out()).contains("failed (exit 1)");
+
+        var dry = Cli.run(env, "submit", "--wait", "--dry-run", ok.toString());
+        assertThat(dry.code()).isEqualTo(2);
+        assertThat(dry.err()).isEqualTo("runjob: --wait follows a queued run, and --dry-run queues none\n");
     }
 
     @Test
