@@ -110,6 +110,9 @@ final class GpuSampler {
 
     /** The sampler, or why there is none (a String). */
     static Object open(List<WorkerStart> workers) {
+        if (!NvmlPresence.possible()) {
+            return "no NVIDIA driver here (" + LIBRARY + " is not where the loader looks)";
+        }
         Nvml nvml;
         try {
             nvml = Native.load(LIBRARY, Nvml.class);
