@@ -12,8 +12,12 @@ Reported per command: median (min-max) of wall seconds and CPU-seconds (wait4 ru
 tree), and the ratio of the median wall time to `java -version`'s. Compare two builds by running
 the script of each (it measures the tree it lives in). With --release DIR (an unpacked release
 archive) the same four commands run through DIR/bin/runjob in the same rounds, on the archive's
-own runtime. No timing is asserted anywhere.
-Usage: bench/start.py [--runs 9] [--release DIR] [--json OUT]
+own runtime. With --aot JAVA (the java of a JDK 25 or newer) the same rounds also run, on that
+runtime, `java -version`, the dry run with its own default class-data archive, and the dry run and
+the agent start each with an AOT cache (JEP 483/514: made once by a training run of the same
+command, -XX:AOTCacheOutput, then used by -XX:AOTCache), with bin/runjob's and the bootstrap's
+flags, beside today's Java 17 with runjob's class-data archive. No timing is asserted anywhere.
+Usage: bench/start.py [--runs 9] [--release DIR] [--aot JAVA] [--json OUT]
 """
 import argparse
 import atexit
@@ -59,6 +63,7 @@ def main():
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--json")
     ap.add_argument("--release", help="an unpacked release archive: its bin/runjob measured beside this tree's")
+    ap.add_argument("--aot", help="the java of a JDK 25+: its AOT cache measured beside Java 17's class-data archive")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="runjob-start-")
     atexit.register(shutil.rmtree, tmp, True)  # its runs, archives and jars: nothing is kept
@@ -103,6 +108,24 @@ def main():
             sys.exit(f"{released} --version failed")
         for name in ["validate", "--dry-run", "runs", "status"]:
             commands["release " + name] = [released] + commands[name][1:]
+    if a.aot:
+        # bin/runjob's flags for a dry run, and the bootstrap's for an agent (its log tags quiet the AOT cache too)
+        launcher = ["-XX:+UseSerialGC", "-Xms16m", "-Xmx160m", "-XX:+ExitOnOutOfMemoryError", "-XX:TieredStopAtLevel=1",
+                    "-XX:CICompilerCount=1"]
+        dry = ["-jar", whole, "--dry-run", job]
+        agent_flags = [f for f in AGENT_FLAGS if not f.startswith(("-Xlog:all", "-Xshare"))] + ["-Xlog:all=warning,cds*=off,aot*=off:stderr"]
+        agent_args = ["-cp", lean, AGENT_MAIN, "agent"]
+        caches = {"dry": os.path.join(tmp, "dry.aot"), "agent": os.path.join(tmp, "agent.aot")}
+        for kind, args in (("dry", launcher + dry), ("agent", agent_flags + agent_args)):
+            made = subprocess.run([a.aot, f"-XX:AOTCacheOutput={caches[kind]}", *args], cwd=tmp, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if made.returncode != 0 or not os.path.exists(caches[kind]):
+                sys.exit(f"{a.aot}: no AOT cache for the {kind} command (exit {made.returncode}): {made.stderr[-2000:]}")
+        commands["aot: java -version"] = [a.aot, "-version"]
+        commands["aot: --dry-run, no cache"] = [a.aot, *launcher, *dry]
+        commands["aot: --dry-run, AOT cache"] = [a.aot, f"-XX:AOTCache={caches['dry']}", *launcher, *dry]
+        commands["aot: agent, AOT cache"] = ["/usr/bin/python3", "-I", "-S", "-c", SUBREAPER, a.aot, f"-XX:AOTCache={caches['agent']}",
+                                             *agent_flags, *agent_args]
     results = {k: [] for k in commands}
     for _ in range(a.runs):
         for name, cmd in commands.items():
