@@ -1,12 +1,19 @@
 package org.runjob.launch;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
+import org.runjob.plan.LaunchPlan;
 import org.runjob.plan.NodePlan;
 import org.runjob.protocol.Answer;
 import org.runjob.protocol.HealthRequest;
@@ -19,7 +26,8 @@ import org.runjob.spec.NodeSpec;
  * the GPUs its workers use and none of them missing, where nvidia-smi tells (only where runjob
  * probed the GPUs itself: a scheduler's cgroup renumbers them), and each {@code failure.health_check}
  * command exiting 0, all within {@link #TIMEOUT_MS}. The commands run with the job's env, the
- * node's, RUNJOB_NODE (the node's name) and RUNJOB_RUN_ID.
+ * node's, RUNJOB_NODE (the node's name) and RUNJOB_RUN_ID. {@link #checkAll} checks an attempt's
+ * nodes at once.
  */
 public final class Health {
 
@@ -66,6 +74,57 @@ public final class Health {
         } catch (IOException e) {
             return Optional.of("its agent did not answer the health check: " + e.getMessage());
         }
+    }
+
+    /** Opens a new agent on a node, by name. */
+    interface Opener {
+        NodeSession open(String node) throws IOException;
+    }
+
+    /**
+     * Checks the nodes {@code todo} of {@code plan} all at once, each on its agent in {@code started}
+     * (opened by {@code opener} and put there when it has none; a node whose agent does not open is
+     * skipped). An unhealthy node's agent is closed and removed. Returns the unhealthy nodes with
+     * why, in no order.
+     */
+    Map<String, String> checkAll(LaunchPlan plan, List<NodePlan> todo, Map<String, NodeSession> started, Opener opener) {
+        Map<String, String> unhealthy = new ConcurrentHashMap<>();
+        if (todo.isEmpty() || !checks()) {
+            return unhealthy;
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(32, todo.size()));
+        try {
+            List<Future<?>> all = new ArrayList<>();
+            for (NodePlan node : todo) {
+                all.add(pool.submit(() -> {
+                    NodeSession session = started.get(node.name());
+                    try {
+                        if (session == null) {
+                            session = opener.open(node.name());
+                            started.put(node.name(), session);
+                        }
+                    } catch (IOException e) {
+                        return;
+                    }
+                    NodeSpec spec = plan.spec().nodes().stream().filter(n -> n.name().equals(node.name())).findFirst().orElseThrow();
+                    Optional<String> why = check(session, spec, used(node));
+                    if (why.isPresent()) {
+                        unhealthy.put(node.name(), why.get());
+                        started.remove(node.name()).close();
+                    }
+                }));
+            }
+            for (Future<?> f : all) {
+                f.get();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("a health check broke: " + e.getCause(), e.getCause());
+        } finally {
+            pool.shutdownNow();
+        }
+        return unhealthy;
     }
 
     /** The GPU indices a planned node's workers use (CUDA_VISIBLE_DEVICES); none when it is not a list of numbers. */

@@ -12,10 +12,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.stream.Collectors;
 
 import org.apache.logging.log4j.LogManager;
@@ -195,7 +191,7 @@ public final class Launcher {
 
     /**
      * Before a restart: for the nodes shown to be {@code lost} (a fresh connection failed,
-     * {@link #judge}), every node of the next attempt is health-checked ({@link Health}), and each lost
+     * {@link NodeProbes#judge}), every node of the next attempt is health-checked ({@link Health}), and each lost
      * or unhealthy node is replaced by a spare, waited for ({@code wait_for_node_s}, lost nodes
      * only) or left out ({@code min_nodes}), in rounds until every node of the plan was checked.
      * Adds to {@code standIns} and {@code dropped} what it did.
@@ -275,41 +271,7 @@ public final class Launcher {
      */
     private Map<String, String> checkHealth(LaunchPlan plan, Set<String> checked, int attempt) {
         List<NodePlan> todo = plan.nodes().stream().filter(n -> checked.add(n.name())).toList();
-        Map<String, String> unhealthy = new ConcurrentHashMap<>();
-        if (todo.isEmpty() || !health.checks()) {
-            return unhealthy;
-        }
-        ExecutorService pool = Executors.newFixedThreadPool(Math.min(32, todo.size()));
-        try {
-            List<Future<?>> all = new ArrayList<>();
-            for (NodePlan node : todo) {
-                all.add(pool.submit(() -> {
-                    NodeSession session = started.get(node.name());
-                    try {
-                        if (session == null) {
-                            session = fresh(plan, node.name());
-                            started.put(node.name(), session);
-                        }
-                    } catch (IOException e) {
-                        return;
-                    }
-                    Optional<String> why = health.check(session, nodeSpec(plan, node.name()).orElseThrow(), Health.used(node));
-                    if (why.isPresent()) {
-                        unhealthy.put(node.name(), why.get());
-                        started.remove(node.name()).close();
-                    }
-                }));
-            }
-            for (Future<?> f : all) {
-                f.get();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("a health check broke: " + e.getCause(), e.getCause());
-        } finally {
-            pool.shutdownNow();
-        }
+        Map<String, String> unhealthy = health.checkAll(plan, todo, started, name -> fresh(plan, name));
         Map<String, String> ordered = new LinkedHashMap<>();
         for (NodePlan node : todo) {
             String why = unhealthy.get(node.name());
