@@ -19,6 +19,7 @@ import org.runjob.distribute.Shipped;
 import org.runjob.protocol.Answer;
 import org.runjob.protocol.NodeFacts;
 import org.runjob.session.FileOffer;
+import org.runjob.session.FileShipment;
 import org.runjob.session.NodeSession;
 import org.runjob.spec.NodeSpec;
 import org.runjob.spec.Relay;
@@ -91,7 +92,7 @@ final class Shipping {
 
     private Shipped transfer(NodeSpec node, NodeSession session) throws IOException {
         Optional<String> address = addressOf.apply(node);
-        FileOffer offer = session.offer(entries);
+        FileOffer offer = session.files().offer(entries);
         if (address.isPresent() && relay.relays(offer.neededBytes(), remoteNodes)) {
             return relayed(node, session, offer, address.get());
         }
@@ -104,7 +105,7 @@ final class Shipping {
     }
 
     private Shipped direct(NodeSpec node, NodeSession session, FileOffer offer) throws IOException {
-        return session.send(offer, line -> progress.accept("runjob: " + node.name() + ": shipping " + line));
+        return session.files().send(offer, line -> progress.accept("runjob: " + node.name() + ": shipping " + line));
     }
 
     /** Through the plan: from a serving peer, or from runjob when its slot is free; a failed relay goes back to the plan. */
@@ -115,7 +116,7 @@ final class Shipping {
             try {
                 if (sender instanceof RelayPlan.Peer p) {
                     progress.accept("runjob: " + node.name() + ": shipping " + (offer.neededBytes() >> 20) + " MiB from " + p.node());
-                    Shipped s = session.fetch(offer, p.node(), p.host(), p.port(), key);
+                    Shipped s = session.files().fetch(offer, p.node(), p.host(), p.port(), key);
                     ok = true;
                     serve(node, session, address);
                     return s;
@@ -125,10 +126,10 @@ final class Shipping {
                 // a source before runjob's slot is free: the next node in line gets this one
                 serve(node, session, address);
                 return s;
-            } catch (NodeSession.RelayFailed e) {
+            } catch (FileShipment.RelayFailed e) {
                 RelayPlan.Peer p = (RelayPlan.Peer) sender;
                 progress.accept("runjob: " + node.name() + ": relay from " + p.node() + " failed (" + e.getMessage() + "); sending again");
-                offer = session.offer(entries);
+                offer = session.files().offer(entries);
             } finally {
                 synchronized (plan) {
                     plan.done(sender, ok);
@@ -158,7 +159,7 @@ final class Shipping {
     /** The node holds the files now: it serves them to its peers (a node that cannot is simply not a source). */
     private void serve(NodeSpec node, NodeSession session, String address) {
         try {
-            Answer answer = session.serve(key);
+            Answer answer = session.files().serve(key);
             if (answer.ok()) {
                 servers.put(node.name(), session);
                 synchronized (plan) {
@@ -175,7 +176,7 @@ final class Shipping {
     void stopServing() {
         servers.values().forEach(s -> {
             try {
-                s.unserve();
+                s.files().unserve();
             } catch (IOException e) {
                 // the agent ended: it serves nothing
             }

@@ -7,7 +7,7 @@ import org.runjob.distribute.FileList;
 import org.runjob.distribute.Shipped;
 import org.runjob.protocol.FileManifest;
 
-/** What a node's agent answered a file list with ({@link NodeSession#offer}): the manifest, and per file whether it needs it. */
+/** What a node's agent answered a file list with ({@link FileShipment#offer}): the manifest, and per file whether it needs it. */
 public record FileOffer(List<FileList.Entry> files, List<FileManifest.Entry> entries, List<Boolean> needs) {
     public FileOffer {
         files = List.copyOf(files);

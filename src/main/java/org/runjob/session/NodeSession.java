@@ -1,13 +1,8 @@
 package org.runjob.session;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -17,16 +12,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
-import org.runjob.distribute.FileList;
-import org.runjob.distribute.Sha256;
-import org.runjob.distribute.Shipped;
 import org.runjob.node.NodeAccess;
 import org.runjob.protocol.AgentOptions;
 import org.runjob.protocol.Answer;
 import org.runjob.protocol.EnvironmentReply;
 import org.runjob.protocol.EnvironmentRequest;
-import org.runjob.protocol.FileManifest;
-import org.runjob.protocol.FileNeeds;
 import org.runjob.protocol.Frame;
 import org.runjob.protocol.GpuInventory;
 import org.runjob.protocol.GpuWatch;
@@ -48,7 +38,7 @@ import org.runjob.protocol.Printable;
  * <ol>
  *   <li>{@link #hello} waits for the agent's HELLO and its {@link NodeFacts}, and refuses an agent
  *       of another protocol or jar ({@link Handshake}).</li>
- *   <li>Requests ({@link #offer}, {@link #send}, {@link #fetch}, {@link #serve}, {@link #listen}, {@link #connect}, {@link #gpus}) go one at a time,
+ *   <li>Requests ({@link #files}: offer, send, fetch, serve; {@link #listen}, {@link #connect}, {@link #gpus}) go one at a time,
  *       each answered by one REPLY within its deadline; an agent that ends meanwhile fails the
  *       request with the reason.</li>
  *   <li>{@link #attach} hands the channel to the supervisor: its events (HELLO first) go to the
@@ -58,8 +48,6 @@ import org.runjob.protocol.Printable;
  */
 public final class NodeSession implements AutoCloseable {
 
-    /** Files are sent in frames of this size. */
-    static final int CHUNK = 1 << 20;
     /**
      * The events read ahead of a preflight request's wait: a reader that falls behind (a console
      * that blocks while a setup prints a gigabyte) stops the agent's stream, whose spool holds the
@@ -117,7 +105,7 @@ public final class NodeSession implements AutoCloseable {
     }
 
     /** Sends one request and waits for its REPLY, an {@link Answer}. */
-    private synchronized Answer answer(Frame.Type type, byte[] payload, long timeoutMs) throws IOException {
+    synchronized Answer answer(Frame.Type type, byte[] payload, long timeoutMs) throws IOException {
         try {
             return Answer.decode(exchange(type, payload, timeoutMs).payload());
         } catch (IllegalArgumentException e) {
@@ -125,7 +113,20 @@ public final class NodeSession implements AutoCloseable {
         }
     }
 
-    private Event.Reply exchange(Frame.Type type, byte[] payload, long timeoutMs) throws IOException {
+    /** An answer that says the request failed, as the IOException it is. */
+    static void end(Answer answer) throws IOException {
+        if (!answer.ok()) {
+            throw new IOException(answer.failure().get());
+        }
+    }
+
+    /** Sends one frame to the agent, answered by nothing. */
+    void send(Frame frame) throws IOException {
+        channel.send(frame);
+    }
+
+    /** Sends one request and waits for its REPLY. */
+    Event.Reply exchange(Frame.Type type, byte[] payload, long timeoutMs) throws IOException {
         channel.send(new Frame(type, -1, payload));
         return (Event.Reply) await(Event.Reply.class, timeoutMs, "answer " + type);
     }
@@ -267,98 +268,9 @@ public final class NodeSession implements AutoCloseable {
         }
     }
 
-    /**
-     * Tells the agent what its workdir should hold ({@code files}); it answers which files it lacks.
-     * Sends nothing yet: {@link #send} or {@link #fetch} then brings exactly those, and the agent
-     * writes them safely ({@link org.runjob.agent.FileReceiver}).
-     */
-    public synchronized FileOffer offer(List<FileList.Entry> files) throws IOException {
-        List<FileManifest.Entry> entries = new ArrayList<>();
-        for (FileList.Entry f : files) {
-            entries.add(new FileManifest.Entry(f.destination(), Files.size(f.source()),
-                    Files.getLastModifiedTime(f.source()).to(TimeUnit.SECONDS), mode(f.source()), Sha256.ofSource(f.source())));
-        }
-        FileNeeds answer;
-        try {
-            answer = FileNeeds.decode(exchange(Frame.Type.FILES, new FileManifest(entries).encode(), 600_000).payload());
-        } catch (IllegalArgumentException e) {
-            throw new IOException("the agent answered FILES with no answer: " + e.getMessage());
-        }
-        if (answer.failure().isPresent()) {
-            throw new IOException(answer.failure().get());
-        }
-        if (answer.needed().size() != entries.size()) {
-            throw new IOException("the agent answered the file list for " + answer.needed().size() + " of " + entries.size() + " files");
-        }
-        return new FileOffer(files, entries, answer.needed());
-    }
-
-    /**
-     * Sends the files an {@link #offer} found missing, over this channel, in chunks.
-     *
-     * @param progress gets a line now and then while a large file is on its way ("train.bin 40% of 100 MiB")
-     */
-    public synchronized Shipped send(FileOffer offer, Consumer<String> progress) throws IOException {
-        for (int i = 0; i < offer.entries().size(); i++) {
-            if (offer.needs().get(i)) {
-                send(i, offer.files().get(i).source(), offer.entries().get(i), progress);
-            }
-        }
-        end(answer(Frame.Type.FILE_DATA, new byte[0], 120_000));
-        return offer.shipped(Optional.empty());
-    }
-
-    /**
-     * Has the agent fetch the files an {@link #offer} found missing from a peer that serves them
-     * ({@link #serve}); the agent verifies them against the offer's manifest as it does what this
-     * channel sends. Fails, leaving no partial file, when the peer cannot be reached or sends
-     * anything else.
-     *
-     * @param peer the serving node's name, for the record
-     */
-    public synchronized Shipped fetch(FileOffer offer, String peer, String host, int port, String key) throws IOException {
-        // the agent ends a stalled relay after FileRelay.READ_TIMEOUT_MS without data: this deadline only covers a hung agent
-        Answer answer = answer(Frame.Type.FETCH, PortRequest.fetch(host, port, key).encode(), 6 * 3_600_000L);
-        if (!answer.ok()) {
-            throw new RelayFailed(answer.failure().get());
-        }
-        return offer.shipped(Optional.of(peer));
-    }
-
-    /** The agent could not fetch from its peer (it answered why); the agent itself is fine. */
-    public static final class RelayFailed extends IOException {
-        RelayFailed(String message) {
-            super(message);
-        }
-    }
-
-    /** Has the agent serve the files it holds to peers that know {@code key}: the port it serves on, or why not. */
-    public Answer serve(String key) throws IOException {
-        return answer(Frame.Type.SERVE, PortRequest.serve(key).encode(), 30_000);
-    }
-
-    /** Stops serving files to peers. */
-    public void unserve() throws IOException {
-        answer(Frame.Type.UNSERVE, new byte[0], 30_000);
-    }
-
-    private static void end(Answer answer) throws IOException {
-        if (!answer.ok()) {
-            throw new IOException(answer.failure().get());
-        }
-    }
-
-    private void send(int index, Path source, FileManifest.Entry e, Consumer<String> progress) throws IOException {
-        TransferProgress p = new TransferProgress(source.getFileName().toString(), e.size(), progress);
-        try (InputStream in = Files.newInputStream(source)) {
-            byte[] buf = new byte[CHUNK];
-            int n;
-            while ((n = in.readNBytes(buf, 0, CHUNK)) > 0) {
-                channel.send(new Frame(Frame.Type.FILE_DATA, index, Arrays.copyOf(buf, n)));
-                p.add(n);
-            }
-        }
-        channel.send(new Frame(Frame.Type.FILE_DATA, index, new byte[0]));
+    /** The job's files to this node's agent: what it lacks, sent here or fetched from a peer ({@link FileShipment}). */
+    public FileShipment files() {
+        return new FileShipment(this);
     }
 
     /** Hands the agent to the supervisor: its events go to {@code events} from now on, a HELLO first. */
@@ -439,13 +351,5 @@ public final class NodeSession implements AutoCloseable {
         StillWaiting(String message) {
             super(message);
         }
-    }
-
-    private static int mode(Path file) throws IOException {
-        int mode = 0;
-        for (PosixFilePermission p : Files.getPosixFilePermissions(file)) {
-            mode |= 1 << (8 - p.ordinal());
-        }
-        return mode;
     }
 }
