@@ -106,7 +106,7 @@ public final class Health {
                     } catch (IOException e) {
                         return;
                     }
-                    NodeSpec spec = plan.spec().nodes().stream().filter(n -> n.name().equals(node.name())).findFirst().orElseThrow();
+                    NodeSpec spec = plan.spec().node(node.name()).orElseThrow();
                     Optional<String> why = check(session, spec, used(node));
                     if (why.isPresent()) {
                         unhealthy.put(node.name(), why.get());

@@ -286,7 +286,7 @@ public final class Launcher {
     }
 
     private void quarantine(LaunchPlan plan, String node, String why) {
-        nodeSpec(plan, node).or(() -> Optional.ofNullable(everyNode.get(node))).ifPresent(n -> {
+        plan.spec().node(node).or(() -> Optional.ofNullable(everyNode.get(node))).ifPresent(n -> {
             if (quarantine.add(n, why)) {
                 timeline.quarantined(n.name(), why);
             }
@@ -304,9 +304,6 @@ public final class Launcher {
         return missing;
     }
 
-    private static Optional<NodeSpec> nodeSpec(LaunchPlan plan, String name) {
-        return plan.spec().nodes().stream().filter(n -> n.name().equals(name)).findFirst();
-    }
 
     /** A new master (the old one was dropped) binds the rendezvous port before the attempt; its agent runs the attempt. */
     private void checkMaster(LaunchPlan plan) {
@@ -330,7 +327,7 @@ public final class Launcher {
 
     /** A new agent on node {@code name}, answering, with the GPU leases of the run's first agent there taken back. */
     private NodeSession fresh(LaunchPlan plan, String name) throws IOException {
-        NodeSession session = starter.start(nodeSpec(plan, name).orElseThrow());
+        NodeSession session = starter.start(plan.spec().node(name).orElseThrow());
         try {
             session.hello(Supervisor.HELLO_TIMEOUT_MS);
             Lease.Request request = leases.get(name);

@@ -59,7 +59,7 @@ final class NodeProbes {
      * timeout). Called on the heartbeat's thread: it only starts the try.
      */
     void suspect(LaunchPlan plan, String node) {
-        nodeSpec(plan, node).ifPresent(spec -> probes.computeIfAbsent(node, n -> {
+        plan.spec().node(node).ifPresent(spec -> probes.computeIfAbsent(node, n -> {
             LOG.info("node {}: its agent has been silent for half the heartbeat timeout; trying the node on a connection of its own", n);
             return CompletableFuture.supplyAsync(() -> probe(spec), probing);
         }));
@@ -97,14 +97,14 @@ final class NodeProbes {
     Map<String, RecoveryPolicy.Fate> judge(LaunchPlan plan, Map<String, String> agentFailures, boolean restart) {
         Map<String, CompletableFuture<Optional<String>>> pending = new LinkedHashMap<>();
         for (String node : agentFailures.keySet()) {
-            Optional<NodeSpec> spec = nodeSpec(plan, node);
+            Optional<NodeSpec> spec = plan.spec().node(node);
             CompletableFuture<Optional<String>> tried = probes.remove(node);
             pending.put(node, tried != null ? tried : spec.isEmpty() ? CompletableFuture.completedFuture(Optional.of("it is no node of the plan"))
                     : CompletableFuture.supplyAsync(() -> probe(spec.get()), probing));
         }
         Map<String, String> freshFailures = new LinkedHashMap<>();
         pending.forEach((node, tried) -> tried.join().ifPresent(why -> freshFailures.put(node, why)));
-        agentFailures.keySet().forEach(node -> nodeSpec(plan, node).ifPresent(starter::reset));
+        agentFailures.keySet().forEach(node -> plan.spec().node(node).ifPresent(starter::reset));
         Map<String, RecoveryPolicy.Fate> fates = RecoveryPolicy.fates(agentFailures, freshFailures);
         fates.values().forEach(f -> {
             if (f instanceof RecoveryPolicy.Fate.Answers a) {
@@ -115,9 +115,5 @@ final class NodeProbes {
             }
         });
         return fates;
-    }
-
-    private static Optional<NodeSpec> nodeSpec(LaunchPlan plan, String name) {
-        return plan.spec().nodes().stream().filter(n -> n.name().equals(name)).findFirst();
     }
 }

@@ -133,7 +133,7 @@ public final class Submit {
         Optional<NodeSpec> coordinatorSpare = coordinator.flatMap(c -> spec.spares().stream().filter(s -> s.name().equals(c)).findFirst());
         NodeSpec master = coordinatorSpare.isPresent() ? coordinatorSpare.get() : spec.masterNode();
         if (coordinator.isPresent() && coordinatorSpare.isEmpty()) {
-            Optional<NodeSpec> node = spec.nodes().stream().filter(n -> n.name().equals(coordinator.get())).findFirst();
+            Optional<NodeSpec> node = spec.node(coordinator.get());
             if (node.isEmpty()) {
                 List<String> names = new ArrayList<>();
                 spec.nodes().forEach(n -> names.add(n.name()));

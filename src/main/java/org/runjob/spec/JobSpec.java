@@ -235,7 +235,12 @@ public record JobSpec(
 
     /** The node that hosts the rendezvous (rank 0's side of MASTER_ADDR). */
     public NodeSpec masterNode() {
-        return nodes.stream().filter(n -> n.name().equals(rendezvous.master())).findFirst().orElseThrow();
+        return node(rendezvous.master()).orElseThrow();
+    }
+
+    /** The node named {@code name} among {@link #nodes} (not the spares). */
+    public Optional<NodeSpec> node(String name) {
+        return nodes.stream().filter(n -> n.name().equals(name)).findFirst();
     }
 
     /** Where workers rendezvous: {@code master} is a node name; {@code addr} overrides its host. */
