@@ -19,9 +19,6 @@ import org.runjob.node.SchedulerStop;
  */
 final class InsideJob {
 
-    /** Slurm's count of the job's restarts (requeues), in the batch step's environment. */
-    static final String RESTART_COUNT = "SLURM_RESTART_COUNT";
-
     /** The cluster's log name: what is said of the job is said as the cluster's. */
     private static final Logger LOG = LogManager.getLogger(SlurmCluster.class);
 
@@ -44,7 +41,7 @@ final class InsideJob {
 
     /** How often Slurm has restarted the job; 0 when it never did. */
     private int restarts() {
-        return Optional.ofNullable(allEnv.get(RESTART_COUNT)).filter(v -> v.matches("\\d{1,9}")).map(Integer::parseInt).orElse(0);
+        return SlurmEnv.restartCount(allEnv).map(Integer::parseInt).orElse(0);
     }
 
     /**

@@ -99,7 +99,7 @@ public final class SlurmCluster implements Cluster {
      */
     @Override
     public synchronized Optional<RunHandle> handle() {
-        Optional<String> restarts = Optional.ofNullable(allEnv.get(InsideJob.RESTART_COUNT)).filter(v -> v.matches("\\d{1,9}"));
+        Optional<String> restarts = SlurmEnv.restartCount(allEnv);
         return Optional.ofNullable(allocation).map(a -> new RunHandle("slurm", restarts.isPresent()
                 ? Map.of("job_id", a.jobId(), "restart_count", restarts.get()) : Map.of("job_id", a.jobId())));
     }

@@ -30,6 +30,11 @@ final class SlurmEnv {
         return Optional.ofNullable(env.get("SLURM_JOB_ID")).filter(j -> j.matches("\\d+"));
     }
 
+    /** How often Slurm has restarted (requeued) the batch job this runs in ({@code SLURM_RESTART_COUNT}), when it says. */
+    static Optional<String> restartCount(Map<String, String> env) {
+        return Optional.ofNullable(env.get("SLURM_RESTART_COUNT")).filter(v -> v.matches("\\d{1,9}"));
+    }
+
     /** That allocation's nodes as Slurm writes a host list ({@code SLURM_JOB_NODELIST}), if given. */
     static Optional<String> nodeList(Map<String, String> env) {
         return Optional.ofNullable(env.get("SLURM_JOB_NODELIST"));

@@ -43,7 +43,7 @@ final class SlurmQueue implements BatchQueue {
     /** {@code SLURM_RESTART_COUNT} of the batch step's environment. */
     @Override
     public Optional<Integer> restarts(Map<String, String> env) {
-        return Optional.ofNullable(env.get("SLURM_RESTART_COUNT")).filter(v -> v.matches("\\d{1,9}")).map(Integer::parseInt);
+        return SlurmEnv.restartCount(env).map(Integer::parseInt);
     }
 
     /** {@code SLURM_ARRAY_TASK_ID}: the index Slurm gives each task of a job array. */
