@@ -38,7 +38,6 @@ final class LogsCommand implements Callable<Integer> {
 
     private static final Pattern PREFIX = Pattern.compile("^\\[[^/\\]]+/(\\d+)(?:#\\d+)?(?::err)?] ");
     static final long POLL_MS = 200;
-    static final String CONSOLE = "console.log";
     private static final long CONSOLE_WAIT_NS = 10_000_000_000L;
 
     private final Io io;
@@ -74,8 +73,8 @@ final class LogsCommand implements Callable<Integer> {
         }
         RunRecords.Run r = ((RunsOptions.Here) found.get()).run();
         // a detached or submitted run's console has runjob's own lines (restarts, the root cause, the report) among the workers'
-        boolean console = Files.isRegularFile(r.folder().resolve(CONSOLE));
-        Path log = r.folder().resolve(console ? CONSOLE : RunFolder.ALL_LOG);
+        Path log = RunFolder.shownLog(r.folder());
+        boolean console = log.getFileName().toString().equals(RunFolder.CONSOLE_LOG);
         long at = 0;
         ByteArrayOutputStream partial = new ByteArrayOutputStream();
         long endedAt = 0;

@@ -33,8 +33,16 @@ public final class RunFolder {
     public static final String RUNJOB_LOG = "runjob.log";
     /** Every rank's output, prefixed with its node and rank, as the console showed it. */
     public static final String ALL_LOG = "all.log";
+    /** A detached or submitted run's console: runjob's own lines among the workers'. */
+    public static final String CONSOLE_LOG = "console.log";
 
     private static final JsonMapper JSON = Json.MAPPER;
+
+    /** The log a reader of the run folder {@code folder} is shown: its console when it has one (a detached or submitted run), else all.log. */
+    public static Path shownLog(Path folder) {
+        Path console = folder.resolve(CONSOLE_LOG);
+        return Files.isRegularFile(console) ? console : folder.resolve(ALL_LOG);
+    }
 
     private final Path dir;
 

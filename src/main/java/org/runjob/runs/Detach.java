@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.runjob.distribute.AgentBundle;
+import org.runjob.logs.RunFolder;
 import org.runjob.protocol.NodeJvm;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
@@ -55,7 +56,7 @@ public final class Detach {
             return ExitCode.INVALID;
         }
         Path folder = jobLogs.resolve(runId);
-        Path console = folder.resolve("console.log");
+        Path console = folder.resolve(RunFolder.CONSOLE_LOG);
         List<String> childArgs = new ArrayList<>(List.of("--run-id", runId));
         childArgs.addAll(childArgs(originalArgs));
         Process child = spawn(io, childArgs, console);

@@ -23,6 +23,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToIntBiFunction;
 
+import org.runjob.logs.RunFolder;
 import org.runjob.protocol.NodeJvm;
 import org.runjob.run.ExitCode;
 import org.runjob.run.Io;
@@ -81,7 +82,7 @@ public final class HostedStart {
                 out.flush();
                 return ExitCode.PREFLIGHT_FAILED;
             }
-            Path console = folder.resolve("console.log");
+            Path console = folder.resolve(RunFolder.CONSOLE_LOG);
             List<String> cmd = new ArrayList<>();
             if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
                 cmd.add("/usr/bin/setsid");

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 import org.runjob.logs.Coordinator;
+import org.runjob.logs.RunFolder;
 import org.runjob.plan.RunId;
 import org.runjob.report.Table;
 import org.runjob.run.ExitCode;
@@ -143,7 +144,7 @@ public final class SweepRun {
 
     /** What a run refused in preflight said why in its console: its FAIL lines, or its last line. */
     static List<String> whyRefused(Path folder) {
-        List<String> lines = StatusView.tail(folder.resolve("console.log"), WHY_BYTES).lines().toList();
+        List<String> lines = StatusView.tail(folder.resolve(RunFolder.CONSOLE_LOG), WHY_BYTES).lines().toList();
         List<String> fails = lines.stream().filter(l -> l.startsWith("FAIL ")).toList();
         return !fails.isEmpty() ? fails : lines.isEmpty() ? List.of() : List.of(lines.get(lines.size() - 1));
     }
@@ -159,7 +160,7 @@ public final class SweepRun {
             args.addAll(List.of("--wait-for-gpus", DEFAULT_WAIT));
         }
         args.addAll(childArgs(originalArgs));
-        m.process = Detach.spawn(io, args, m.folder.resolve("console.log"));
+        m.process = Detach.spawn(io, args, m.folder.resolve(RunFolder.CONSOLE_LOG));
         io.err().println("runjob: sweep run " + (m.point + 1) + "/" + size + " (" + Sweep.describe(m.values) + "): run " + m.runId
                 + ", logs in " + m.folder);
     }

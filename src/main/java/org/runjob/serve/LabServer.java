@@ -6,7 +6,6 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -258,8 +257,7 @@ public final class LabServer implements AutoCloseable {
 
     /** The run's log: a detached run's console (runjob's own lines among the workers'), else the combined log. */
     private static Path log(RunRecords.Run r) {
-        Path console = r.folder().resolve("console.log");
-        return Files.isRegularFile(console) ? console : r.folder().resolve(RunFolder.ALL_LOG);
+        return RunFolder.shownLog(r.folder());
     }
 
     private void stop(HttpExchange x, String runId) throws IOException {
