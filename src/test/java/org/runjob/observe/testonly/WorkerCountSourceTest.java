@@ -13,6 +13,7 @@ import org.runjob.cli.Cli;
 import org.runjob.json.Json;
 import org.runjob.observe.Sources;
 import org.runjob.testbed.HomeEnv;
+import org.runjob.testbed.LocalJobs;
 
 import tools.jackson.databind.JsonNode;
 
@@ -27,11 +28,7 @@ class WorkerCountSourceTest {
     Path tmp;
 
     private Path job(String observe) throws Exception {
-        return Files.writeString(tmp.resolve("watched.yaml"), "name: watched\nnodes:\n  - {name: a, local: true, workers: 2}\n"
-                + "  - {name: b, local: true, workers: 1}\n"
-                + "workdir: " + tmp.resolve("work") + "\nlogs: {dir: " + tmp.resolve("runs") + "}\n"
-                + "observe: " + observe + "\n"
-                + "entrypoint: {command: [sh, -c, 'sleep 1.5; echo rank $RANK']}\n");
+        return LocalJobs.twoNodes(tmp, "watched", "observe: " + observe + "\n", "sleep 1.5; echo rank $RANK");
     }
 
     private Map<String, String> env() throws Exception {

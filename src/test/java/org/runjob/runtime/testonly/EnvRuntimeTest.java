@@ -11,6 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.runjob.cli.Cli;
 import org.runjob.runtime.WorkerRuntimes;
 import org.runjob.testbed.HomeEnv;
+import org.runjob.testbed.LocalJobs;
 
 /**
  * A worker runtime that lives only in the test sources ({@link EnvRuntime}, one service line)
@@ -23,11 +24,8 @@ class EnvRuntimeTest {
     Path tmp;
 
     private Path job(String image) throws Exception {
-        return Files.writeString(tmp.resolve("env.yaml"), "name: envrt\nnodes:\n  - {name: a, local: true, workers: 2}\n"
-                + "  - {name: b, local: true, workers: 1}\n"
-                + "workdir: " + tmp.resolve("work") + "\nlogs: {dir: " + tmp.resolve("runs") + "}\n"
-                + "environment: {container: {runtime: env, image: '" + image + "', options: [RUNJOB_TEST_OPTION=on]}}\n"
-                + "entrypoint: {command: [sh, -c, 'echo rank $RANK image $RUNJOB_TEST_IMAGE option $RUNJOB_TEST_OPTION']}\n");
+        return LocalJobs.twoNodes(tmp, "envrt", "environment: {container: {runtime: env, image: '" + image + "', options: [RUNJOB_TEST_OPTION=on]}}\n",
+                "echo rank $RANK image $RUNJOB_TEST_IMAGE option $RUNJOB_TEST_OPTION");
     }
 
     private Map<String, String> env() throws Exception {
